@@ -1,0 +1,505 @@
+/*
+ * bench.c: gemmtune-bench, gemm_tuned() against cuBLAS sgemm, shape by shape.
+ *
+ * Method (the llm.c harness: reference first, then time):
+ *  1. Cold call. The first gemm_tuned() for a shape is timed by wall clock
+ *     (CLOCK_MONOTONIC, device synchronized before and after), because it may tune
+ *     (compile, time, verify) or load a winner from the SQLite cache; gt_get_stats()
+ *     deltas say which. This is the price a caller pays once per shape.
+ *  2. Correctness. cuBLAS computes the same product with CUBLAS_DEFAULT_MATH set
+ *     explicitly, so TF32 is off and the reference is true fp32. The relative Frobenius
+ *     error ||C_gt - C_cublas|| / ||C_cublas|| is summed on the host in double; above
+ *     1e-4, or not finite, the shape fails and is not timed.
+ *  3. Timing. One stream for both libraries. Each set is `warmup` untimed runs, then
+ *     `reps` runs (more for small problems, whose times are short and noisy), each
+ *     between its own pair of CUDA events, so the launch gaps of the host are not
+ *     counted; the median resists outliers (clock ramps, other tenants). Sets run
+ *     gt, cuBLAS, gt, cuBLAS and each library keeps its better median, so slow drift
+ *     (clocks, heat) does not favour whichever ran first. Inputs stay warm in L2
+ *     between runs, for both libraries alike.
+ *  4. Floor. The time no kernel can beat on an H100-class part: the larger of the
+ *     compulsory traffic 4(MK+KN+MN) bytes at 3.0e12 B/s and 2MNK flops at 67e12
+ *     fp32 FLOP/s. "%floor" is how close gt gets to it.
+ *
+ * Owns: nothing beyond its own allocations. This is the only file that uses cuBLAS.
+ * Exit status: 0 all shapes ok, 1 a shape failed or CUDA failed or no device, 2 usage.
+ */
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gemmtune.h"
+
+#define PEAK_BYTES_PER_S 3.0e12
+#define PEAK_FLOPS_PER_S 67e12
+#define MAX_REL_ERR 1e-4
+
+typedef struct { int64_t m, n, k; char opa, opb; } shape;
+
+typedef struct {
+    shape s;
+    double gt_us, cublas_us, cold_s, rel_err, floor_us;
+    const char *bound, *source;
+    int tuned, ok;
+} result;
+
+/* Everything one timed run needs, so a set can run either library. */
+typedef struct {
+    cublasHandle_t blas;
+    cudaStream_t stream;
+    shape s;
+    int64_t lda, ldb, ldc;
+    const float *A, *B;
+    float *C_gt, *C_cublas;
+} run_ctx;
+
+enum { LIB_GT, LIB_CUBLAS };
+
+/* ---- error checks: each names the failing call, then the caller skips or exits ---- */
+
+#define CUDA_OK(call) cuda_ok((call), #call)
+#define BLAS_OK(call) blas_ok((call), #call)
+
+static int cuda_ok(cudaError_t e, const char *what)
+{
+    if (e == cudaSuccess) return 1;
+    (void)cudaGetLastError(); /* clear a non-sticky error (e.g. OOM) so later calls don't see it */
+    fprintf(stderr, "gemmtune-bench: %s failed: %s\n", what, cudaGetErrorString(e));
+    return 0;
+}
+
+static int blas_ok(cublasStatus_t e, const char *what)
+{
+    if (e == CUBLAS_STATUS_SUCCESS) return 1;
+    fprintf(stderr, "gemmtune-bench: %s failed: %s\n", what, cublasGetStatusString(e));
+    return 0;
+}
+
+/* ---- argument and shape parsing ---- */
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: gemmtune-bench [--file SHAPES] [--json OUT.json] [--reps N] "
+               "[--warmup N] [--device I] [--help] [MxNxK[:NT] ...]\n"
+               "  SHAPES: lines 'M N K opA opB' (op N or T), '#' starts a comment line\n"
+               "  MxNxK[:AB]: a shape on the command line, ops default to NN\n");
+}
+
+static int parse_op(char c, char *out)
+{
+    if (c == 'N' || c == 'n') { *out = 'N'; return 1; }
+    if (c == 'T' || c == 't') { *out = 'T'; return 1; }
+    return 0;
+}
+
+static int push_shape(shape **v, size_t *n, size_t *cap, shape s)
+{
+    if (s.m <= 0 || s.n <= 0 || s.k <= 0) return 0;
+    if (*n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 32;
+        shape *p = realloc(*v, nc * sizeof *p);
+        if (!p) return 0;
+        *v = p, *cap = nc;
+    }
+    (*v)[(*n)++] = s;
+    return 1;
+}
+
+static int parse_positional(const char *arg, shape *s)
+{
+    long long m, n, k;
+    char a, b;
+    int used = 0;
+    if (sscanf(arg, "%lldx%lldx%lld%n", &m, &n, &k, &used) != 3) return 0;
+    const char *ops = arg[used] ? arg + used : ":NN";
+    if (ops[0] != ':' || strlen(ops) != 3 || !parse_op(ops[1], &a) || !parse_op(ops[2], &b))
+        return 0;
+    *s = (shape){m, n, k, a, b};
+    return 1;
+}
+
+static int read_shape_file(const char *path, shape **v, size_t *n, size_t *cap)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) { perror(path); return 0; }
+    char line[512];
+    int lineno = 0, good = 1;
+    while (good && fgets(line, sizeof line, f)) {
+        lineno++;
+        char *p = line + strspn(line, " \t\r\n");
+        if (*p == '\0' || *p == '#') continue;
+        long long m, nn, k;
+        char a, b, extra;
+        shape s;
+        int got = sscanf(p, "%lld %lld %lld %c %c %c", &m, &nn, &k, &a, &b, &extra);
+        good = (got == 5 || (got == 6 && extra == '#')) && parse_op(a, &s.opa) &&
+               parse_op(b, &s.opb);
+        s.m = m, s.n = nn, s.k = k;
+        if (good) good = push_shape(v, n, cap, s);
+        if (!good) fprintf(stderr, "%s:%d: expected 'M N K opA opB' (op N or T)\n", path, lineno);
+    }
+    fclose(f);
+    return good;
+}
+
+/* ---- host helpers ---- */
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* splitmix64, two floats per step: 8192^2 inputs take a fraction of a second. */
+static void fill_uniform(float *x, size_t n, uint64_t seed)
+{
+    for (size_t i = 0; i < n; i += 2) {
+        uint64_t z = (seed += 0x9E3779B97F4A7C15ull);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        z ^= z >> 31;
+        x[i] = (float)(z >> 40) * (2.0f / 16777216.0f) - 1.0f;
+        if (i + 1 < n) x[i + 1] = (float)(z & 0xFFFFFF) * (2.0f / 16777216.0f) - 1.0f;
+    }
+}
+
+static int cmp_float(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+/* ---- runs ---- */
+
+static int launch(const run_ctx *c, int lib)
+{
+    const float one = 1.0f, zero = 0.0f;
+    const shape *s = &c->s;
+    if (lib == LIB_GT) {
+        gt_op a = s->opa == 'T' ? GT_OP_T : GT_OP_N, b = s->opb == 'T' ? GT_OP_T : GT_OP_N;
+        gt_status st = gemm_tuned(a, b, s->m, s->n, s->k, one, c->A, c->lda, c->B, c->ldb, zero,
+                                  c->C_gt, c->ldc, c->stream);
+        if (st == GT_SUCCESS) return 1;
+        fprintf(stderr, "gemmtune-bench: gemm_tuned failed: %s: %s\n", gt_status_string(st),
+                gt_last_error());
+        return 0;
+    }
+    return BLAS_OK(cublasSgemm(c->blas, s->opa == 'T' ? CUBLAS_OP_T : CUBLAS_OP_N,
+                               s->opb == 'T' ? CUBLAS_OP_T : CUBLAS_OP_N, (int)s->m, (int)s->n,
+                               (int)s->k, &one, c->A, (int)c->lda, c->B, (int)c->ldb, &zero,
+                               c->C_cublas, (int)c->ldc));
+}
+
+/* One set: warm-up, then `reps` runs each between its own events; median in us, or -1.
+ * All events are enqueued before the host waits, so the GPU never idles between runs. */
+static double time_set(const run_ctx *c, int lib, int warmup, int reps)
+{
+    double med = -1;
+    cudaEvent_t *ev = calloc((size_t)reps * 2, sizeof *ev);
+    float *ms = calloc((size_t)reps, sizeof *ms);
+    int made = 0;
+    if (!ev || !ms) goto out;
+    for (; made < 2 * reps; made++)
+        if (!CUDA_OK(cudaEventCreate(&ev[made]))) goto out;
+    for (int i = 0; i < warmup; i++)
+        if (!launch(c, lib)) goto out;
+    for (int i = 0; i < reps; i++) {
+        if (!CUDA_OK(cudaEventRecord(ev[2 * i], c->stream)) || !launch(c, lib) ||
+            !CUDA_OK(cudaEventRecord(ev[2 * i + 1], c->stream)))
+            goto out;
+    }
+    if (!CUDA_OK(cudaEventSynchronize(ev[2 * reps - 1]))) goto out;
+    for (int i = 0; i < reps; i++)
+        if (!CUDA_OK(cudaEventElapsedTime(&ms[i], ev[2 * i], ev[2 * i + 1]))) goto out;
+    qsort(ms, (size_t)reps, sizeof *ms, cmp_float);
+    med = 1e3 * (reps % 2 ? ms[reps / 2] : 0.5 * (ms[reps / 2 - 1] + ms[reps / 2]));
+out:
+    while (made > 0) cudaEventDestroy(ev[--made]);
+    free(ev);
+    free(ms);
+    return med;
+}
+
+/* Runs one shape into r. Returns 0 when the CUDA runtime failed (the caller then checks
+ * whether the device is still usable), 1 otherwise; r->ok says whether the shape passed. */
+static int bench_shape(cublasHandle_t blas, cudaStream_t stream, const shape *s, int warmup,
+                       int reps, result *r)
+{
+    run_ctx c = {blas, stream, *s, s->opa == 'T' ? s->k : s->m, s->opb == 'T' ? s->n : s->k, s->m,
+                 NULL, NULL, NULL, NULL};
+    size_t na = (size_t)(s->m * s->k), nb = (size_t)(s->k * s->n), nc = (size_t)(s->m * s->n);
+    float *hA = NULL, *hB = NULL, *hgt = NULL, *hcb = NULL, *dA = NULL, *dB = NULL;
+    int cuda_fine = 0;
+    double flops = 2.0 * (double)s->m * (double)s->n * (double)s->k;
+    double mem_us = 4.0 * (double)(na + nb + nc) / PEAK_BYTES_PER_S * 1e6;
+    double flop_us = flops / PEAK_FLOPS_PER_S * 1e6;
+    *r = (result){*s, NAN, NAN, NAN, NAN, fmax(mem_us, flop_us), mem_us >= flop_us ? "mem" : "flop",
+                  "-", 0, 0};
+    if (s->m > INT_MAX || s->n > INT_MAX || s->k > INT_MAX) { /* cuBLAS takes int sizes */
+        fprintf(stderr, "gemmtune-bench: %lldx%lldx%lld is too large for cublasSgemm\n",
+                (long long)s->m, (long long)s->n, (long long)s->k);
+        return 1;
+    }
+    hA = malloc(na * sizeof *hA), hB = malloc(nb * sizeof *hB);
+    hgt = malloc(nc * sizeof *hgt), hcb = malloc(nc * sizeof *hcb);
+    if (!hA || !hB || !hgt || !hcb) {
+        fprintf(stderr, "gemmtune-bench: out of host memory\n");
+        cuda_fine = 1;
+        goto out;
+    }
+    fill_uniform(hA, na, 0x5EED0001ull);
+    fill_uniform(hB, nb, 0x5EED0002ull);
+    if (!CUDA_OK(cudaMalloc((void **)&dA, na * sizeof *hA)) ||
+        !CUDA_OK(cudaMalloc((void **)&dB, nb * sizeof *hB)) ||
+        !CUDA_OK(cudaMalloc((void **)&c.C_gt, nc * sizeof *hgt)) ||
+        !CUDA_OK(cudaMalloc((void **)&c.C_cublas, nc * sizeof *hcb)) ||
+        !CUDA_OK(cudaMemcpy(dA, hA, na * sizeof *hA, cudaMemcpyHostToDevice)) ||
+        !CUDA_OK(cudaMemcpy(dB, hB, nb * sizeof *hB, cudaMemcpyHostToDevice)) ||
+        !CUDA_OK(cudaDeviceSynchronize()))
+        goto out;
+    c.A = dA, c.B = dB;
+
+    /* 1. cold call */
+    gt_stats before, after;
+    gt_get_stats(&before);
+    double t0 = now_s();
+    int gt_ran = launch(&c, LIB_GT);
+    if (!CUDA_OK(cudaDeviceSynchronize())) goto out;
+    r->cold_s = now_s() - t0;
+    gt_get_stats(&after);
+    r->tuned = after.tunes > before.tunes;
+    r->source = after.fallbacks > before.fallbacks ? "fallback" : r->tuned ? "tuned"
+              : after.cache_hits > before.cache_hits ? "cache"
+              : after.plan_hits > before.plan_hits   ? "plan" : "?";
+    cuda_fine = 1;
+    if (!gt_ran) {
+        r->source = "error";
+        goto out;
+    }
+
+    /* 2. reference and error, before any timing */
+    if (!launch(&c, LIB_CUBLAS) ||
+        !CUDA_OK(cudaMemcpy(hgt, c.C_gt, nc * sizeof *hgt, cudaMemcpyDeviceToHost)) ||
+        !CUDA_OK(cudaMemcpy(hcb, c.C_cublas, nc * sizeof *hcb, cudaMemcpyDeviceToHost))) {
+        cuda_fine = 0;
+        goto out;
+    }
+    double diff2 = 0, ref2 = 0;
+    for (size_t i = 0; i < nc; i++) {
+        double d = (double)hgt[i] - (double)hcb[i];
+        diff2 += d * d, ref2 += (double)hcb[i] * (double)hcb[i];
+    }
+    r->rel_err = ref2 > 0 ? sqrt(diff2 / ref2) : sqrt(diff2);
+    if (!isfinite(r->rel_err) || r->rel_err > MAX_REL_ERR) {
+        fprintf(stderr, "gemmtune-bench: %lldx%lldx%lld:%c%c rel err %.3e exceeds %.0e\n",
+                (long long)s->m, (long long)s->n, (long long)s->k, s->opa, s->opb, r->rel_err,
+                MAX_REL_ERR);
+        goto out;
+    }
+
+    /* 3. timing: short problems get more runs (up to 200) so the median is stable */
+    int n = (int)fmax((double)reps, fmin(200.0, (double)reps * 1e9 / flops));
+    cuda_fine = 0;
+    for (int round = 0; round < 2; round++) {
+        double g = time_set(&c, LIB_GT, warmup, n), b = time_set(&c, LIB_CUBLAS, warmup, n);
+        if (g < 0 || b < 0) goto out;
+        r->gt_us = round == 0 ? g : fmin(r->gt_us, g);
+        r->cublas_us = round == 0 ? b : fmin(r->cublas_us, b);
+    }
+    cuda_fine = 1;
+    r->ok = 1;
+out:
+    cudaFree(dA), cudaFree(dB), cudaFree(c.C_gt), cudaFree(c.C_cublas);
+    free(hA), free(hB), free(hgt), free(hcb);
+    return cuda_fine;
+}
+
+/* ---- output ---- */
+
+static double tflops(const shape *s, double us)
+{
+    return 2.0 * (double)s->m * (double)s->n * (double)s->k / (us * 1e-6) / 1e12;
+}
+
+/* A right-aligned number, or "-" for one never measured. */
+static void put_num(int width, const char *fmt, double v)
+{
+    char b[32] = "-";
+    if (isfinite(v)) snprintf(b, sizeof b, fmt, v);
+    printf("%*s ", width, b);
+}
+
+static void print_header(void)
+{
+    printf("%6s %6s %6s %2s %8s %8s %6s %8s %-8s %9s %9s %-4s %6s %s\n", "M", "N", "K", "op",
+           "gt_TF/s", "cub_TF/s", "ratio", "cold_s", "source", "rel_err", "floor_us", "bnd",
+           "%floor", "check");
+}
+
+static void print_row(const result *r)
+{
+    const shape *s = &r->s;
+    int ok = r->ok;
+    printf("%6lld %6lld %6lld %c%c ", (long long)s->m, (long long)s->n, (long long)s->k, s->opa,
+           s->opb);
+    put_num(8, "%.2f", ok ? tflops(s, r->gt_us) : NAN);
+    put_num(8, "%.2f", ok ? tflops(s, r->cublas_us) : NAN);
+    put_num(6, "%.3f", ok ? r->cublas_us / r->gt_us : NAN);
+    put_num(8, "%.3f", r->cold_s);
+    printf("%-8s ", r->source);
+    put_num(9, "%.2e", r->rel_err);
+    put_num(9, "%.2f", r->floor_us);
+    printf("%-4s ", r->bound);
+    put_num(6, "%.1f", ok ? r->floor_us / r->gt_us * 100.0 : NAN);
+    printf("%s\n", ok ? "ok" : "FAIL");
+    fflush(stdout);
+}
+
+/* JSON has no NaN: a value that was never measured is written as null. */
+static void json_num(FILE *f, const char *key, double v, const char *fmt, int last)
+{
+    fprintf(f, "\"%s\": ", key);
+    if (isfinite(v)) fprintf(f, fmt, v);
+    else fputs("null", f);
+    fputs(last ? "" : ", ", f);
+}
+
+static int write_json(const char *path, const struct cudaDeviceProp *p, const result *res, size_t n,
+                      double geomean)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) { perror(path); return 0; }
+    char date[32];
+    time_t t = time(NULL);
+    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
+    fputs("{\n  \"gpu\": {\"name\": \"", f);
+    for (const char *c = p->name; *c; c++) { /* the device name is plain ASCII; escape anyway */
+        if (*c == '"' || *c == '\\') fputc('\\', f);
+        fputc((unsigned char)*c < 0x20 ? '?' : *c, f);
+    }
+    fprintf(f, "\", \"cc\": \"%d.%d\", \"sms\": %d},\n", p->major, p->minor,
+            p->multiProcessorCount);
+    fprintf(f, "  \"date\": \"%s\",\n  \"dtype\": \"f32\",\n  \"shapes\": [\n", date);
+    for (size_t i = 0; i < n; i++) {
+        const result *r = &res[i];
+        fprintf(f, "    {\"m\": %lld, \"n\": %lld, \"k\": %lld, \"opa\": \"%c\", \"opb\": \"%c\", ",
+                (long long)r->s.m, (long long)r->s.n, (long long)r->s.k, r->s.opa, r->s.opb);
+        json_num(f, "gt_us", r->ok ? r->gt_us : NAN, "%.3f", 0);
+        json_num(f, "cublas_us", r->ok ? r->cublas_us : NAN, "%.3f", 0);
+        json_num(f, "gt_tflops", r->ok ? tflops(&r->s, r->gt_us) : NAN, "%.4f", 0);
+        json_num(f, "cublas_tflops", r->ok ? tflops(&r->s, r->cublas_us) : NAN, "%.4f", 0);
+        json_num(f, "ratio", r->ok ? r->cublas_us / r->gt_us : NAN, "%.4f", 0);
+        json_num(f, "cold_s", r->cold_s, "%.6f", 0);
+        fprintf(f, "\"tuned\": %s, \"source\": \"%s\", ", r->tuned ? "true" : "false", r->source);
+        json_num(f, "rel_err", r->rel_err, "%.3e", 0);
+        json_num(f, "floor_us", r->floor_us, "%.3f", 0);
+        fprintf(f, "\"bound\": \"%s\", \"ok\": %s}%s\n", r->bound, r->ok ? "true" : "false",
+                i + 1 < n ? "," : "");
+    }
+    fputs("  ],\n  ", f);
+    json_num(f, "geomean_ratio", geomean, "%.4f", 1);
+    fputs("\n}\n", f);
+    return fclose(f) == 0;
+}
+
+/* ---- main ---- */
+
+static int parse_int(const char *s, int min, int *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (*s == '\0' || *end != '\0' || v < min || v > 100000) return 0;
+    *out = (int)v;
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    const char *json = NULL;
+    int reps = 20, warmup = 3, device = 0, rc = 0, ndev = 0;
+    shape *shapes = NULL;
+    size_t nshapes = 0, cap = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        shape s;
+        int good = 1;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); free(shapes); return 0; }
+        else if (!strcmp(a, "--file") && v) /* read now, so shapes keep command-line order */
+            good = read_shape_file(v, &shapes, &nshapes, &cap), i++;
+        else if (!strcmp(a, "--json") && v) json = v, i++;
+        else if (!strcmp(a, "--reps") && v) good = parse_int(v, 1, &reps), i++;
+        else if (!strcmp(a, "--warmup") && v) good = parse_int(v, 0, &warmup), i++;
+        else if (!strcmp(a, "--device") && v) good = parse_int(v, 0, &device), i++;
+        else good = a[0] != '-' && parse_positional(a, &s) &&
+                    push_shape(&shapes, &nshapes, &cap, s);
+        if (!good) {
+            fprintf(stderr, "gemmtune-bench: bad argument '%s'\n", a);
+            usage(stderr);
+            free(shapes);
+            return 2;
+        }
+    }
+    if (nshapes == 0) {
+        fprintf(stderr, "gemmtune-bench: no shapes (give --file or MxNxK arguments)\n");
+        usage(stderr);
+        free(shapes);
+        return 2;
+    }
+
+    cudaError_t e = cudaGetDeviceCount(&ndev);
+    if (e != cudaSuccess || ndev == 0) {
+        fprintf(stderr, "gemmtune-bench: no CUDA device (%s)\n",
+                e != cudaSuccess ? cudaGetErrorString(e) : "device count is 0");
+        free(shapes);
+        return 1;
+    }
+    struct cudaDeviceProp prop;
+    cublasHandle_t blas = NULL;
+    cudaStream_t stream = NULL;
+    result *res = calloc(nshapes, sizeof *res);
+    size_t done = 0;
+    if (!res || device >= ndev || !CUDA_OK(cudaSetDevice(device)) ||
+        !CUDA_OK(cudaGetDeviceProperties(&prop, device)) || !CUDA_OK(cudaStreamCreate(&stream)) ||
+        !BLAS_OK(cublasCreate(&blas)) || !BLAS_OK(cublasSetStream(blas, stream)) ||
+        /* explicit, so TF32 stays off whatever the environment or the default says */
+        !BLAS_OK(cublasSetMathMode(blas, CUBLAS_DEFAULT_MATH))) {
+        if (device >= ndev)
+            fprintf(stderr, "gemmtune-bench: no device %d (%d found)\n", device, ndev);
+        rc = 1;
+        goto out;
+    }
+    int ver[3];
+    gt_version(&ver[0], &ver[1], &ver[2]);
+    printf("# gemmtune %d.%d.%d on %s (cc %d.%d, %d SMs); fp32, TF32 off; warmup %d, reps %d+\n",
+           ver[0], ver[1], ver[2], prop.name, prop.major, prop.minor, prop.multiProcessorCount, warmup,
+           reps);
+    print_header();
+    double logsum = 0;
+    int nok = 0;
+    for (; done < nshapes; done++) {
+        int cuda_fine = bench_shape(blas, stream, &shapes[done], warmup, reps, &res[done]);
+        print_row(&res[done]);
+        if (res[done].ok) logsum += log(res[done].cublas_us / res[done].gt_us), nok++;
+        else rc = 1;
+        /* a failed allocation leaves the device usable; a fault does not: stop there */
+        if (!cuda_fine && !CUDA_OK(cudaDeviceSynchronize())) { done++; break; }
+    }
+    double geomean = nok ? exp(logsum / nok) : NAN;
+    if (nok) printf("geomean gt/cublas = %.3f over %d shapes\n", geomean, nok);
+    else printf("geomean gt/cublas = n/a over 0 shapes\n");
+    if (json && !write_json(json, &prop, res, done, geomean)) rc = 1;
+out:
+    if (blas) cublasDestroy(blas);
+    if (stream) cudaStreamDestroy(stream);
+    free(res);
+    free(shapes);
+    gt_release();
+    return rc;
+}

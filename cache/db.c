@@ -1,0 +1,979 @@
+/*
+ * db.c: the SQLite cache of tuned kernels (contract in db.h, design in DESIGN.md,
+ * "Cache").
+ *
+ * Does: opens one cache file (creating it and its parent directory when writable),
+ * checks that it is a gemmtune cache of a schema version this library understands,
+ * creates or migrates the schema, and reads and writes winners and candidate timings.
+ *
+ * Owns: the gt_db handle (SQLite connection, prepared statements, a mutex, the last
+ * error message) and, in the file, the tables `meta`, `winners` and `timings`.
+ *
+ * Must not touch: CUDA (keys and configurations are plain data), the process (no
+ * printing, no exit), and any file that is not ours: a corrupt file, another program's
+ * SQLite file or a file of a newer schema is refused at open without being written.
+ *
+ * Invariants:
+ *   1. Every public function returns a gt_status; SQLite result codes and SQLite's own
+ *      wording ("database is locked") never cross the interface: each failure leaves a
+ *      message of our own that names the file.
+ *   2. All use of the connection happens under db->lock, so one handle serves many
+ *      threads. The connection is opened with SQLITE_OPEN_NOMUTEX for that reason.
+ *   3. Every write is one short BEGIN IMMEDIATE transaction: a writer takes the write lock
+ *      before reading, so two processes never deadlock on a read-to-write upgrade, and
+ *      the busy timeout covers the whole wait.
+ *   4. Every prepared statement is reset before the lock is released, so no read
+ *      transaction outlives a call (it would pin the WAL and hide other writers' rows).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include "db.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ===================================================================================
+ * Types
+ * =================================================================================== */
+
+#define DEFAULT_BUSY_TIMEOUT_MS 5000
+#define ERRMSG_MAX 1024
+
+struct gt_db {
+    sqlite3 *conn;
+    pthread_mutex_t lock;   /* error-checking: a callback that re-enters is refused,
+                               not deadlocked */
+    int readonly;
+    int busy_timeout_ms;
+    int last_rc;            /* SQLite code of the last failure, for open's fallbacks */
+    char *path;
+    sqlite3_stmt *st_lookup;
+    sqlite3_stmt *st_put_winner;
+    sqlite3_stmt *st_put_timing;
+    sqlite3_stmt *st_list;
+    sqlite3_stmt *st_timings;
+    char errmsg[ERRMSG_MAX];
+};
+
+/* ===================================================================================
+ * Schema and migrations
+ *
+ * migrations[v] moves a file from schema version v to v + 1. The driver (migrate())
+ * runs them in one IMMEDIATE transaction and writes the new version into `meta`, so a
+ * later schema change is one added function and one bump of GT_DB_SCHEMA_VERSION.
+ * =================================================================================== */
+
+/* The key columns, in bind order ?1..?13 (bind_key() follows this order). */
+#define KEY_COLS "device, cc, sms, dtype, opa, opb, m, n, k, align, beta0, src_hash, lib_major"
+#define KEY_COLS_DECL                                                                      \
+    "device TEXT NOT NULL, cc INTEGER NOT NULL, sms INTEGER NOT NULL, "                   \
+    "dtype TEXT NOT NULL, opa TEXT NOT NULL, opb TEXT NOT NULL, "                          \
+    "m INTEGER NOT NULL, n INTEGER NOT NULL, k INTEGER NOT NULL, "                         \
+    "align INTEGER NOT NULL, beta0 INTEGER NOT NULL, "                                     \
+    "src_hash TEXT NOT NULL, lib_major INTEGER NOT NULL"
+#define KEY_WHERE                                                                          \
+    "device = ?1 AND cc = ?2 AND sms = ?3 AND dtype = ?4 AND opa = ?5 AND opb = ?6 AND "   \
+    "m = ?7 AND n = ?8 AND k = ?9 AND align = ?10 AND beta0 = ?11 AND src_hash = ?12 AND " \
+    "lib_major = ?13"
+#define KEY_PARAMS "?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13"
+
+typedef int (*migration_fn)(sqlite3 *conn);
+
+/* v0 -> v1: the empty file becomes a cache. */
+static int migrate_v0_v1(sqlite3 *conn) {
+    static const char sql[] =
+        "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);"
+        "CREATE TABLE winners(" KEY_COLS_DECL ", "
+        "config TEXT NOT NULL, time_us REAL, tflops REAL, tuned_at INTEGER, "
+        "nvrtc TEXT, driver TEXT, host TEXT, libver TEXT, "
+        "PRIMARY KEY(" KEY_COLS "));"
+        "CREATE TABLE timings(" KEY_COLS_DECL ", "
+        "config TEXT NOT NULL, status TEXT NOT NULL, time_us REAL, tflops REAL, "
+        "message TEXT, "
+        "PRIMARY KEY(" KEY_COLS ", config));";
+    return sqlite3_exec(conn, sql, NULL, NULL, NULL);
+}
+
+static const migration_fn migrations[] = {migrate_v0_v1};
+
+_Static_assert(sizeof migrations / sizeof migrations[0] == GT_DB_SCHEMA_VERSION,
+               "one migration per schema version");
+
+/* ===================================================================================
+ * Helpers
+ * =================================================================================== */
+
+/* Bounded copy that always terminates dst; NULL src copies "". */
+static void copy_text(char *dst, size_t size, const char *src) {
+    if (size == 0) return;
+    size_t n = src ? strnlen(src, size - 1) : 0;
+    if (n) memcpy(dst, src, n);
+    dst[n] = 0;
+}
+
+static void copy_column(char *dst, size_t size, sqlite3_stmt *st, int col) {
+    copy_text(dst, size, (const char *)sqlite3_column_text(st, col));
+}
+
+static void set_error(gt_db *db, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_error(gt_db *db, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(db->errmsg, sizeof db->errmsg, fmt, ap);
+    va_end(ap);
+}
+
+/* Our own words for an SQLite result code: callers see what happened to their file,
+ * not SQLite's vocabulary. */
+static const char *rc_phrase(int rc) {
+    if (rc == SQLITE_READONLY_DIRECTORY)
+        return "its directory is not writable, and a WAL file needs its -shm file created there";
+    switch (rc & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED: return "the file stayed locked by another connection beyond the busy timeout";
+    case SQLITE_NOTADB: return "the file is not an SQLite database";
+    case SQLITE_CORRUPT: return "the file is corrupt";
+    case SQLITE_CANTOPEN: return "the file cannot be opened";
+    case SQLITE_READONLY: return "the file is read-only";
+    case SQLITE_PERM:
+    case SQLITE_AUTH: return "permission denied";
+    case SQLITE_FULL: return "the disk is full";
+    case SQLITE_IOERR: return "I/O error";
+    case SQLITE_NOMEM: return "out of memory";
+    case SQLITE_PROTOCOL: return "file locking failed";
+    case SQLITE_NOLFS: return "the file is too large for this system";
+    case SQLITE_CONSTRAINT: return "a row broke a table constraint";
+    case SQLITE_TOOBIG: return "a value is too large";
+    default: return "SQLite reported an error";
+    }
+}
+
+/* Records a failure of an SQLite call (rc) while doing `what`, and returns the status
+ * for it. Must run before anything else touches the connection (ROLLBACK would reset
+ * sqlite3_errmsg, whose detail is kept for schema errors). */
+static gt_status fail_rc(gt_db *db, int rc, const char *what) {
+    int prim = rc & 0xff;
+    db->last_rc = rc;
+    char detail[300] = "";
+    if (prim == SQLITE_ERROR || prim == SQLITE_CONSTRAINT || prim == SQLITE_MISMATCH ||
+        prim == SQLITE_RANGE || prim == SQLITE_SCHEMA) {
+        /* A statement error: SQLite's text ("no such table: winners") is the useful part. */
+        snprintf(detail, sizeof detail, " (%s)", db->conn ? sqlite3_errmsg(db->conn) : "");
+    } else if ((prim == SQLITE_IOERR || prim == SQLITE_CANTOPEN || prim == SQLITE_FULL) &&
+               db->conn && sqlite3_system_errno(db->conn) != 0) {
+        snprintf(detail, sizeof detail, " (%s)", strerror(sqlite3_system_errno(db->conn)));
+    }
+    if (prim == SQLITE_BUSY || prim == SQLITE_LOCKED)
+        set_error(db,
+                  "cache file '%s': %s: the file stayed locked by another writer for "
+                  "longer than the busy timeout (%d ms)",
+                  db->path, what, db->busy_timeout_ms);
+    else
+        set_error(db, "cache file '%s': %s: %s%s", db->path, what, rc_phrase(rc), detail);
+    return prim == SQLITE_NOMEM ? GT_OUT_OF_MEMORY : GT_CACHE_ERROR;
+}
+
+static int64_t now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(int ms) {
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+}
+
+/* 1 (after a short sleep) when rc says "busy" and the busy timeout, counted from start,
+ * has not passed yet. The busy handler normally does the waiting; this covers the cases
+ * where SQLite returns SQLITE_BUSY without calling it: while another process switches
+ * the file to WAL or recovers the WAL, or on a read-to-write upgrade. */
+static int busy_retry(gt_db *db, int64_t start, int rc) {
+    int prim = rc & 0xff;
+    if (prim != SQLITE_BUSY && prim != SQLITE_LOCKED) return 0;
+    if (now_ms() - start >= db->busy_timeout_ms) return 0;
+    sleep_ms(10);
+    return 1;
+}
+
+/* sqlite3_exec of statements that hold no state between tries, retried while busy. */
+static int exec_retry(gt_db *db, const char *sql) {
+    int64_t start = now_ms();
+    int rc;
+    do rc = sqlite3_exec(db->conn, sql, NULL, NULL, NULL);
+    while (busy_retry(db, start, rc));
+    return rc;
+}
+
+static int begin_immediate(gt_db *db) { return exec_retry(db, "BEGIN IMMEDIATE"); }
+
+/* The first step of a read, retried while busy (nothing has been returned yet, so a
+ * reset and a new try are invisible to the caller). Bindings survive the reset. */
+static int step_first(gt_db *db, sqlite3_stmt *st) {
+    int64_t start = now_ms();
+    int rc;
+    for (;;) {
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW || rc == SQLITE_DONE || !busy_retry(db, start, rc)) return rc;
+        sqlite3_reset(st);
+    }
+}
+
+static void rollback(gt_db *db) {
+    if (!sqlite3_get_autocommit(db->conn))
+        sqlite3_exec(db->conn, "ROLLBACK", NULL, NULL, NULL);
+}
+
+/* mkdir -p of the directory part of path; new directories get mode 0700 because a
+ * cache names the user's GPUs and hosts. Returns 0, or an errno value. */
+static int make_parent_dirs(const char *path, char *failed, size_t failed_size) {
+    size_t len = strlen(path);
+    char *dir = malloc(len + 1);
+    if (!dir) return ENOMEM;
+    memcpy(dir, path, len + 1);
+    char *slash = strrchr(dir, '/');
+    if (!slash || slash == dir) {  /* "cache.db" or "/cache.db": nothing to create */
+        free(dir);
+        return 0;
+    }
+    *slash = 0;
+    int err = 0;
+    for (char *p = dir + 1;; p++) {
+        if (*p != '/' && *p != 0) continue;
+        char saved = *p;
+        *p = 0;
+        if (mkdir(dir, 0700) != 0 && errno != EEXIST) err = errno;
+        if (!err) {
+            /* EEXIST may be a file in the way, or a directory another process just
+             * made: only the first is an error. */
+            struct stat st;
+            if (stat(dir, &st) != 0) err = errno;
+            else if (!S_ISDIR(st.st_mode)) err = ENOTDIR;
+        }
+        if (err) {
+            copy_text(failed, failed_size, dir);
+            break;
+        }
+        *p = saved;
+        if (saved == 0) break;
+    }
+    free(dir);
+    return err;
+}
+
+/* 1 when the directory holding path may be written by this process. */
+static int dir_writable(const char *path) {
+    const char *slash = strrchr(path, '/');
+    if (!slash) return access(".", W_OK) == 0;
+    if (slash == path) return access("/", W_OK) == 0;
+    char *dir = strndup(path, (size_t)(slash - path));
+    int ok = dir && access(dir, W_OK) == 0;
+    free(dir);
+    return ok;
+}
+
+/* Parses a non-negative decimal schema version; -1 when the text is anything else. */
+static int parse_version(const unsigned char *text) {
+    if (!text || !*text) return -1;
+    long v = 0;
+    for (const unsigned char *p = text; *p; p++) {
+        if (*p < '0' || *p > '9') return -1;
+        v = v * 10 + (*p - '0');
+        if (v > INT_MAX) return -1;
+    }
+    return (int)v;
+}
+
+/* Reads the schema version of the open file into *version: 0 for an empty file.
+ * A non-empty file without our `meta` table, or with a meta table that has no usable
+ * schema_version, belongs to another program: refused so that we never write into it.
+ * Reading sqlite_master is also the first read of the file, so a file that is not an
+ * SQLite database or whose first page is damaged fails here. */
+static gt_status read_version(gt_db *db, int *version) {
+    sqlite3_stmt *st = NULL;
+    int64_t start = now_ms();
+    int rc;
+    do {
+        sqlite3_finalize(st);
+        st = NULL;
+        rc = sqlite3_prepare_v2(db->conn,
+                                "SELECT count(*), "
+                                "coalesce(sum(type = 'table' AND name = 'meta'), 0) "
+                                "FROM sqlite_master",
+                                -1, &st, NULL);
+        if (rc == SQLITE_OK) rc = sqlite3_step(st);
+    } while (rc != SQLITE_ROW && busy_retry(db, start, rc));
+    if (rc != SQLITE_ROW) {
+        gt_status s = fail_rc(db, rc, "cannot read the schema");
+        sqlite3_finalize(st);
+        return s;
+    }
+    int64_t nobjects = sqlite3_column_int64(st, 0);
+    int64_t has_meta = sqlite3_column_int64(st, 1);
+    sqlite3_finalize(st);
+    if (!has_meta) {
+        if (nobjects == 0) {
+            *version = 0;
+            return GT_SUCCESS;
+        }
+        set_error(db,
+                  "cache file '%s': the file is an SQLite database of another program "
+                  "(it has tables but no gemmtune schema version); refusing to use it",
+                  db->path);
+        return GT_CACHE_ERROR;
+    }
+    st = NULL;
+    do {
+        sqlite3_finalize(st);
+        st = NULL;
+        rc = sqlite3_prepare_v2(db->conn,
+                                "SELECT value FROM meta WHERE key = 'schema_version'", -1, &st,
+                                NULL);
+        if (rc == SQLITE_OK) rc = sqlite3_step(st);
+    } while (rc != SQLITE_ROW && rc != SQLITE_DONE && busy_retry(db, start, rc));
+    if (rc != SQLITE_ROW) {
+        gt_status s = rc == SQLITE_DONE ? GT_CACHE_ERROR
+                                        : fail_rc(db, rc, "cannot read the schema version");
+        if (rc == SQLITE_DONE)
+            set_error(db,
+                      "cache file '%s': the file has a meta table but no schema_version: "
+                      "not a gemmtune cache; refusing to use it",
+                      db->path);
+        sqlite3_finalize(st);
+        return s;
+    }
+    int v = parse_version(sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    if (v < 0) {
+        set_error(db, "cache file '%s': the schema_version in its meta table is not a number",
+                  db->path);
+        return GT_CACHE_ERROR;
+    }
+    *version = v;
+    return GT_SUCCESS;
+}
+
+static gt_status check_newer(gt_db *db, int version) {
+    if (version <= GT_DB_SCHEMA_VERSION) return GT_SUCCESS;
+    set_error(db,
+              "cache file '%s': schema version %d is newer than this library's %d; "
+              "left untouched (use a newer gemmtune or another cache file)",
+              db->path, version, GT_DB_SCHEMA_VERSION);
+    return GT_CACHE_ERROR;
+}
+
+/* Brings the file up to GT_DB_SCHEMA_VERSION. The version is read again inside the
+ * IMMEDIATE transaction because another process may have created or migrated the
+ * schema between our first look and our taking the write lock. */
+static gt_status migrate(gt_db *db) {
+    int rc = begin_immediate(db);
+    if (rc != SQLITE_OK) return fail_rc(db, rc, "cannot start the schema update");
+    int version = 0;
+    gt_status s = read_version(db, &version);
+    if (s == GT_SUCCESS) s = check_newer(db, version);
+    for (int v = version; s == GT_SUCCESS && v < GT_DB_SCHEMA_VERSION; v++) {
+        char what[96];
+        snprintf(what, sizeof what, "cannot update the schema from version %d to %d", v,
+                 v + 1);
+        rc = migrations[v](db->conn);
+        if (rc == SQLITE_OK) {
+            char sql[128];
+            snprintf(sql, sizeof sql,
+                     "INSERT OR REPLACE INTO meta(key, value) VALUES('schema_version', '%d')",
+                     v + 1);
+            rc = sqlite3_exec(db->conn, sql, NULL, NULL, NULL);
+        }
+        if (rc != SQLITE_OK) s = fail_rc(db, rc, what);
+    }
+    if (s == GT_SUCCESS) {
+        rc = sqlite3_exec(db->conn, "COMMIT", NULL, NULL, NULL);
+        if (rc != SQLITE_OK) s = fail_rc(db, rc, "cannot commit the schema update");
+    }
+    if (s != GT_SUCCESS) rollback(db);
+    return s;
+}
+
+/* Opens the connection (name is a path, or a URI when flags has SQLITE_OPEN_URI). */
+static gt_status connect(gt_db *db, const char *name, int flags) {
+    int rc = sqlite3_open_v2(name, &db->conn, flags | SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_extended_result_codes(db->conn, 1);
+        rc = sqlite3_busy_timeout(db->conn, db->busy_timeout_ms);
+    }
+    if (rc != SQLITE_OK)
+        return fail_rc(db, rc, db->readonly ? "cannot open for reading" : "cannot open");
+    return GT_SUCCESS;
+}
+
+/* A read-only handle on a WAL file whose directory we cannot write (a cache shipped
+ * on a shared, read-only path) fails its first read: SQLite must create the -shm file
+ * beside it. When there is no -wal file either, every committed row is in the main
+ * file, so it is opened again as immutable, which needs neither -shm nor locks.
+ * The cost, accepted for shipped caches that are never written in place: a writer that
+ * appears later is not seen, and if it checkpoints under us our reads may fail as
+ * corrupt (reported, never a crash). Returns 0 when the fallback does not apply. */
+static int immutable_fallback_applies(gt_db *db) {
+    if (!db->readonly || db->last_rc != SQLITE_READONLY_DIRECTORY) return 0;
+    size_t len = strlen(db->path);
+    char *wal = malloc(len + 5);
+    if (!wal) return 0;
+    memcpy(wal, db->path, len);
+    memcpy(wal + len, "-wal", 5);
+    struct stat st;
+    int has_wal = stat(wal, &st) == 0 && st.st_size > 0;
+    free(wal);
+    return !has_wal;
+}
+
+static gt_status connect_immutable(gt_db *db) {
+    char *abs = realpath(db->path, NULL);
+    if (!abs) {
+        set_error(db, "cache file '%s': cannot resolve the path: %s", db->path, strerror(errno));
+        return GT_CACHE_ERROR;
+    }
+    /* file: URI of the absolute path, with every byte outside a safe set %-escaped, so
+     * that '?', '#' or '%' in a directory name cannot be read as URI syntax. */
+    size_t len = strlen(abs);
+    char *uri = malloc(len * 3 + 32);
+    if (!uri) {
+        free(abs);
+        set_error(db, "cache file '%s': out of memory", db->path);
+        return GT_OUT_OF_MEMORY;
+    }
+    char *o = uri + sprintf(uri, "file:");
+    for (const unsigned char *p = (const unsigned char *)abs; *p; p++) {
+        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+            strchr("/._-~", *p))
+            *o++ = (char)*p;
+        else
+            o += sprintf(o, "%%%02X", *p);
+    }
+    strcpy(o, "?immutable=1");
+    free(abs);
+    sqlite3_close_v2(db->conn);
+    db->conn = NULL;
+    gt_status s = connect(db, uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI);
+    free(uri);
+    return s;
+}
+
+static gt_status prepare(gt_db *db, const char *sql, sqlite3_stmt **st) {
+    int rc = sqlite3_prepare_v3(db->conn, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL);
+    if (rc != SQLITE_OK) return fail_rc(db, rc, "the tables do not match this library's schema");
+    return GT_SUCCESS;
+}
+
+static gt_status prepare_all(gt_db *db) {
+    gt_status s = prepare(db,
+                          "SELECT config, time_us, tflops, tuned_at, nvrtc, driver, host, "
+                          "libver FROM winners WHERE " KEY_WHERE,
+                          &db->st_lookup);
+    if (s == GT_SUCCESS)
+        s = prepare(db,
+                    "INSERT OR REPLACE INTO winners(" KEY_COLS ", config, time_us, tflops, "
+                    "tuned_at, nvrtc, driver, host, libver) VALUES(" KEY_PARAMS ", ?14, ?15, "
+                    "?16, ?17, ?18, ?19, ?20, ?21)",
+                    &db->st_put_winner);
+    if (s == GT_SUCCESS)
+        s = prepare(db,
+                    "INSERT OR REPLACE INTO timings(" KEY_COLS ", config, status, time_us, "
+                    "tflops, message) VALUES(" KEY_PARAMS ", ?14, ?15, ?16, ?17, ?18)",
+                    &db->st_put_timing);
+    if (s == GT_SUCCESS)
+        s = prepare(db,
+                    "SELECT " KEY_COLS ", config, time_us, tflops, tuned_at, nvrtc, driver, "
+                    "host, libver FROM winners ORDER BY device, dtype, m, n, k, opa, opb, "
+                    "cc, sms, align, beta0, src_hash, lib_major",
+                    &db->st_list);
+    /* Fastest successful candidate first; failed ones after, in a stable order. */
+    if (s == GT_SUCCESS)
+        s = prepare(db,
+                    "SELECT config, status, time_us, tflops, message FROM timings WHERE " KEY_WHERE
+                    " ORDER BY status <> 'ok', CASE WHEN status = 'ok' THEN time_us END, "
+                    "config",
+                    &db->st_timings);
+    return s;
+}
+
+/* Reads every row of both tables once. Opening only touches the first page; this walk
+ * makes a file whose later pages are damaged or missing fail at open, as db.h promises,
+ * rather than at the first lookup. A cache holds thousands of rows, so it is cheap. */
+static gt_status check_tables(gt_db *db) {
+    sqlite3_stmt *st = NULL;
+    int64_t start = now_ms();
+    int rc;
+    do {
+        sqlite3_finalize(st);
+        st = NULL;
+        rc = sqlite3_prepare_v2(db->conn,
+                                "SELECT (SELECT count(*) FROM winners), "
+                                "(SELECT count(*) FROM timings), "
+                                "(SELECT count(*) FROM meta)",
+                                -1, &st, NULL);
+        if (rc == SQLITE_OK) rc = sqlite3_step(st);
+    } while (rc != SQLITE_ROW && busy_retry(db, start, rc));
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW) return fail_rc(db, rc, "cannot read the tables");
+    return GT_SUCCESS;
+}
+
+static void finalize_all(gt_db *db) {
+    sqlite3_finalize(db->st_lookup);
+    sqlite3_finalize(db->st_put_winner);
+    sqlite3_finalize(db->st_put_timing);
+    sqlite3_finalize(db->st_list);
+    sqlite3_finalize(db->st_timings);
+    db->st_lookup = db->st_put_winner = db->st_put_timing = db->st_list = db->st_timings =
+        NULL;
+}
+
+static void destroy(gt_db *db) {
+    finalize_all(db);
+    /* close_v2: never leaves the connection half-open, whatever is still pending. */
+    if (db->conn) sqlite3_close_v2(db->conn);
+    pthread_mutex_destroy(&db->lock);
+    free(db->path);
+    free(db);
+}
+
+/* Takes the handle lock. The mutex checks errors, so a callback of gt_db_list or
+ * gt_db_timings that calls back into its own handle gets GT_INVALID_VALUE instead of
+ * deadlocking. */
+static gt_status lock_db(gt_db *db) {
+    if (pthread_mutex_lock(&db->lock) != 0) {
+        set_error(db,
+                  "cache file '%s': handle used from inside its own list/timings callback",
+                  db->path);
+        return GT_INVALID_VALUE;
+    }
+    return GT_SUCCESS;
+}
+
+static void unlock_db(gt_db *db) { pthread_mutex_unlock(&db->lock); }
+
+/* Preconditions of every keyed call. db->lock held. */
+static gt_status check_key(gt_db *db, const gt_key *key, const char *src_hash) {
+    if (!key || !src_hash) {
+        set_error(db, "cache file '%s': %s is NULL", db->path, key ? "src_hash" : "key");
+        return GT_INVALID_VALUE;
+    }
+    if (strnlen(key->device, sizeof key->device) == sizeof key->device) {
+        set_error(db, "cache file '%s': key device name is not terminated", db->path);
+        return GT_INVALID_VALUE;
+    }
+    if ((key->opa != 0 && key->opa != 1) || (key->opb != 0 && key->opb != 1)) {
+        set_error(db, "cache file '%s': key operations must be 0 (N) or 1 (T), got %d, %d",
+                  db->path, key->opa, key->opb);
+        return GT_INVALID_VALUE;
+    }
+    if (gt_dtype_parse(gt_dtype_name(key->dtype)) != key->dtype) {
+        set_error(db, "cache file '%s': key has unknown dtype %d", db->path, key->dtype);
+        return GT_INVALID_VALUE;
+    }
+    return GT_SUCCESS;
+}
+
+/* Binds the 13 key columns as ?1..?13 (KEY_COLS order). */
+static int bind_key(sqlite3_stmt *st, const gt_key *key, const char *src_hash, int lib_major) {
+    int rc = sqlite3_bind_text(st, 1, key->device, -1, SQLITE_TRANSIENT);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_int(st, 2, key->cc_major * 10 + key->cc_minor);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_int(st, 3, key->sm_count);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_text(st, 4, gt_dtype_name(key->dtype), -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_text(st, 5, key->opa ? "T" : "N", 1, SQLITE_STATIC);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_text(st, 6, key->opb ? "T" : "N", 1, SQLITE_STATIC);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_int64(st, 7, key->m);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_int64(st, 8, key->n);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_int64(st, 9, key->k);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_int(st, 10, key->align);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_int(st, 11, key->beta0);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_text(st, 12, src_hash, -1, SQLITE_TRANSIENT);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_int(st, 13, lib_major);
+    return rc;
+}
+
+/* Binds a fixed-size char field without reading past its end, even when the caller
+ * left it unterminated. */
+static int bind_field(sqlite3_stmt *st, int i, const char *text, size_t size) {
+    return sqlite3_bind_text(st, i, text, (int)strnlen(text, size), SQLITE_TRANSIENT);
+}
+
+static void done_stmt(sqlite3_stmt *st) {
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+}
+
+/* Key text for messages, e.g. "NVIDIA H100|sm90|132|f32|NN|64x64x64|a16|b0". */
+static void key_text(const gt_key *key, char *buf, size_t size) {
+    gt_key_format(key, buf, size);
+}
+
+/* ===================================================================================
+ * API
+ * =================================================================================== */
+
+gt_status gt_db_open(const char *path, int readonly, int busy_timeout_ms, gt_db **out,
+                     char *msg, size_t msgsize) {
+    if (out) *out = NULL;
+    if (msg && msgsize) msg[0] = 0;
+    if (!path || !*path || !out) {
+        if (msg && msgsize)
+            snprintf(msg, msgsize, "cache open: %s", !out ? "out is NULL" : "empty path");
+        return GT_INVALID_VALUE;
+    }
+    gt_db *db = calloc(1, sizeof *db);
+    if (db) db->path = strdup(path);
+    if (!db || !db->path) {
+        free(db);
+        if (msg && msgsize) snprintf(msg, msgsize, "cache file '%s': out of memory", path);
+        return GT_OUT_OF_MEMORY;
+    }
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ERRORCHECK);
+    pthread_mutex_init(&db->lock, &attr);
+    pthread_mutexattr_destroy(&attr);
+    db->readonly = readonly != 0;
+    db->busy_timeout_ms = busy_timeout_ms > 0 ? busy_timeout_ms : DEFAULT_BUSY_TIMEOUT_MS;
+
+    gt_status s = GT_SUCCESS;
+    if (!db->readonly) {
+        char failed[512] = "";
+        int err = make_parent_dirs(path, failed, sizeof failed);
+        if (err) {
+            set_error(db, "cache file '%s': cannot create directory '%s': %s", path, failed,
+                      strerror(err));
+            s = err == ENOMEM ? GT_OUT_OF_MEMORY : GT_CACHE_ERROR;
+        }
+    }
+    if (s == GT_SUCCESS) {
+        s = connect(db, path,
+                    db->readonly ? SQLITE_OPEN_READONLY
+                                 : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+        /* SQLite's errno for a file it could not create is that of its read-only retry
+         * (ENOENT); the real cause is usually the directory. */
+        if (s == GT_CACHE_ERROR && !db->readonly && (db->last_rc & 0xff) == SQLITE_CANTOPEN &&
+            access(path, F_OK) != 0 && !dir_writable(path))
+            set_error(db, "cache file '%s': cannot create the file: its directory is not "
+                          "writable", path);
+    }
+    /* SQLite silently falls back to read-only when the OS refuses write access; a caller
+     * that asked for a writable cache must hear about it now, not at the first store. */
+    if (s == GT_SUCCESS && !db->readonly && sqlite3_db_readonly(db->conn, "main") == 1) {
+        set_error(db, "cache file '%s': cannot open for writing: permission denied", path);
+        s = GT_CACHE_ERROR;
+    }
+    /* Look before writing anything, even the WAL flag in the header: a foreign, corrupt
+     * or newer file must be left exactly as it was. */
+    int version = 0;
+    if (s == GT_SUCCESS) {
+        s = read_version(db, &version);
+        if (s != GT_SUCCESS && immutable_fallback_applies(db)) {
+            s = connect_immutable(db);
+            if (s == GT_SUCCESS) s = read_version(db, &version);
+        }
+    }
+    if (s == GT_SUCCESS) s = check_newer(db, version);
+    if (s == GT_SUCCESS && db->readonly && version != GT_DB_SCHEMA_VERSION) {
+        set_error(db,
+                  "cache file '%s': schema version %d is older than this library's %d, and a "
+                  "read-only file cannot be upgraded",
+                  path, version, GT_DB_SCHEMA_VERSION);
+        s = GT_CACHE_ERROR;
+    }
+    if (s == GT_SUCCESS && !db->readonly) {
+        /* WAL lets readers go on while one process writes; synchronous=NORMAL is safe in
+         * WAL (a crash may lose the last commits, never corrupt), and a cache can always
+         * be re-tuned. */
+        int rc = exec_retry(db, "PRAGMA journal_mode=WAL");
+        if (rc != SQLITE_OK) s = fail_rc(db, rc, "cannot switch to WAL mode");
+    }
+    if (s == GT_SUCCESS) {
+        int rc = exec_retry(db, "PRAGMA synchronous=NORMAL");
+        if (rc != SQLITE_OK) s = fail_rc(db, rc, "cannot set synchronous mode");
+    }
+    if (s == GT_SUCCESS && !db->readonly && version < GT_DB_SCHEMA_VERSION) s = migrate(db);
+    if (s == GT_SUCCESS) s = prepare_all(db);
+    if (s == GT_SUCCESS) s = check_tables(db);
+    if (s != GT_SUCCESS) {
+        if (msg && msgsize) copy_text(msg, msgsize, db->errmsg);
+        destroy(db);
+        return s;
+    }
+    *out = db;
+    return GT_SUCCESS;
+}
+
+void gt_db_close(gt_db *db) {
+    if (!db) return;
+    destroy(db);
+}
+
+const char *gt_db_errmsg(gt_db *db) { return db ? db->errmsg : "no cache handle"; }
+
+gt_status gt_db_lookup(gt_db *db, const gt_key *key, const char *src_hash, int lib_major,
+                       gt_db_winner *out, int *found) {
+    if (found) *found = 0;
+    if (!db) return GT_INVALID_VALUE;
+    gt_status s = lock_db(db);
+    if (s != GT_SUCCESS) return s;
+    s = check_key(db, key, src_hash);
+    if (s == GT_SUCCESS && (!out || !found)) {
+        set_error(db, "cache file '%s': lookup: %s is NULL", db->path, out ? "found" : "out");
+        s = GT_INVALID_VALUE;
+    }
+    if (s == GT_SUCCESS) {
+        sqlite3_stmt *st = db->st_lookup;
+        int rc = bind_key(st, key, src_hash, lib_major);
+        if (rc == SQLITE_OK) rc = step_first(db, st);
+        if (rc == SQLITE_ROW) {
+            memset(out, 0, sizeof *out);
+            copy_column(out->config, sizeof out->config, st, 0);
+            out->time_us = sqlite3_column_double(st, 1);
+            out->tflops = sqlite3_column_double(st, 2);
+            out->tuned_at = sqlite3_column_int64(st, 3);
+            copy_column(out->nvrtc, sizeof out->nvrtc, st, 4);
+            copy_column(out->driver, sizeof out->driver, st, 5);
+            copy_column(out->host, sizeof out->host, st, 6);
+            copy_column(out->libver, sizeof out->libver, st, 7);
+            *found = 1;
+        } else if (rc != SQLITE_DONE) {
+            char kt[256], what[320];
+            key_text(key, kt, sizeof kt);
+            snprintf(what, sizeof what, "cannot look up %s", kt);
+            s = fail_rc(db, rc, what);
+        }
+        done_stmt(st);
+    }
+    unlock_db(db);
+    return s;
+}
+
+gt_status gt_db_store(gt_db *db, const gt_key *key, const char *src_hash, int lib_major,
+                      const gt_db_winner *winner, const gt_db_timing *timings,
+                      int ntimings) {
+    if (!db) return GT_INVALID_VALUE;
+    gt_status s = lock_db(db);
+    if (s != GT_SUCCESS) return s;
+    s = check_key(db, key, src_hash);
+    if (s == GT_SUCCESS && (ntimings < 0 || (ntimings > 0 && !timings))) {
+        set_error(db, "cache file '%s': store: %d timings at %p", db->path, ntimings,
+                  (const void *)timings);
+        s = GT_INVALID_VALUE;
+    }
+    if (s == GT_SUCCESS && db->readonly) {
+        set_error(db, "cache file '%s': cannot store: the cache is opened read-only", db->path);
+        s = GT_CACHE_ERROR;
+    }
+    if (s != GT_SUCCESS) {
+        unlock_db(db);
+        return s;
+    }
+    char kt[256], what[320];
+    key_text(key, kt, sizeof kt);
+
+    int rc = begin_immediate(db);
+    if (rc != SQLITE_OK) {
+        snprintf(what, sizeof what, "cannot store %s", kt);
+        s = fail_rc(db, rc, what);
+    }
+    if (s == GT_SUCCESS && winner) {
+        sqlite3_stmt *st = db->st_put_winner;
+        rc = bind_key(st, key, src_hash, lib_major);
+        if (rc == SQLITE_OK) rc = bind_field(st, 14, winner->config, sizeof winner->config);
+        if (rc == SQLITE_OK) rc = sqlite3_bind_double(st, 15, winner->time_us);
+        if (rc == SQLITE_OK) rc = sqlite3_bind_double(st, 16, winner->tflops);
+        if (rc == SQLITE_OK) rc = sqlite3_bind_int64(st, 17, winner->tuned_at);
+        if (rc == SQLITE_OK) rc = bind_field(st, 18, winner->nvrtc, sizeof winner->nvrtc);
+        if (rc == SQLITE_OK) rc = bind_field(st, 19, winner->driver, sizeof winner->driver);
+        if (rc == SQLITE_OK) rc = bind_field(st, 20, winner->host, sizeof winner->host);
+        if (rc == SQLITE_OK) rc = bind_field(st, 21, winner->libver, sizeof winner->libver);
+        if (rc == SQLITE_OK) rc = sqlite3_step(st);
+        if (rc != SQLITE_DONE) {
+            snprintf(what, sizeof what, "cannot store the winner of %s", kt);
+            s = fail_rc(db, rc, what);
+        }
+        done_stmt(st);
+    }
+    for (int i = 0; s == GT_SUCCESS && i < ntimings; i++) {
+        const gt_db_timing *t = &timings[i];
+        sqlite3_stmt *st = db->st_put_timing;
+        rc = bind_key(st, key, src_hash, lib_major);
+        if (rc == SQLITE_OK) rc = bind_field(st, 14, t->config, sizeof t->config);
+        if (rc == SQLITE_OK) rc = bind_field(st, 15, t->status, sizeof t->status);
+        if (rc == SQLITE_OK) rc = sqlite3_bind_double(st, 16, t->time_us);
+        if (rc == SQLITE_OK) rc = sqlite3_bind_double(st, 17, t->tflops);
+        if (rc == SQLITE_OK) rc = bind_field(st, 18, t->message, sizeof t->message);
+        if (rc == SQLITE_OK) rc = sqlite3_step(st);
+        if (rc != SQLITE_DONE) {
+            snprintf(what, sizeof what, "cannot store timing %d of %s", i, kt);
+            s = fail_rc(db, rc, what);
+        }
+        done_stmt(st);
+    }
+    if (s == GT_SUCCESS) {
+        rc = sqlite3_exec(db->conn, "COMMIT", NULL, NULL, NULL);
+        if (rc != SQLITE_OK) {
+            snprintf(what, sizeof what, "cannot commit %s", kt);
+            s = fail_rc(db, rc, what);
+        }
+    }
+    if (s != GT_SUCCESS) rollback(db);
+    unlock_db(db);
+    return s;
+}
+
+gt_status gt_db_list(gt_db *db, gt_db_winner_fn fn, void *user) {
+    if (!db) return GT_INVALID_VALUE;
+    gt_status s = lock_db(db);
+    if (s != GT_SUCCESS) return s;
+    if (!fn) {
+        set_error(db, "cache file '%s': list: fn is NULL", db->path);
+        unlock_db(db);
+        return GT_INVALID_VALUE;
+    }
+    sqlite3_stmt *st = db->st_list;
+    int rc;
+    /* fn runs with the handle locked and the statement open: it must not use this
+     * handle (lock_db refuses it) but may use any other. */
+    for (rc = step_first(db, st); rc == SQLITE_ROW; rc = sqlite3_step(st)) {
+        gt_key key;
+        memset(&key, 0, sizeof key);
+        copy_column(key.device, sizeof key.device, st, 0);
+        int cc = sqlite3_column_int(st, 1);
+        key.cc_major = cc / 10;
+        key.cc_minor = cc % 10;
+        key.sm_count = sqlite3_column_int(st, 2);
+        const char *dt = (const char *)sqlite3_column_text(st, 3);
+        key.dtype = dt ? gt_dtype_parse(dt) : -1;
+        /* A row of a data type this build does not know (written by a newer library of
+         * the same schema) cannot be expressed as a gt_key: skip it, keep it in the file. */
+        if (key.dtype < 0) continue;
+        const char *oa = (const char *)sqlite3_column_text(st, 4);
+        const char *ob = (const char *)sqlite3_column_text(st, 5);
+        key.opa = oa && oa[0] == 'T';
+        key.opb = ob && ob[0] == 'T';
+        key.m = sqlite3_column_int64(st, 6);
+        key.n = sqlite3_column_int64(st, 7);
+        key.k = sqlite3_column_int64(st, 8);
+        key.align = sqlite3_column_int(st, 9);
+        key.beta0 = sqlite3_column_int(st, 10);
+        char src_hash[128];
+        copy_column(src_hash, sizeof src_hash, st, 11);
+        int lib_major = sqlite3_column_int(st, 12);
+        gt_db_winner w;
+        memset(&w, 0, sizeof w);
+        copy_column(w.config, sizeof w.config, st, 13);
+        w.time_us = sqlite3_column_double(st, 14);
+        w.tflops = sqlite3_column_double(st, 15);
+        w.tuned_at = sqlite3_column_int64(st, 16);
+        copy_column(w.nvrtc, sizeof w.nvrtc, st, 17);
+        copy_column(w.driver, sizeof w.driver, st, 18);
+        copy_column(w.host, sizeof w.host, st, 19);
+        copy_column(w.libver, sizeof w.libver, st, 20);
+        if (fn(&key, src_hash, lib_major, &w, user) != 0) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    if (rc != SQLITE_DONE) s = fail_rc(db, rc, "cannot list the winners");
+    done_stmt(st);
+    unlock_db(db);
+    return s;
+}
+
+gt_status gt_db_timings(gt_db *db, const gt_key *key, const char *src_hash, int lib_major,
+                        gt_db_timing_fn fn, void *user) {
+    if (!db) return GT_INVALID_VALUE;
+    gt_status s = lock_db(db);
+    if (s != GT_SUCCESS) return s;
+    s = check_key(db, key, src_hash);
+    if (s == GT_SUCCESS && !fn) {
+        set_error(db, "cache file '%s': timings: fn is NULL", db->path);
+        s = GT_INVALID_VALUE;
+    }
+    if (s != GT_SUCCESS) {
+        unlock_db(db);
+        return s;
+    }
+    sqlite3_stmt *st = db->st_timings;
+    int rc = bind_key(st, key, src_hash, lib_major);
+    if (rc == SQLITE_OK) {
+        /* Same rule as gt_db_list: fn must not use this handle. */
+        for (rc = step_first(db, st); rc == SQLITE_ROW; rc = sqlite3_step(st)) {
+            gt_db_timing t;
+            memset(&t, 0, sizeof t);
+            copy_column(t.config, sizeof t.config, st, 0);
+            copy_column(t.status, sizeof t.status, st, 1);
+            /* SQLite stores NaN as NULL; NULL reads back as "not timed". */
+            t.time_us = sqlite3_column_type(st, 2) == SQLITE_NULL
+                            ? -1.0
+                            : sqlite3_column_double(st, 2);
+            t.tflops = sqlite3_column_double(st, 3);
+            copy_column(t.message, sizeof t.message, st, 4);
+            if (fn(&t, user) != 0) {
+                rc = SQLITE_DONE;
+                break;
+            }
+        }
+    }
+    if (rc != SQLITE_DONE) {
+        char kt[256], what[320];
+        key_text(key, kt, sizeof kt);
+        snprintf(what, sizeof what, "cannot read the timings of %s", kt);
+        s = fail_rc(db, rc, what);
+    }
+    done_stmt(st);
+    unlock_db(db);
+    return s;
+}
+
+int gt_db_file_schema_version(gt_db *db) {
+    if (!db) return -1;
+    if (lock_db(db) != GT_SUCCESS) return -1;
+    int version = -1;
+    /* Read from the file, not remembered from open: another process with a newer
+     * library may have migrated it since. */
+    if (read_version(db, &version) != GT_SUCCESS) version = -1;
+    unlock_db(db);
+    return version;
+}
+
+/* Appends a, b (b may be NULL) into buf; 0 when it fits. */
+static int join_path(char *buf, size_t size, const char *a, const char *b) {
+    int n = snprintf(buf, size, "%s%s", a, b ? b : "");
+    return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
+gt_status gt_db_default_path(char *buf, size_t size) {
+    if (!buf || size == 0) return GT_INVALID_VALUE;
+    buf[0] = 0;
+    const char *v = getenv("GEMMTUNE_CACHE");
+    int rc;
+    if (v && *v) {
+        rc = join_path(buf, size, v, NULL);
+    } else if ((v = getenv("XDG_CACHE_HOME")) && *v) {
+        rc = join_path(buf, size, v, "/gemmtune/cache.db");
+    } else if ((v = getenv("HOME")) && *v) {
+        rc = join_path(buf, size, v, "/.cache/gemmtune/cache.db");
+    } else {
+        return GT_CACHE_ERROR;
+    }
+    if (rc != 0) {
+        /* A truncated path would name some other file: give nothing rather than that. */
+        buf[0] = 0;
+        return GT_INVALID_VALUE;
+    }
+    return GT_SUCCESS;
+}

@@ -1,0 +1,122 @@
+/*
+ * gemmtune.h: the public API of gemmtune, a run-time autotuned GEMM for NVIDIA GPUs.
+ *
+ * gemm_tuned() computes C = alpha * op(A) * op(B) + beta * C in single precision,
+ * column-major, on device memory, in the manner of BLAS sgemm. The first call for a
+ * shape tunes a kernel for it (NVRTC, CUDA events, verification) and stores the winner
+ * in an SQLite cache; later calls, in this process or any other, use the winner.
+ *
+ * This header needs no CUDA header: device pointers are plain pointers and a stream is
+ * a void * (a CUstream or cudaStream_t; NULL is the default stream).
+ *
+ * Thread safety: every function may be called from any thread at any time.
+ * The library never prints (unless GEMMTUNE_LOG asks it to) and never exits.
+ *
+ * ABI policy: within one major version, functions are only added, never changed;
+ * enum values are only appended.
+ */
+#ifndef GEMMTUNE_H
+#define GEMMTUNE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GT_VERSION_MAJOR 0
+#define GT_VERSION_MINOR 1
+#define GT_VERSION_PATCH 0
+#define GT_VERSION_STRING "0.1.0"
+
+/* Status codes, stated once: name, value, message. */
+#define GT_STATUS_MAP(XX)                                                                  \
+    XX(SUCCESS, 0, "success")                                                              \
+    XX(INVALID_VALUE, 1, "invalid argument")                                               \
+    XX(NO_DRIVER, 2, "no CUDA driver")                                                     \
+    XX(NO_DEVICE, 3, "no CUDA device")                                                     \
+    XX(CUDA_ERROR, 4, "CUDA driver call failed")                                           \
+    XX(NVRTC_ERROR, 5, "NVRTC compilation failed")                                         \
+    XX(OUT_OF_MEMORY, 6, "out of memory")                                                  \
+    XX(CACHE_ERROR, 7, "cache file unusable")                                              \
+    XX(NOT_SUPPORTED, 8, "not supported")                                                  \
+    XX(LAUNCH_FAILED, 9, "kernel launch failed")                                           \
+    XX(VERIFY_FAILED, 10, "result failed verification")                                    \
+    XX(NO_CANDIDATE, 11, "no usable kernel candidate")                                     \
+    XX(INTERNAL, 12, "internal error")
+
+typedef enum {
+#define GT_STATUS_ENUM(name, value, text) GT_##name = value,
+    GT_STATUS_MAP(GT_STATUS_ENUM)
+#undef GT_STATUS_ENUM
+} gt_status;
+
+/* op(X): N = as stored, T = transposed, C = conjugate-transposed (the same as T for
+ * real types, as in BLAS). */
+typedef enum { GT_OP_N = 0, GT_OP_T = 1, GT_OP_C = 2 } gt_op;
+
+/*
+ * C = alpha * op(A) * op(B) + beta * C, single precision, column-major.
+ * op(A) is m x k, op(B) is k x n, C is m x n. A, B, C are device pointers; lda, ldb,
+ * ldc are in elements. Argument positions (for gt_last_error_arg) follow BLAS sgemm:
+ * 1 opA, 2 opB, 3 m, 4 n, 5 k, 6 alpha, 7 A, 8 lda, 9 B, 10 ldb, 11 beta, 12 C,
+ * 13 ldc, 14 stream.
+ *
+ * BLAS rules: a negative size or a leading dimension below its minimum returns
+ * GT_INVALID_VALUE and launches nothing; m == 0 or n == 0 returns at once;
+ * k == 0 or alpha == 0 gives C = beta * C without reading A or B; beta == 0 never
+ * reads C, so NaN already in C does not appear in the result.
+ * The call is asynchronous with respect to the host, like a kernel launch, except the
+ * first call for a shape, which tunes and so synchronizes the stream.
+ */
+gt_status gemm_tuned(gt_op opA, gt_op opB, int64_t m, int64_t n, int64_t k, float alpha,
+                     const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
+                     float *C, int64_t ldc, void *stream);
+
+/* A fixed English message for a status. Never NULL. */
+const char *gt_status_string(gt_status status);
+
+/* The message of the last failed call made by this thread (empty when none):
+ * it names the argument, the driver or NVRTC error, or the cache file. */
+const char *gt_last_error(void);
+
+/* BLAS-style position (1-based) of the invalid argument of this thread's last
+ * GT_INVALID_VALUE, else 0. */
+int gt_last_error_arg(void);
+
+/* Run-time version of the library. */
+void gt_version(int *major, int *minor, int *patch);
+
+/* Logging. Levels: 0 off, 1 error, 2 warn, 3 info, 4 debug. By default the level
+ * comes from GEMMTUNE_LOG (off/error/warn/info/debug or 0..4) and messages go to
+ * stderr; a callback, when set, receives them instead. */
+typedef void (*gt_log_fn)(int level, const char *message, void *user);
+void gt_set_log_callback(gt_log_fn fn, void *user);
+void gt_set_log_level(int level);
+
+/* Upper bound in bytes on the device memory that tuning may take (scratch output,
+ * random inputs, reference). 0 restores the default, which is the size of C and one
+ * copy of A and B plus 2 x L2; GEMMTUNE_TUNE_MEM_MB sets it from the environment.
+ * A device short of it skips tuning and runs the fallback kernel; the call succeeds. */
+void gt_set_tune_memory_limit(size_t bytes);
+
+/* Counters since the process started, for tests and tools. */
+typedef struct gt_stats {
+    uint64_t calls;         /* gemm_tuned calls that reached a launch */
+    uint64_t plan_hits;     /* found in the in-process plan table */
+    uint64_t cache_hits;    /* found in an SQLite cache */
+    uint64_t tunes;         /* shapes tuned */
+    uint64_t fallbacks;     /* calls that ran the fallback kernel (tuning skipped or failed) */
+    uint64_t compiles;      /* NVRTC compilations */
+} gt_stats;
+void gt_get_stats(gt_stats *out);
+
+/* Unloads every module, frees the library's device memory and closes the cache.
+ * Later calls start again from scratch. */
+void gt_release(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,73 @@
+/*
+ * api.c: gemm_tuned() and the library-wide calls of gemmtune.h.
+ *
+ * The path of one call (DESIGN.md): check arguments (args.c) -> load the driver (cu.c)
+ * -> enter the stream's context -> build the key (key.c) -> plan table (plan.c) ->
+ * on a miss, dispatch (cache, tuner, fallback) -> launch. Owns nothing of its own.
+ */
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "args.h"
+#include "cu.h"
+#include "devctx.h"
+#include "dispatch.h"
+#include "gemmtune.h"
+#include "kern.h"
+#include "log.h"
+#include "plan.h"
+
+gt_status gemm_tuned(gt_op opA, gt_op opB, int64_t m, int64_t n, int64_t k, float alpha,
+                     const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
+                     float *C, int64_t ldc, void *stream) {
+    gt_error_clear();
+    gt_action act;
+    gt_status s = gt_args_check(opA, opB, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, &act);
+    if (s != GT_SUCCESS || act == GT_ACT_NONE) return s;
+    if ((s = gt_cu_load()) != GT_SUCCESS) return s;
+    CUcontext ctx;
+    int pushed;
+    if ((s = gt_cu_enter((CUstream)stream, &ctx, &pushed)) != GT_SUCCESS) return s;
+    gt_devctx *dc;
+    if ((s = gt_devctx_get(ctx, &dc)) != GT_SUCCESS) goto out;
+    if (act == GT_ACT_SCALE) {
+        s = gt_aux_scale(dc, (CUstream)stream, (CUdeviceptr)(uintptr_t)C, ldc, m, n, beta,
+                         beta == 0.0f);
+        goto out;
+    }
+    gt_key key;
+    gt_devctx_make_key(dc, opA != GT_OP_N, opB != GT_OP_N, m, n, k, A, lda, B, ldb, beta, C, ldc,
+                       &key);
+
+    const gt_plan *plan = gt_plan_find(ctx, &key);
+    if (plan) {
+        gt_stat_add(GT_STAT_PLAN_HITS, 1);
+    } else {
+        /* Tuning works on its own stream and buffers; wait for the caller's work so its
+         * timings are not disturbed. */
+        CUresult r = gt_cu.stream_synchronize((CUstream)stream);
+        if (r != CUDA_SUCCESS) {
+            s = gt_cu_fail(r, "cuStreamSynchronize (caller's stream, before tuning)");
+            goto out;
+        }
+        if ((s = gt_dispatch(dc, &key, &plan)) != GT_SUCCESS) goto out;
+    }
+    gt_stat_add(GT_STAT_CALLS, 1);
+    s = gt_kern_launch(&plan->kern, (CUstream)stream, (CUdeviceptr)(uintptr_t)A, lda,
+                       (CUdeviceptr)(uintptr_t)B, ldb, (CUdeviceptr)(uintptr_t)C, ldc, alpha, beta);
+out:
+    gt_cu_leave(pushed);
+    return s;
+}
+
+void gt_release(void) {
+    if (gt_cu_load() != GT_SUCCESS) {
+        gt_dispatch_release();
+        gt_error_clear();
+        return;
+    }
+    gt_plan_clear();
+    gt_devctx_release_all();
+    gt_dispatch_release();
+}

@@ -1,0 +1,77 @@
+/*
+ * args.c: BLAS argument rules (args.h). Order and positions follow the reference
+ * BLAS xerbla: the first invalid argument in position order is the one reported.
+ */
+#define _GNU_SOURCE
+#include "args.h"
+
+#include <stdint.h>
+
+#include "log.h"
+
+static int op_ok(int op) { return op == GT_OP_N || op == GT_OP_T || op == GT_OP_C; }
+
+/* Largest size the kernels index with 32-bit block coordinates. */
+#define MAX_DIM 2147483647LL
+
+static gt_status check_ld(int pos, const char *name, int64_t ld, int64_t rows, int64_t cols,
+                          const char *rows_name) {
+    int64_t need = rows > 1 ? rows : 1;
+    if (ld < need)
+        return gt_fail_arg(pos, "argument %d (%s) = %lld must be >= max(1, %s) = %lld", pos, name,
+                           (long long)ld, rows_name, (long long)need);
+    /* The last column starts at ld * (cols - 1) elements: keep byte offsets in int64. */
+    if (cols > 1 && ld > INT64_MAX / 16 / cols)
+        return gt_fail_arg(pos, "argument %d (%s) = %lld is too large for %lld columns", pos,
+                           name, (long long)ld, (long long)cols);
+    return GT_SUCCESS;
+}
+
+static gt_status check_ptr(int pos, const char *name, const void *p) {
+    if (!p) return gt_fail_arg(pos, "argument %d (%s) is NULL", pos, name);
+    if ((uintptr_t)p % sizeof(float) != 0)
+        return gt_fail_arg(pos, "argument %d (%s) = %p is not aligned to %zu bytes", pos, name, p,
+                           sizeof(float));
+    return GT_SUCCESS;
+}
+
+gt_status gt_args_check(int opA, int opB, int64_t m, int64_t n, int64_t k, float alpha,
+                        const void *A, int64_t lda, const void *B, int64_t ldb, float beta,
+                        const void *C, int64_t ldc, gt_action *action) {
+    gt_status s;
+    if (!op_ok(opA)) return gt_fail_arg(1, "argument 1 (opA) = %d is not N, T or C", opA);
+    if (!op_ok(opB)) return gt_fail_arg(2, "argument 2 (opB) = %d is not N, T or C", opB);
+    const int64_t dims[3] = {m, n, k};
+    static const char *names[3] = {"m", "n", "k"};
+    for (int i = 0; i < 3; i++) {
+        if (dims[i] < 0)
+            return gt_fail_arg(3 + i, "argument %d (%s) = %lld is negative", 3 + i, names[i],
+                               (long long)dims[i]);
+        if (dims[i] > MAX_DIM)
+            return gt_fail_arg(3 + i, "argument %d (%s) = %lld exceeds %lld", 3 + i, names[i],
+                               (long long)dims[i], MAX_DIM);
+    }
+    int ta = opA != GT_OP_N, tb = opB != GT_OP_N;
+    if ((s = check_ld(8, "lda", lda, ta ? k : m, ta ? m : k, ta ? "k" : "m")) != GT_SUCCESS)
+        return s;
+    if ((s = check_ld(10, "ldb", ldb, tb ? n : k, tb ? k : n, tb ? "n" : "k")) != GT_SUCCESS)
+        return s;
+    if ((s = check_ld(13, "ldc", ldc, m, n, "m")) != GT_SUCCESS) return s;
+
+    if (m == 0 || n == 0) {
+        *action = GT_ACT_NONE;
+        return GT_SUCCESS;
+    }
+    int reads_ab = k > 0 && alpha != 0.0f;
+    if (reads_ab) {
+        if ((s = check_ptr(7, "A", A)) != GT_SUCCESS) return s;
+        if ((s = check_ptr(9, "B", B)) != GT_SUCCESS) return s;
+    }
+    if (!reads_ab && beta == 1.0f) {
+        *action = GT_ACT_NONE;
+        return GT_SUCCESS;
+    }
+    if ((s = check_ptr(12, "C", C)) != GT_SUCCESS) return s;
+    *action = reads_ab ? GT_ACT_GEMM : GT_ACT_SCALE;
+    return GT_SUCCESS;
+}

@@ -1,0 +1,100 @@
+/*
+ * cu.h: the CUDA driver API, loaded at run time with dlopen("libcuda.so.1").
+ *
+ * Loading late is what lets the library, its tests and the command start on a machine
+ * without a GPU and report "no CUDA driver" / "no CUDA device" as a status.
+ * This module owns the driver handle and the device queries; it knows nothing about
+ * GEMM. Everything else calls the driver through `gt_cu.<name>` after gt_cu_load()
+ * returned GT_SUCCESS, and turns a failing CUresult into a status with gt_cu_fail().
+ *
+ * GEMMTUNE_LIBCUDA overrides the library's file name (fault-injection tests point it at
+ * a file that does not exist).
+ */
+#ifndef GT_CU_H
+#define GT_CU_H
+
+#include <cuda.h>
+
+#include "gemmtune.h"
+#include "key.h"
+
+typedef struct gt_cu_api {
+    CUresult (*init)(unsigned int);
+    CUresult (*driver_get_version)(int *);
+    CUresult (*get_error_name)(CUresult, const char **);
+    CUresult (*get_error_string)(CUresult, const char **);
+    CUresult (*device_get_count)(int *);
+    CUresult (*device_get)(CUdevice *, int);
+    CUresult (*device_get_name)(char *, int, CUdevice);
+    CUresult (*device_get_attribute)(int *, CUdevice_attribute, CUdevice);
+    CUresult (*device_total_mem)(size_t *, CUdevice);
+    CUresult (*primary_ctx_retain)(CUcontext *, CUdevice);
+    CUresult (*ctx_get_current)(CUcontext *);
+    CUresult (*ctx_set_current)(CUcontext);
+    CUresult (*ctx_push)(CUcontext);
+    CUresult (*ctx_pop)(CUcontext *);
+    CUresult (*ctx_get_device)(CUdevice *);
+    CUresult (*ctx_synchronize)(void);
+    CUresult (*stream_get_ctx)(CUstream, CUcontext *);
+    CUresult (*stream_create)(CUstream *, unsigned int);
+    CUresult (*stream_destroy)(CUstream);
+    CUresult (*stream_synchronize)(CUstream);
+    CUresult (*mem_alloc)(CUdeviceptr *, size_t);
+    CUresult (*mem_free)(CUdeviceptr);
+    CUresult (*mem_get_info)(size_t *, size_t *);
+    CUresult (*memcpy_htod)(CUdeviceptr, const void *, size_t);
+    CUresult (*memcpy_dtoh)(void *, CUdeviceptr, size_t);
+    CUresult (*memcpy_dtod_async)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
+    CUresult (*memset_d8_async)(CUdeviceptr, unsigned char, size_t, CUstream);
+    CUresult (*module_load_data)(CUmodule *, const void *);
+    CUresult (*module_unload)(CUmodule);
+    CUresult (*module_get_function)(CUfunction *, CUmodule, const char *);
+    CUresult (*func_get_attribute)(int *, CUfunction_attribute, CUfunction);
+    CUresult (*launch_kernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+                              unsigned, unsigned, CUstream, void **, void **);
+    CUresult (*event_create)(CUevent *, unsigned int);
+    CUresult (*event_destroy)(CUevent);
+    CUresult (*event_record)(CUevent, CUstream);
+    CUresult (*event_synchronize)(CUevent);
+    CUresult (*event_elapsed)(float *, CUevent, CUevent);
+} gt_cu_api;
+
+extern gt_cu_api gt_cu;
+
+/* What the library needs to know of a device. */
+typedef struct gt_cu_device {
+    CUdevice dev;
+    char name[GT_DEVICE_NAME_MAX];
+    int cc_major, cc_minor, sm_count;
+    int max_threads_per_block;
+    int smem_per_block;         /* without opt-in */
+    int smem_per_block_optin;
+    int regs_per_block;
+    int regs_per_sm;
+    int l2_bytes;
+    size_t total_mem;
+} gt_cu_device;
+
+/* Loads the driver and calls cuInit once per process (thread-safe). GT_NO_DRIVER when
+ * the library cannot be loaded or is too old, GT_NO_DEVICE when it has no device. */
+gt_status gt_cu_load(void);
+
+/* Records a message "what: NAME (text)" and maps r to a status (out-of-memory to
+ * GT_OUT_OF_MEMORY, launch faults to GT_LAUNCH_FAILED, the rest GT_CUDA_ERROR). */
+gt_status gt_cu_fail(CUresult r, const char *what);
+
+/* The driver's version as text, e.g. "13000"; "none" when not loaded. */
+const char *gt_cu_driver_version(void);
+
+/* Fills d for a device. */
+gt_status gt_cu_device_query(CUdevice dev, gt_cu_device *d);
+
+/*
+ * Makes the context of `stream` (NULL: the current context, else device 0's primary
+ * context) current for the calling thread, as the runtime API would. *pushed tells
+ * gt_cu_leave whether to pop. *ctx is the context the work belongs to.
+ */
+gt_status gt_cu_enter(CUstream stream, CUcontext *ctx, int *pushed);
+void gt_cu_leave(int pushed);
+
+#endif

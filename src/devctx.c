@@ -1,0 +1,163 @@
+/*
+ * devctx.c: per-context state (devctx.h). Owns the table of contexts, their helper
+ * modules and tuning streams. A context is looked up on every call: the table is small
+ * and a mutex-guarded scan is far cheaper than the launch that follows.
+ */
+#define _GNU_SOURCE
+#include "devctx.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel_sources.h"
+#include "log.h"
+#include "rtc.h"
+
+#define MAX_CONTEXTS 64
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static gt_devctx *table[MAX_CONTEXTS];
+static int ntable;
+
+gt_status gt_devctx_get(CUcontext ctx, gt_devctx **out) {
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < ntable; i++)
+        if (table[i]->ctx == ctx) {
+            *out = table[i];
+            pthread_mutex_unlock(&lock);
+            return GT_SUCCESS;
+        }
+    gt_status s = GT_SUCCESS;
+    gt_devctx *dc = NULL;
+    CUdevice dev;
+    CUresult r = gt_cu.ctx_get_device(&dev);
+    if (r != CUDA_SUCCESS) {
+        s = gt_cu_fail(r, "cuCtxGetDevice");
+    } else if (ntable == MAX_CONTEXTS) {
+        s = gt_fail(GT_NOT_SUPPORTED, "more than %d CUDA contexts", MAX_CONTEXTS);
+    } else if (!(dc = calloc(1, sizeof *dc))) {
+        s = gt_fail(GT_OUT_OF_MEMORY, "context state");
+    } else if ((s = gt_cu_device_query(dev, &dc->dev)) == GT_SUCCESS) {
+        dc->ctx = ctx;
+        dc->arch = dc->dev.cc_major * 10 + dc->dev.cc_minor;
+        table[ntable++] = dc;
+        *out = dc;
+        dc = NULL;
+    }
+    free(dc);
+    pthread_mutex_unlock(&lock);
+    return s;
+}
+
+gt_status gt_devctx_aux(gt_devctx *dc) {
+    pthread_mutex_lock(&lock);
+    gt_status s = GT_SUCCESS;
+    if (!dc->aux) {
+        gt_rtc_result res;
+        s = gt_rtc_compile(gt_src_aux_f32, "aux_f32.cu", NULL, 0, dc->arch, &res);
+        CUmodule mod = NULL;
+        if (s == GT_SUCCESS) {
+            CUresult r = gt_cu.module_load_data(&mod, res.image);
+            if (r != CUDA_SUCCESS) s = gt_cu_fail(r, "cuModuleLoadData (helper kernels)");
+        }
+        gt_rtc_result_free(&res);
+        static const char *names[] = {"gt_scale_f32", "gt_fill_f32", "gt_ref_f32", "gt_cmp_f32"};
+        CUfunction *fns[] = {&dc->scale, &dc->fill, &dc->ref, &dc->cmp};
+        for (int i = 0; i < 4 && s == GT_SUCCESS; i++) {
+            CUresult r = gt_cu.module_get_function(fns[i], mod, names[i]);
+            if (r != CUDA_SUCCESS) s = gt_cu_fail(r, names[i]);
+        }
+        if (s == GT_SUCCESS) dc->aux = mod;
+        else if (mod) gt_cu.module_unload(mod);
+    }
+    pthread_mutex_unlock(&lock);
+    return s;
+}
+
+gt_status gt_devctx_tune_stream(gt_devctx *dc, CUstream *out) {
+    pthread_mutex_lock(&lock);
+    gt_status s = GT_SUCCESS;
+    if (!dc->tune_stream) {
+        CUresult r = gt_cu.stream_create(&dc->tune_stream, CU_STREAM_NON_BLOCKING);
+        if (r != CUDA_SUCCESS) s = gt_cu_fail(r, "cuStreamCreate (tuning stream)");
+    }
+    *out = dc->tune_stream;
+    pthread_mutex_unlock(&lock);
+    return s;
+}
+
+void gt_devctx_limits(const gt_devctx *dc, gt_klimits *lim) {
+    lim->max_threads_per_block = dc->dev.max_threads_per_block;
+    lim->smem_per_block = dc->dev.smem_per_block < 48 * 1024 ? dc->dev.smem_per_block : 48 * 1024;
+    lim->regs_per_block = dc->dev.regs_per_block;
+    lim->regs_per_sm = dc->dev.regs_per_sm;
+    lim->sm_count = dc->dev.sm_count;
+}
+
+void gt_devctx_key(const gt_devctx *dc, gt_key *key) {
+    memcpy(key->device, dc->dev.name, sizeof key->device);
+    key->device[sizeof key->device - 1] = 0;
+    key->cc_major = dc->dev.cc_major;
+    key->cc_minor = dc->dev.cc_minor;
+    key->sm_count = dc->dev.sm_count;
+}
+
+void gt_devctx_make_key(const gt_devctx *dc, int opa, int opb, long long m, long long n,
+                        long long k, const void *A, long long lda, const void *B, long long ldb,
+                        float beta, const void *C, long long ldc, gt_key *key) {
+    memset(key, 0, sizeof *key);
+    gt_devctx_key(dc, key);
+    key->dtype = GT_DT_F32;
+    key->opa = opa != 0;
+    key->opb = opb != 0;
+    key->m = m;
+    key->n = n;
+    key->k = k;
+    key->beta0 = beta == 0.0f;
+    uintptr_t ptrs[3] = {(uintptr_t)A, (uintptr_t)B, (uintptr_t)C};
+    int64_t lds[3] = {lda, ldb, ldc};
+    key->align = gt_key_align_class(ptrs, 3, lds, 3, (int)sizeof(float));
+}
+
+static unsigned blocks_for(long long n, unsigned threads) {
+    long long b = (n + threads - 1) / threads;
+    return (unsigned)(b < 1 ? 1 : b > 65535 ? 65535 : b);
+}
+
+gt_status gt_aux_scale(gt_devctx *dc, CUstream s, CUdeviceptr C, long long ldc, long long m,
+                       long long n, float beta, int beta0) {
+    gt_status st = gt_devctx_aux(dc);
+    if (st != GT_SUCCESS) return st;
+    void *args[] = {&C, &ldc, &m, &n, &beta, &beta0};
+    unsigned gy = (unsigned)(n < 65535 ? n : 65535);
+    CUresult r = gt_cu.launch_kernel(dc->scale, blocks_for(m, 256) > 64 ? 64 : blocks_for(m, 256),
+                                     gy, 1, 256, 1, 1, 0, s, args, NULL);
+    return r == CUDA_SUCCESS ? GT_SUCCESS : gt_cu_fail(r, "cuLaunchKernel (scale)");
+}
+
+gt_status gt_aux_fill(gt_devctx *dc, CUstream s, CUdeviceptr p, long long count,
+                      unsigned long long seed, int constant, float value) {
+    gt_status st = gt_devctx_aux(dc);
+    if (st != GT_SUCCESS) return st;
+    void *args[] = {&p, &count, &seed, &constant, &value};
+    unsigned g = blocks_for(count, 256) > 4096 ? 4096 : blocks_for(count, 256);
+    CUresult r = gt_cu.launch_kernel(dc->fill, g, 1, 1, 256, 1, 1, 0, s, args, NULL);
+    return r == CUDA_SUCCESS ? GT_SUCCESS : gt_cu_fail(r, "cuLaunchKernel (fill)");
+}
+
+void gt_devctx_release_all(void) {
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < ntable; i++) {
+        CUcontext cur = NULL;
+        gt_cu.ctx_get_current(&cur);
+        int pushed = cur != table[i]->ctx && gt_cu.ctx_push(table[i]->ctx) == CUDA_SUCCESS;
+        if (table[i]->aux) gt_cu.module_unload(table[i]->aux);
+        if (table[i]->tune_stream) gt_cu.stream_destroy(table[i]->tune_stream);
+        if (pushed) gt_cu.ctx_pop(&cur);
+        free(table[i]);
+    }
+    ntable = 0;
+    pthread_mutex_unlock(&lock);
+}

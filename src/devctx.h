@@ -1,0 +1,48 @@
+/*
+ * devctx.h: what the library keeps per CUDA context: the device's identity and limits,
+ * the helper kernels (kernel_src/aux_f32.cu: scale, fill, reference, compare) and a
+ * private stream for tuning. Created on first use, kept until gt_release.
+ */
+#ifndef GT_DEVCTX_H
+#define GT_DEVCTX_H
+
+#include <cuda.h>
+
+#include "cu.h"
+#include "gemmtune.h"
+#include "kcfg.h"
+
+typedef struct gt_devctx {
+    CUcontext ctx;
+    gt_cu_device dev;
+    int arch;                 /* cc_major * 10 + cc_minor */
+    CUmodule aux;             /* loaded on first need (tuning, k == 0, verification) */
+    CUfunction scale, fill, ref, cmp;
+    CUstream tune_stream;     /* created on first need */
+} gt_devctx;
+
+/* The state of ctx, which must be current. */
+gt_status gt_devctx_get(CUcontext ctx, gt_devctx **out);
+/* Loads the helper kernels (NVRTC on first call per context). */
+gt_status gt_devctx_aux(gt_devctx *dc);
+gt_status gt_devctx_tune_stream(gt_devctx *dc, CUstream *out);
+void gt_devctx_limits(const gt_devctx *dc, gt_klimits *lim);
+/* Fills in the device part of a key. */
+void gt_devctx_key(const gt_devctx *dc, gt_key *key);
+
+/* The problem key of a call (device part from dc), as gemm_tuned builds it. */
+void gt_devctx_make_key(const gt_devctx *dc, int opa, int opb, long long m, long long n,
+                        long long k, const void *A, long long lda, const void *B, long long ldb,
+                        float beta, const void *C, long long ldc, gt_key *key);
+
+/* C = beta * C (0 when beta0) for an m x n matrix. */
+gt_status gt_aux_scale(gt_devctx *dc, CUstream s, CUdeviceptr C, long long ldc, long long m,
+                       long long n, float beta, int beta0);
+/* count floats: uniform [-1, 1) from seed, or `value` everywhere when constant. */
+gt_status gt_aux_fill(gt_devctx *dc, CUstream s, CUdeviceptr p, long long count,
+                      unsigned long long seed, int constant, float value);
+
+/* Releases every context's state (unloads, destroys). */
+void gt_devctx_release_all(void);
+
+#endif

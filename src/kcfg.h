@@ -1,0 +1,97 @@
+/*
+ * kcfg.h: the kernel family's parameters, described once.
+ *
+ * One table (gt_kparams) gives each tunable parameter its name, its place in the
+ * canonical text, its allowed values and its meaning. From it come the candidate space
+ * (tuner/space.c), the NVRTC options (-DGT_<NAME>=v), the canonical text stored in the
+ * cache ("128x64x8_t8x4_v4"), its parser, and the `--help` text of the command.
+ * Constraints are named predicates with their reason; "legal" ones decide whether a
+ * configuration can run correctly at all (checked for every configuration read from a
+ * cache file), "prune" ones only keep the tuner from timing hopeless candidates.
+ */
+#ifndef GT_KCFG_H
+#define GT_KCFG_H
+
+#include <stddef.h>
+
+#include "key.h"
+
+/* One configuration of the fp32 SIMT family (kernel_src/gemm_f32.cu). */
+typedef struct gt_kcfg {
+    int bm, bn;  /* block tile */
+    int bk;      /* K step */
+    int tm, tn;  /* thread tile */
+    int vec;     /* global vector width in floats */
+} gt_kcfg;
+
+#define GT_KPARAM_MAX_VALUES 8
+
+typedef struct gt_kparam {
+    const char *name;   /* option GT_<NAME>, also the name in --help */
+    const char *sep;    /* text before the value in the canonical string */
+    size_t offset;      /* into gt_kcfg */
+    int values[GT_KPARAM_MAX_VALUES];
+    int nvalues;
+    const char *help;
+} gt_kparam;
+
+extern const gt_kparam gt_kparams[];
+extern const int gt_nkparams;
+
+/* What a configuration is checked against: the problem and the device's limits. */
+typedef struct gt_klimits {
+    int max_threads_per_block;
+    int smem_per_block;       /* static shared memory limit (48 KiB) */
+    int regs_per_block;
+    int regs_per_sm;
+    int sm_count;
+} gt_klimits;
+
+enum { GT_KC_LEGAL = 1, GT_KC_PRUNE = 2 };
+
+typedef struct gt_kconstraint {
+    const char *name;
+    int kind;             /* GT_KC_LEGAL or GT_KC_PRUNE */
+    const char *reason;
+    int (*ok)(const gt_kcfg *c, const gt_key *key, const gt_klimits *lim);
+} gt_kconstraint;
+
+extern const gt_kconstraint gt_kconstraints[];
+extern const int gt_nkconstraints;
+
+static inline int gt_kcfg_get(const gt_kcfg *c, int i) {
+    return *(const int *)((const char *)c + gt_kparams[i].offset);
+}
+static inline void gt_kcfg_set(gt_kcfg *c, int i, int v) {
+    *(int *)((char *)c + gt_kparams[i].offset) = v;
+}
+
+/* Canonical text, e.g. "128x64x8_t8x4_v4". Returns the length needed (like snprintf). */
+int gt_kcfg_format(const gt_kcfg *c, char *buf, size_t size);
+/* Parses canonical text; every value must be one the table allows. Returns 0 on success,
+ * else -1 with the reason in why. */
+int gt_kcfg_parse(const char *text, gt_kcfg *c, char *why, size_t whysize);
+
+/* Returns NULL when c satisfies every constraint of the kinds in `kinds` (a mask of
+ * GT_KC_*), else the first failing constraint. */
+const gt_kconstraint *gt_kcfg_check(const gt_kcfg *c, const gt_key *key, const gt_klimits *lim,
+                                    int kinds);
+
+/* Derived values, computed in one place (mirroring kernel_src/gemm_f32.cu). */
+int gt_kcfg_threads(const gt_kcfg *c);
+int gt_kcfg_smem_bytes(const gt_kcfg *c, const gt_key *key);
+int gt_kcfg_regs_estimate(const gt_kcfg *c);
+void gt_kcfg_grid(const gt_kcfg *c, const gt_key *key, unsigned grid[3], unsigned block[3]);
+
+/* The NVRTC -D options of a problem and configuration: writes up to max pointers into
+ * opts, backed by storage (at least 64 bytes per option). Returns the count. */
+int gt_kcfg_options(const gt_kcfg *c, const gt_key *key, char storage[][64], const char **opts,
+                    int max);
+
+/* The safe default: legal for every problem, used when tuning is skipped. */
+void gt_kcfg_default(gt_kcfg *c, const gt_key *key);
+
+/* Writes the parameter table and the constraints as help text. */
+int gt_kcfg_help(char *buf, size_t size);
+
+#endif

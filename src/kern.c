@@ -1,0 +1,71 @@
+/*
+ * kern.c: compile, load and launch one kernel of the fp32 family (kern.h).
+ * Owns the modules it loads until gt_kern_unload.
+ */
+#define _GNU_SOURCE
+#include "kern.h"
+
+#include <string.h>
+
+#include "cu.h"
+#include "kernel_sources.h"
+#include "log.h"
+
+gt_status gt_kern_compile(const gt_kcfg *cfg, const gt_key *key, int arch, gt_rtc_result *out) {
+    char storage[32][64];
+    const char *opts[32];
+    int n = gt_kcfg_options(cfg, key, storage, opts, 32);
+    char name[96];
+    gt_kcfg_format(cfg, name, sizeof name);
+    strncat(name, ".cu", sizeof name - strlen(name) - 1);
+    return gt_rtc_compile(gt_src_gemm_f32, name, opts, n, arch, out);
+}
+
+gt_status gt_kern_load(const void *image, const gt_kcfg *cfg, const gt_key *key, gt_kern *out) {
+    memset(out, 0, sizeof *out);
+    CUresult r = gt_cu.module_load_data(&out->module, image);
+    if (r != CUDA_SUCCESS) return gt_cu_fail(r, "cuModuleLoadData (GEMM kernel)");
+    r = gt_cu.module_get_function(&out->fn, out->module, "gt_gemm_f32");
+    if (r != CUDA_SUCCESS) {
+        gt_cu.module_unload(out->module);
+        out->module = NULL;
+        return gt_cu_fail(r, "cuModuleGetFunction(gt_gemm_f32)");
+    }
+    out->cfg = *cfg;
+    gt_kcfg_grid(cfg, key, out->grid, out->block);
+    int max_threads = 0;
+    gt_cu.func_get_attribute(&max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, out->fn);
+    gt_cu.func_get_attribute(&out->regs, CU_FUNC_ATTRIBUTE_NUM_REGS, out->fn);
+    if (max_threads < (int)out->block[0]) {
+        char text[64];
+        gt_kcfg_format(cfg, text, sizeof text);
+        gt_kern_unload(out);
+        return gt_fail(GT_LAUNCH_FAILED, "%s: compiled kernel allows %d threads per block, needs %d",
+                       text, max_threads, gt_kcfg_threads(cfg));
+    }
+    return GT_SUCCESS;
+}
+
+gt_status gt_kern_build(const gt_kcfg *cfg, const gt_key *key, int arch, gt_kern *out) {
+    gt_rtc_result res;
+    gt_status s = gt_kern_compile(cfg, key, arch, &res);
+    if (s == GT_SUCCESS) s = gt_kern_load(res.image, cfg, key, out);
+    gt_rtc_result_free(&res);
+    return s;
+}
+
+gt_status gt_kern_launch(const gt_kern *k, CUstream stream, CUdeviceptr A, long long lda,
+                         CUdeviceptr B, long long ldb, CUdeviceptr C, long long ldc, float alpha,
+                         float beta) {
+    void *args[] = {&A, &lda, &B, &ldb, &C, &ldc, &alpha, &beta};
+    CUresult r = gt_cu.launch_kernel(k->fn, k->grid[0], k->grid[1], k->grid[2], k->block[0],
+                                     k->block[1], k->block[2], 0, stream, args, NULL);
+    if (r != CUDA_SUCCESS) return gt_cu_fail(r, "cuLaunchKernel (GEMM kernel)");
+    return GT_SUCCESS;
+}
+
+void gt_kern_unload(gt_kern *k) {
+    if (k->module) gt_cu.module_unload(k->module);
+    k->module = NULL;
+    k->fn = NULL;
+}

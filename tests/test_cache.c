@@ -1,0 +1,1100 @@
+/*
+ * test_cache.c: tests of the SQLite cache (cache/db.h), no GPU needed.
+ *
+ * Each case works in its own directory under a mkdtemp() root in /tmp, removed at the
+ * end. Raw sqlite3 calls appear only where a case must forge a file that the library
+ * would never write (a newer schema, another program's database) or hold a lock.
+ * Child processes (concurrent writers, the lock holder) leave with _exit() so they never
+ * flush the parent's TAP output twice.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <grp.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "db.h"
+#include "key.h"
+#include "tap.h"
+
+/* ===================================================================================
+ * Helpers
+ * =================================================================================== */
+
+static char root[256];
+
+/* Case directories are short, so that every path built from them fits PATH_MAX. */
+#define DIR_MAX 512
+
+/* A fresh directory for one case; returns "root/name". */
+static const char *case_dir(const char *name, char *buf, size_t size) {
+    snprintf(buf, size, "%s/%s", root, name);
+    mkdir(buf, 0755);
+    return buf;
+}
+
+static void make_key(gt_key *k, int i) {
+    memset(k, 0, sizeof *k);
+    snprintf(k->device, sizeof k->device, "NVIDIA Test GPU 80GB");
+    k->cc_major = 9;
+    k->cc_minor = 0;
+    k->sm_count = 132;
+    k->dtype = GT_DT_F32;
+    k->opa = 0;
+    k->opb = 1;
+    k->m = 64 + i;
+    k->n = 128;
+    k->k = 256;
+    k->align = 16;
+    k->beta0 = 0;
+}
+
+static void make_winner(gt_db_winner *w, const char *config, double time_us) {
+    memset(w, 0, sizeof *w);
+    snprintf(w->config, sizeof w->config, "%s", config);
+    w->time_us = time_us;
+    w->tflops = 12.5 + time_us;
+    w->tuned_at = 1700000000;
+    snprintf(w->nvrtc, sizeof w->nvrtc, "13.0");
+    snprintf(w->driver, sizeof w->driver, "13000");
+    snprintf(w->host, sizeof w->host, "node-17");
+    snprintf(w->libver, sizeof w->libver, "0.1.0");
+}
+
+static void make_timing(gt_db_timing *t, const char *config, const char *status, double us,
+                        const char *message) {
+    memset(t, 0, sizeof *t);
+    snprintf(t->config, sizeof t->config, "%s", config);
+    snprintf(t->status, sizeof t->status, "%s", status);
+    t->time_us = us;
+    t->tflops = us > 0 ? 1000.0 / us : 0;
+    snprintf(t->message, sizeof t->message, "%s", message);
+}
+
+static int winners_equal(const gt_db_winner *a, const gt_db_winner *b) {
+    return strcmp(a->config, b->config) == 0 && a->time_us == b->time_us &&
+           a->tflops == b->tflops && a->tuned_at == b->tuned_at &&
+           strcmp(a->nvrtc, b->nvrtc) == 0 && strcmp(a->driver, b->driver) == 0 &&
+           strcmp(a->host, b->host) == 0 && strcmp(a->libver, b->libver) == 0;
+}
+
+static gt_db *open_ok(const char *path, int readonly, int busy_ms) {
+    gt_db *db = NULL;
+    char msg[512];
+    gt_status s = gt_db_open(path, readonly, busy_ms, &db, msg, sizeof msg);
+    TAP_CHECK(s == GT_SUCCESS && db != NULL, "open %s: status %d: %s", path, s, msg);
+    return s == GT_SUCCESS ? db : NULL;
+}
+
+/* The whole file, malloc'd; NULL when it cannot be read. */
+static unsigned char *read_all(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *buf = malloc(n > 0 ? (size_t)n : 1);
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    *len = (size_t)n;
+    return buf;
+}
+
+static int write_all(const char *path, const void *data, size_t len) {
+    FILE *f = fopen(path, "wb");
+    if (!f) return -1;
+    size_t w = len ? fwrite(data, 1, len, f) : 0;
+    return fclose(f) == 0 && w == len ? 0 : -1;
+}
+
+/* 1 when the file holds exactly these bytes. */
+static int same_bytes(const char *path, const unsigned char *data, size_t len) {
+    size_t n = 0;
+    unsigned char *now = read_all(path, &n);
+    int same = now && n == len && memcmp(now, data, len) == 0;
+    free(now);
+    return same;
+}
+
+static int exists(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+static int raw_exec(const char *path, const char *sql) {
+    sqlite3 *c = NULL;
+    int rc = sqlite3_open(path, &c);
+    if (rc == SQLITE_OK) rc = sqlite3_exec(c, sql, NULL, NULL, NULL);
+    sqlite3_close(c);
+    return rc;
+}
+
+/* The schema_version text in the meta table, read with raw SQLite, read-only. */
+static void raw_meta_version(const char *path, char *buf, size_t size) {
+    sqlite3 *c = NULL;
+    sqlite3_stmt *st = NULL;
+    buf[0] = 0;
+    if (sqlite3_open_v2(path, &c, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(c, "SELECT value FROM meta WHERE key='schema_version'", -1, &st,
+                           NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        snprintf(buf, size, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    sqlite3_close(c);
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Deterministic junk that does not start with the SQLite header. */
+static void fill_random(unsigned char *buf, size_t len, unsigned seed) {
+    unsigned x = seed * 2654435761u + 1;
+    for (size_t i = 0; i < len; i++) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        buf[i] = (unsigned char)x;
+    }
+    buf[0] = 'X';
+}
+
+/* Expects a refused open: GT_CACHE_ERROR, a message, no handle. */
+static void expect_refused(const char *path, int readonly, const char *needle) {
+    gt_db *db = (gt_db *)0x1;
+    char msg[512] = "";
+    gt_status s = gt_db_open(path, readonly, 0, &db, msg, sizeof msg);
+    TAP_CHECK(s == GT_CACHE_ERROR, "%s (ro=%d): status %d", path, readonly, s);
+    TAP_CHECK(db == NULL, "%s: handle not NULL on failure", path);
+    TAP_CHECK(msg[0] != 0, "%s: no message", path);
+    TAP_CHECK(strstr(msg, path) != NULL, "message does not name the file: %s", msg);
+    if (needle) TAP_CHECK(strstr(msg, needle) != NULL, "message lacks '%s': %s", needle, msg);
+    printf("# refused as expected: %s\n", msg);
+    if (s == GT_SUCCESS) gt_db_close(db);
+}
+
+/* Collectors for gt_db_list and gt_db_timings. */
+typedef struct {
+    int n, stop_after;
+    gt_key keys[512];
+    char hashes[512][32];
+    int majors[512];
+    gt_db_winner winners[512];
+} list_acc;
+
+static int collect_winner(const gt_key *key, const char *src_hash, int lib_major,
+                          const gt_db_winner *w, void *user) {
+    list_acc *a = user;
+    if (a->n < 512) {
+        a->keys[a->n] = *key;
+        snprintf(a->hashes[a->n], sizeof a->hashes[a->n], "%s", src_hash);
+        a->majors[a->n] = lib_major;
+        a->winners[a->n] = *w;
+    }
+    a->n++;
+    return a->stop_after > 0 && a->n >= a->stop_after;
+}
+
+typedef struct {
+    int n, stop_after;
+    gt_db_timing t[16];
+} timing_acc;
+
+static int collect_timing(const gt_db_timing *t, void *user) {
+    timing_acc *a = user;
+    if (a->n < 16) a->t[a->n] = *t;
+    a->n++;
+    return a->stop_after > 0 && a->n >= a->stop_after;
+}
+
+static const char *HASH = "src0123abcd";
+
+/* ===================================================================================
+ * Cases
+ * =================================================================================== */
+
+/* 1. What is stored comes back identical after reopening, and only under its exact key. */
+static void test_round_trip(void) {
+    char dir[DIR_MAX], path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/cache.db", case_dir("round_trip", dir, sizeof dir));
+    gt_key key;
+    make_key(&key, 0);
+    gt_db_winner w, got;
+    make_winner(&w, "128x128x8_w64x32_t8x8_s2", 123.456789);
+    gt_db_timing t[3];
+    make_timing(&t[0], "128x128x8_w64x32_t8x8_s2", "ok", 123.456789, "");
+    make_timing(&t[1], "64x64x8_w32x32_t4x4_s2", "ok", 200.25, "");
+    make_timing(&t[2], "256x128x8_w64x64_t8x16_s3", "compile_failed", -1, "too many registers");
+
+    gt_db *db = open_ok(path, 0, 0);
+    if (!db) return;
+    TAP_CHECK(gt_db_store(db, &key, HASH, 0, &w, t, 3) == GT_SUCCESS, "store: %s",
+              gt_db_errmsg(db));
+    gt_db_close(db);
+
+    db = open_ok(path, 0, 0);
+    if (!db) return;
+    int found = 0;
+    TAP_CHECK(gt_db_lookup(db, &key, HASH, 0, &got, &found) == GT_SUCCESS, "lookup: %s",
+              gt_db_errmsg(db));
+    TAP_CHECK(found == 1, "stored key not found");
+    TAP_CHECK(found && winners_equal(&w, &got), "fields differ: config '%s' time %.17g", got.config,
+              got.time_us);
+
+    timing_acc acc = {0};
+    TAP_CHECK(gt_db_timings(db, &key, HASH, 0, collect_timing, &acc) == GT_SUCCESS,
+              "timings: %s", gt_db_errmsg(db));
+    TAP_CHECK(acc.n == 3, "expected 3 timings, got %d", acc.n);
+    if (acc.n == 3) {
+        TAP_CHECK(strcmp(acc.t[0].config, t[0].config) == 0 && acc.t[0].time_us == t[0].time_us &&
+                      acc.t[0].tflops == t[0].tflops && strcmp(acc.t[0].status, "ok") == 0,
+                  "timing 0 differs: %s", acc.t[0].config);
+        TAP_CHECK(strcmp(acc.t[1].config, t[1].config) == 0 && acc.t[1].time_us == 200.25,
+                  "timing 1 differs: %s", acc.t[1].config);
+        TAP_CHECK(strcmp(acc.t[2].config, t[2].config) == 0 &&
+                      strcmp(acc.t[2].status, "compile_failed") == 0 && acc.t[2].time_us == -1 &&
+                      strcmp(acc.t[2].message, "too many registers") == 0,
+                  "timing 2 differs: %s %s '%s'", acc.t[2].config, acc.t[2].status,
+                  acc.t[2].message);
+    }
+
+    /* Every key field, the source hash and the library major are part of the key. */
+    static const char *fields[] = {"device", "cc_major", "cc_minor", "sms",   "opa",
+                                   "opb",    "m",        "n",        "k",     "align",
+                                   "beta0",  "src_hash", "lib_major"};
+    for (int f = 0; f < (int)(sizeof fields / sizeof fields[0]); f++) {
+        gt_key other = key;
+        const char *hash = HASH;
+        int major = 0;
+        switch (f) {
+        case 0: snprintf(other.device, sizeof other.device, "NVIDIA Test GPU 40GB"); break;
+        case 1: other.cc_major = 8; break;
+        case 2: other.cc_minor = 1; break;
+        case 3: other.sm_count = 108; break;
+        case 4: other.opa = 1; break;
+        case 5: other.opb = 0; break;
+        case 6: other.m++; break;
+        case 7: other.n++; break;
+        case 8: other.k++; break;
+        case 9: other.align = 8; break;
+        case 10: other.beta0 = 1; break;
+        case 11: hash = "src0123abce"; break;
+        case 12: major = 1; break;
+        }
+        found = 1;
+        gt_status s = gt_db_lookup(db, &other, hash, major, &got, &found);
+        TAP_CHECK(s == GT_SUCCESS && found == 0, "changed %s: status %d found %d", fields[f], s,
+                  found);
+        acc.n = 0;
+        TAP_CHECK(gt_db_timings(db, &other, hash, major, collect_timing, &acc) == GT_SUCCESS &&
+                      acc.n == 0,
+                  "changed %s: %d timings", fields[f], acc.n);
+    }
+
+    /* Only f32 exists, so the dtype column is tested with a row forged under another
+     * dtype: it must neither collide with (primary key) nor be returned for the f32 key. */
+    gt_db_close(db);
+    int rc = raw_exec(path, "INSERT INTO winners SELECT device, cc, sms, 'f16', opa, opb, m, n, "
+                            "k, align, beta0, src_hash, lib_major, 'f16config', time_us, tflops, "
+                            "tuned_at, nvrtc, driver, host, libver FROM winners");
+    TAP_CHECK(rc == SQLITE_OK, "forging an f16 row: rc %d", rc);
+    db = open_ok(path, 0, 0);
+    if (!db) return;
+    TAP_CHECK(gt_db_lookup(db, &key, HASH, 0, &got, &found) == GT_SUCCESS && found &&
+                  strcmp(got.config, w.config) == 0,
+              "f32 lookup returned '%s'", got.config);
+    gt_key bad = key;
+    bad.dtype = 7;
+    found = 1;
+    TAP_CHECK(gt_db_lookup(db, &bad, HASH, 0, &got, &found) == GT_INVALID_VALUE && found == 0,
+              "unknown dtype accepted");
+    list_acc *la = calloc(1, sizeof *la);
+    TAP_CHECK(gt_db_list(db, collect_winner, la) == GT_SUCCESS, "list: %s", gt_db_errmsg(db));
+    TAP_CHECK(la->n == 1, "list shows %d rows; the f16 row must be skipped", la->n);
+    TAP_CHECK(la->n >= 1 && gt_key_equal(&la->keys[0], &key) &&
+                  strcmp(la->hashes[0], HASH) == 0 && la->majors[0] == 0 &&
+                  winners_equal(&la->winners[0], &w),
+              "listed row differs from the stored one");
+    free(la);
+    gt_db_close(db);
+}
+
+/* 2. A second store replaces the winner; timings are upserted by config. */
+static void test_replace(void) {
+    char dir[DIR_MAX], path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/cache.db", case_dir("replace", dir, sizeof dir));
+    gt_db *db = open_ok(path, 0, 0);
+    if (!db) return;
+    gt_key key;
+    make_key(&key, 3);
+    gt_db_winner a, b, got;
+    make_winner(&a, "cfgA", 10);
+    make_winner(&b, "cfgB", 8);
+    snprintf(b.host, sizeof b.host, "node-99");
+    gt_db_timing t1[2], t2[2];
+    make_timing(&t1[0], "cfgA", "ok", 10, "");
+    make_timing(&t1[1], "cfgC", "ok", 30, "");
+    make_timing(&t2[0], "cfgC", "verify_failed", -1, "max error 1e-2");
+    make_timing(&t2[1], "cfgB", "ok", 8, "");
+    TAP_CHECK(gt_db_store(db, &key, HASH, 0, &a, t1, 2) == GT_SUCCESS, "%s", gt_db_errmsg(db));
+    TAP_CHECK(gt_db_store(db, &key, HASH, 0, &b, t2, 2) == GT_SUCCESS, "%s", gt_db_errmsg(db));
+    int found = 0;
+    TAP_CHECK(gt_db_lookup(db, &key, HASH, 0, &got, &found) == GT_SUCCESS && found, "lookup");
+    TAP_CHECK(winners_equal(&got, &b), "second store did not win: '%s' host '%s'", got.config,
+              got.host);
+
+    timing_acc acc = {0};
+    TAP_CHECK(gt_db_timings(db, &key, HASH, 0, collect_timing, &acc) == GT_SUCCESS, "timings");
+    TAP_CHECK(acc.n == 3, "expected 3 distinct configs, got %d", acc.n);
+    if (acc.n == 3) {
+        /* ok rows by time ascending (B 8, A 10), then the failed C, whose row was replaced. */
+        TAP_CHECK(strcmp(acc.t[0].config, "cfgB") == 0 && strcmp(acc.t[1].config, "cfgA") == 0 &&
+                      strcmp(acc.t[2].config, "cfgC") == 0,
+                  "order %s %s %s", acc.t[0].config, acc.t[1].config, acc.t[2].config);
+        TAP_CHECK(strcmp(acc.t[2].status, "verify_failed") == 0 &&
+                      strcmp(acc.t[2].message, "max error 1e-2") == 0 && acc.t[2].time_us == -1,
+                  "cfgC not replaced: %s '%s'", acc.t[2].status, acc.t[2].message);
+    }
+
+    /* Timings alone leave the winner as it is. */
+    gt_db_timing t3;
+    make_timing(&t3, "cfgD", "ok", 9, "");
+    TAP_CHECK(gt_db_store(db, &key, HASH, 0, NULL, &t3, 1) == GT_SUCCESS, "%s", gt_db_errmsg(db));
+    TAP_CHECK(gt_db_lookup(db, &key, HASH, 0, &got, &found) == GT_SUCCESS && found &&
+                  strcmp(got.config, "cfgB") == 0,
+              "timings-only store changed the winner to '%s'", got.config);
+    acc.n = 0;
+    acc.stop_after = 2;
+    TAP_CHECK(gt_db_timings(db, &key, HASH, 0, collect_timing, &acc) == GT_SUCCESS, "timings");
+    TAP_CHECK(acc.n == 2 && strcmp(acc.t[0].config, "cfgB") == 0 &&
+                  strcmp(acc.t[1].config, "cfgD") == 0,
+              "stop after 2: n %d, %s %s", acc.n, acc.t[0].config, acc.t[1].config);
+    gt_db_close(db);
+}
+
+/* 3. Fresh files carry our version; a newer one is refused and left untouched. */
+static void test_schema_version(void) {
+    char dir[DIR_MAX], path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/cache.db", case_dir("schema", dir, sizeof dir));
+    gt_db *db = open_ok(path, 0, 0);
+    if (!db) return;
+    TAP_CHECK(gt_db_file_schema_version(db) == GT_DB_SCHEMA_VERSION, "fresh file version %d",
+              gt_db_file_schema_version(db));
+    gt_key key;
+    make_key(&key, 0);
+    gt_db_winner w;
+    make_winner(&w, "cfg", 1);
+    TAP_CHECK(gt_db_store(db, &key, HASH, 0, &w, NULL, 0) == GT_SUCCESS, "store");
+    gt_db_close(db);
+
+    char sql[128], want[16], now[16];
+    snprintf(sql, sizeof sql, "UPDATE meta SET value='%d' WHERE key='schema_version'",
+             GT_DB_SCHEMA_VERSION + 1);
+    TAP_CHECK(raw_exec(path, sql) == SQLITE_OK, "forging a newer version");
+    snprintf(want, sizeof want, "%d", GT_DB_SCHEMA_VERSION + 1);
+
+    size_t len = 0;
+    unsigned char *before = read_all(path, &len);
+    struct stat st0, st1;
+    stat(path, &st0);
+    TAP_CHECK(before && len > 0, "cannot read %s", path);
+    expect_refused(path, 0, "newer");
+    expect_refused(path, 1, "newer");
+    stat(path, &st1);
+    TAP_CHECK(before && same_bytes(path, before, len), "refused file was modified");
+    TAP_CHECK(st0.st_mtim.tv_sec == st1.st_mtim.tv_sec && st0.st_mtim.tv_nsec == st1.st_mtim.tv_nsec,
+              "mtime changed");
+    raw_meta_version(path, now, sizeof now);
+    TAP_CHECK(strcmp(now, want) == 0, "meta schema_version is now '%s'", now);
+    free(before);
+}
+
+/* 4. Corrupt, truncated, empty and foreign files. */
+static void test_corrupt_files(void) {
+    char dir[DIR_MAX], path[PATH_MAX];
+    case_dir("corrupt", dir, sizeof dir);
+
+    /* Random bytes: refused, unchanged. */
+    unsigned char junk[8192];
+    fill_random(junk, sizeof junk, 42);
+    snprintf(path, sizeof path, "%s/random.db", dir);
+    TAP_CHECK(write_all(path, junk, sizeof junk) == 0, "write %s", path);
+    expect_refused(path, 0, NULL);
+    expect_refused(path, 1, NULL);
+    TAP_CHECK(same_bytes(path, junk, sizeof junk), "random file was modified");
+
+    /* A valid cache of several pages, then truncated copies of it. */
+    char valid[PATH_MAX];
+    snprintf(valid, sizeof valid, "%s/valid.db", dir);
+    gt_db *db = open_ok(valid, 0, 0);
+    if (!db) return;
+    for (int i = 0; i < 200; i++) {
+        gt_key key;
+        make_key(&key, i);
+        gt_db_winner w;
+        make_winner(&w, "some_reasonably_long_configuration_text_to_fill_pages", i);
+        gt_db_timing t[2];
+        make_timing(&t[0], "cfg_a_with_some_length_to_fill_pages", "ok", i + 1, "");
+        make_timing(&t[1], "cfg_b_with_some_length_to_fill_pages", "launch_failed", -1,
+                    "too many resources requested for launch");
+        if (gt_db_store(db, &key, HASH, 0, &w, t, 2) != GT_SUCCESS) {
+            TAP_CHECK(0, "store %d: %s", i, gt_db_errmsg(db));
+            break;
+        }
+    }
+    gt_db_close(db);
+    size_t vlen = 0;
+    unsigned char *vbytes = read_all(valid, &vlen);
+    TAP_CHECK(vbytes && vlen > 8 * 4096, "valid cache only %zu bytes", vlen);
+    if (!vbytes) return;
+
+    snprintf(path, sizeof path, "%s/trunc1000.db", dir);
+    write_all(path, vbytes, 1000);
+    expect_refused(path, 0, NULL);
+    expect_refused(path, 1, NULL);
+    TAP_CHECK(same_bytes(path, vbytes, 1000), "truncated file was modified");
+
+    /* Cut after a few whole pages: the first page is intact, the tables are not. */
+    snprintf(path, sizeof path, "%s/trunc_pages.db", dir);
+    write_all(path, vbytes, 3 * 4096);
+    expect_refused(path, 0, NULL);
+
+    /* Garbage over the later pages of an otherwise valid file. */
+    snprintf(path, sizeof path, "%s/garbled.db", dir);
+    unsigned char *garbled = malloc(vlen);
+    memcpy(garbled, vbytes, vlen);
+    fill_random(garbled + 2 * 4096, vlen - 2 * 4096, 7);
+    write_all(path, garbled, vlen);
+    expect_refused(path, 0, NULL);
+    TAP_CHECK(same_bytes(path, garbled, vlen), "garbled file was modified");
+    /* Only the last pages (table rows, far from the schema) damaged: the open-time walk
+     * over the tables must find it. */
+    memcpy(garbled, vbytes, vlen);
+    fill_random(garbled + vlen - 3 * 4096, 3 * 4096, 9);
+    snprintf(path, sizeof path, "%s/garbled_tail.db", dir);
+    write_all(path, garbled, vlen);
+    expect_refused(path, 0, "corrupt");
+    free(garbled);
+    free(vbytes);
+
+    /* Empty file: SQLite treats it as new, so it becomes a cache. */
+    snprintf(path, sizeof path, "%s/empty.db", dir);
+    write_all(path, "", 0);
+    db = open_ok(path, 0, 0);
+    if (db) {
+        gt_key key;
+        make_key(&key, 1);
+        gt_db_winner w, got;
+        make_winner(&w, "cfg_empty", 3);
+        int found = 0;
+        TAP_CHECK(gt_db_store(db, &key, HASH, 0, &w, NULL, 0) == GT_SUCCESS, "%s",
+                  gt_db_errmsg(db));
+        TAP_CHECK(gt_db_lookup(db, &key, HASH, 0, &got, &found) == GT_SUCCESS && found &&
+                      winners_equal(&w, &got),
+                  "empty file: stored row not found");
+        TAP_CHECK(gt_db_file_schema_version(db) == GT_DB_SCHEMA_VERSION, "version");
+        gt_db_close(db);
+    }
+
+    /* Another program's SQLite file: refused, not written into. */
+    snprintf(path, sizeof path, "%s/foreign.db", dir);
+    TAP_CHECK(raw_exec(path, "CREATE TABLE users(id INTEGER PRIMARY KEY, name TEXT);"
+                             "INSERT INTO users(name) VALUES('alice');") == SQLITE_OK,
+              "forging a foreign file");
+    size_t flen = 0;
+    unsigned char *fbytes = read_all(path, &flen);
+    expect_refused(path, 0, "another program");
+    expect_refused(path, 1, NULL);
+    TAP_CHECK(fbytes && same_bytes(path, fbytes, flen), "foreign file was modified");
+    free(fbytes);
+
+    /* A meta table without a schema version is not ours either. */
+    snprintf(path, sizeof path, "%s/nometa.db", dir);
+    raw_exec(path, "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);"
+                   "INSERT INTO meta VALUES('owner', 'someone else');");
+    expect_refused(path, 0, "schema_version");
+}
+
+/* 5. Read-only handles read and never write. */
+
+/* The part that needs the OS to refuse writes: in a directory chmod 0555, a read-only
+ * handle still reads (no -shm can be created there), and writable opens are refused.
+ * Returns nonzero when a check failed. */
+static int readonly_dir_checks(const char *dir, const char *path, const gt_key *key,
+                               const gt_db_winner *w) {
+    gt_db *db = open_ok(path, 1, 0);
+    if (db) {
+        gt_db_winner got;
+        int found = 0;
+        TAP_CHECK(gt_db_lookup(db, key, HASH, 0, &got, &found) == GT_SUCCESS && found &&
+                      winners_equal(w, &got),
+                  "lookup in a read-only directory: %s", gt_db_errmsg(db));
+        TAP_CHECK(gt_db_store(db, key, HASH, 0, w, NULL, 0) == GT_CACHE_ERROR, "store");
+        gt_db_close(db);
+    }
+    /* Writable opens: a new file cannot be created, an existing one cannot be written. */
+    char newpath[PATH_MAX];
+    snprintf(newpath, sizeof newpath, "%s/new.db", dir);
+    expect_refused(newpath, 0, NULL);
+    TAP_CHECK(!exists(newpath), "file created in a read-only directory");
+    expect_refused(path, 0, NULL);
+    return tap_case_failed;
+}
+
+static void test_readonly(void) {
+    char dir[DIR_MAX], path[PATH_MAX];
+    case_dir("readonly", dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/cache.db", dir);
+    gt_key key;
+    make_key(&key, 5);
+    gt_db_winner w, got;
+    make_winner(&w, "cfg_ro", 5);
+    gt_db *db = open_ok(path, 0, 0);
+    if (!db) return;
+    TAP_CHECK(gt_db_store(db, &key, HASH, 0, &w, NULL, 0) == GT_SUCCESS, "store");
+    gt_db_close(db);
+    chmod(path, 0644);
+    TAP_CHECK(chmod(dir, 0555) == 0, "chmod: %s", strerror(errno));
+
+    /* Read-only open semantics, whoever runs the test. */
+    size_t len = 0;
+    unsigned char *before = read_all(path, &len);
+    db = open_ok(path, 1, 0);
+    if (db) {
+        int found = 0;
+        TAP_CHECK(gt_db_lookup(db, &key, HASH, 0, &got, &found) == GT_SUCCESS && found &&
+                      winners_equal(&w, &got),
+                  "read-only lookup: %s", gt_db_errmsg(db));
+        gt_key k2;
+        make_key(&k2, 6);
+        gt_db_winner w2;
+        make_winner(&w2, "cfg_new", 1);
+        gt_status s = gt_db_store(db, &k2, HASH, 0, &w2, NULL, 0);
+        TAP_CHECK(s == GT_CACHE_ERROR, "store on a read-only handle: status %d", s);
+        TAP_CHECK(strstr(gt_db_errmsg(db), "read-only") && strstr(gt_db_errmsg(db), path),
+                  "message: %s", gt_db_errmsg(db));
+        TAP_CHECK(gt_db_lookup(db, &k2, HASH, 0, &got, &found) == GT_SUCCESS && !found,
+                  "refused store left a row");
+        TAP_CHECK(gt_db_file_schema_version(db) == GT_DB_SCHEMA_VERSION, "version");
+        gt_db_close(db);
+    }
+    TAP_CHECK(before && same_bytes(path, before, len), "read-only use modified the file");
+    free(before);
+
+    /* Directory permissions do not stop root: then the checks run in a child that drops
+     * to nobody, and are skipped (with a comment) only if it cannot. */
+    if (geteuid() != 0) {
+        readonly_dir_checks(dir, path, &key, &w);
+    } else {
+        chmod(root, 0755); /* mkdtemp made it 0700: nobody must be able to pass through */
+        /* The file is nobody's own, as a user's cache is: SQLite then wants to create the
+         * -shm file, which the directory refuses (a file it cannot write at all takes
+         * another path inside SQLite). */
+        TAP_CHECK(chown(path, 65534, 65534) == 0, "chown: %s", strerror(errno));
+        /* Root's read-only handle above left an empty -wal and a -shm beside the file
+         * (a read-only connection never removes them); a shipped cache has neither. */
+        char side[PATH_MAX + 8];
+        snprintf(side, sizeof side, "%s-wal", path);
+        unlink(side);
+        snprintf(side, sizeof side, "%s-shm", path);
+        unlink(side);
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid == 0) {
+            if (setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0)
+                _exit(77);
+            int failed = readonly_dir_checks(dir, path, &key, &w);
+            fflush(stdout);
+            _exit(failed ? 1 : 0);
+        }
+        int status = 0;
+        if (pid > 0) waitpid(pid, &status, 0);
+        if (pid < 0 || (WIFEXITED(status) && WEXITSTATUS(status) == 77))
+            printf("# running as root and cannot drop to uid 65534: read-only directory "
+                   "checks skipped\n");
+        else
+            TAP_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                      "read-only directory checks as uid 65534 failed (status 0x%x)", status);
+        chmod(root, 0700);
+    }
+    chmod(dir, 0755);
+
+    /* A missing file cannot be opened read-only, and is not created. */
+    char missing[PATH_MAX];
+    snprintf(missing, sizeof missing, "%s/missing.db", dir);
+    expect_refused(missing, 1, NULL);
+    TAP_CHECK(!exists(missing), "read-only open created the file");
+
+    /* An empty file has schema version 0, which a read-only handle cannot upgrade. */
+    char empty[PATH_MAX];
+    snprintf(empty, sizeof empty, "%s/empty.db", dir);
+    write_all(empty, "", 0);
+    expect_refused(empty, 1, "older");
+}
+
+/* 6. A writable path in directories that do not exist yet. */
+static void test_nested_dir(void) {
+    char dir[DIR_MAX], path[PATH_MAX], sub[2 * DIR_MAX];
+    case_dir("nested", dir, sizeof dir);
+    snprintf(sub, sizeof sub, "%s/a/b/c", dir);
+    snprintf(path, sizeof path, "%s/cache.db", sub);
+    gt_db *db = open_ok(path, 0, 0);
+    if (!db) return;
+    struct stat st;
+    TAP_CHECK(stat(sub, &st) == 0 && S_ISDIR(st.st_mode), "%s not created", sub);
+    TAP_CHECK((st.st_mode & 0777) == 0700, "new directory mode %o", st.st_mode & 0777);
+    gt_key key;
+    make_key(&key, 0);
+    gt_db_winner w;
+    make_winner(&w, "cfg", 1);
+    TAP_CHECK(gt_db_store(db, &key, HASH, 0, &w, NULL, 0) == GT_SUCCESS, "%s", gt_db_errmsg(db));
+    gt_db_close(db);
+    TAP_CHECK(exists(path), "cache file missing");
+
+    /* A file where a directory should be is an error. */
+    char blocked[PATH_MAX];
+    snprintf(blocked, sizeof blocked, "%s/cache.db/x/cache.db", sub);
+    expect_refused(blocked, 0, NULL);
+}
+
+/* 7. Several processes write one file at once, from the very first open. */
+#ifndef WRITERS
+#define WRITERS 4
+#endif
+#define KEYS_PER_WRITER 100
+
+static void shared_key(gt_key *k) {
+    make_key(k, 0);
+    snprintf(k->device, sizeof k->device, "Shared GPU");
+}
+
+static int writer_child(const char *path, int id, int barrier) {
+    char c;
+    if (read(barrier, &c, 1) < 0) return 9; /* returns 0 (EOF) once the parent lets go */
+    gt_db *db = NULL;
+    char msg[512];
+    if (gt_db_open(path, 0, 0, &db, msg, sizeof msg) != GT_SUCCESS) {
+        fprintf(stderr, "# writer %d: open: %s\n", id, msg);
+        return 1;
+    }
+    gt_key key, shared;
+    shared_key(&shared);
+    for (int i = 0; i < KEYS_PER_WRITER; i++) {
+        char cfg[64];
+        make_key(&key, id * 1000 + i);
+        snprintf(cfg, sizeof cfg, "w%d_%d", id, i);
+        gt_db_winner w;
+        make_winner(&w, cfg, i);
+        gt_db_timing t;
+        make_timing(&t, cfg, "ok", i, "");
+        if (gt_db_store(db, &key, HASH, 0, &w, &t, 1) != GT_SUCCESS ||
+            gt_db_store(db, &shared, HASH, 0, &w, &t, 1) != GT_SUCCESS) {
+            fprintf(stderr, "# writer %d: store %d: %s\n", id, i, gt_db_errmsg(db));
+            gt_db_close(db);
+            return 2;
+        }
+    }
+    gt_db_close(db);
+    return 0;
+}
+
+static int count_shared(const gt_key *key, const char *h, int major, const gt_db_winner *w,
+                        void *user) {
+    (void)h, (void)major, (void)w;
+    int *counts = user;
+    counts[0]++;
+    if (strcmp(key->device, "Shared GPU") == 0) counts[1]++;
+    return 0;
+}
+
+static void test_concurrent_writers(void) {
+    char dir[DIR_MAX], path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/sub/cache.db", case_dir("writers", dir, sizeof dir));
+    int barrier[2];
+    if (pipe(barrier) != 0) TAP_SKIP("pipe: %s", strerror(errno));
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pids[WRITERS];
+    for (int id = 0; id < WRITERS; id++) {
+        pids[id] = fork();
+        if (pids[id] == 0) {
+            close(barrier[1]);
+            _exit(writer_child(path, id, barrier[0]));
+        }
+        TAP_CHECK(pids[id] > 0, "fork: %s", strerror(errno));
+    }
+    close(barrier[0]);
+    double t0 = now_s();
+    close(barrier[1]); /* all children start together */
+    for (int id = 0; id < WRITERS; id++) {
+        if (pids[id] <= 0) continue;
+        int status = 0;
+        waitpid(pids[id], &status, 0);
+        TAP_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "writer %d ended with status 0x%x", id, status);
+    }
+    printf("# %d writers x %d keys: %.2f s\n", WRITERS, KEYS_PER_WRITER, now_s() - t0);
+
+    gt_db *db = open_ok(path, 1, 0);
+    if (!db) return;
+    int missing = 0;
+    for (int id = 0; id < WRITERS; id++)
+        for (int i = 0; i < KEYS_PER_WRITER; i++) {
+            gt_key key;
+            make_key(&key, id * 1000 + i);
+            gt_db_winner got;
+            int found = 0;
+            char cfg[64];
+            snprintf(cfg, sizeof cfg, "w%d_%d", id, i);
+            if (gt_db_lookup(db, &key, HASH, 0, &got, &found) != GT_SUCCESS || !found ||
+                strcmp(got.config, cfg) != 0)
+                missing++;
+        }
+    TAP_CHECK(missing == 0, "%d keys missing or wrong", missing);
+    int counts[2] = {0, 0};
+    TAP_CHECK(gt_db_list(db, count_shared, counts) == GT_SUCCESS, "list");
+    TAP_CHECK(counts[0] == WRITERS * KEYS_PER_WRITER + 1, "list has %d rows", counts[0]);
+    TAP_CHECK(counts[1] == 1, "shared key has %d winner rows", counts[1]);
+    gt_db_close(db);
+}
+
+/* 8. The default location follows the environment. */
+static void test_default_path(void) {
+    static const char *vars[] = {"GEMMTUNE_CACHE", "XDG_CACHE_HOME", "HOME"};
+    char *saved[3];
+    for (int i = 0; i < 3; i++) {
+        const char *v = getenv(vars[i]);
+        saved[i] = v ? strdup(v) : NULL;
+    }
+    char buf[PATH_MAX];
+
+    setenv("GEMMTUNE_CACHE", "/opt/gt/mine.db", 1);
+    setenv("XDG_CACHE_HOME", "/xdg", 1);
+    setenv("HOME", "/home/u", 1);
+    TAP_CHECK(gt_db_default_path(buf, sizeof buf) == GT_SUCCESS &&
+                  strcmp(buf, "/opt/gt/mine.db") == 0,
+              "GEMMTUNE_CACHE: '%s'", buf);
+
+    setenv("GEMMTUNE_CACHE", "", 1);
+    TAP_CHECK(gt_db_default_path(buf, sizeof buf) == GT_SUCCESS &&
+                  strcmp(buf, "/xdg/gemmtune/cache.db") == 0,
+              "XDG (GEMMTUNE_CACHE empty): '%s'", buf);
+    unsetenv("GEMMTUNE_CACHE");
+    TAP_CHECK(gt_db_default_path(buf, sizeof buf) == GT_SUCCESS &&
+                  strcmp(buf, "/xdg/gemmtune/cache.db") == 0,
+              "XDG: '%s'", buf);
+
+    setenv("XDG_CACHE_HOME", "", 1);
+    TAP_CHECK(gt_db_default_path(buf, sizeof buf) == GT_SUCCESS &&
+                  strcmp(buf, "/home/u/.cache/gemmtune/cache.db") == 0,
+              "HOME (XDG empty): '%s'", buf);
+    unsetenv("XDG_CACHE_HOME");
+    TAP_CHECK(gt_db_default_path(buf, sizeof buf) == GT_SUCCESS &&
+                  strcmp(buf, "/home/u/.cache/gemmtune/cache.db") == 0,
+              "HOME: '%s'", buf);
+
+    /* Too small a buffer: no truncated path. */
+    char small[10];
+    TAP_CHECK(gt_db_default_path(small, sizeof small) != GT_SUCCESS && small[0] == 0,
+              "truncated path returned: '%s'", small);
+
+    setenv("HOME", "", 1);
+    TAP_CHECK(gt_db_default_path(buf, sizeof buf) == GT_CACHE_ERROR, "HOME empty");
+    unsetenv("HOME");
+    TAP_CHECK(gt_db_default_path(buf, sizeof buf) == GT_CACHE_ERROR, "nothing set");
+
+    for (int i = 0; i < 3; i++) {
+        if (saved[i]) setenv(vars[i], saved[i], 1);
+        else unsetenv(vars[i]);
+        free(saved[i]);
+    }
+}
+
+/* 9. gt_db_list orders by device, dtype, m, n, k, ops and stops when asked. */
+static void test_list_order(void) {
+    char dir[DIR_MAX], path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/cache.db", case_dir("list", dir, sizeof dir));
+    gt_db *db = open_ok(path, 0, 0);
+    if (!db) return;
+    /* Stored in scrambled order; expected order is the array index order below. */
+    struct { const char *dev; int64_t m, n, k; int opa, opb; } rows[] = {
+        {"A100", 64, 64, 64, 0, 0},    {"A100", 64, 64, 64, 1, 0},
+        {"A100", 64, 128, 32, 0, 0},   {"A100", 128, 8, 8, 0, 0},
+        {"H100", 8, 8, 8, 0, 1},       {"H100", 8, 8, 16, 0, 0},
+    };
+    int n = (int)(sizeof rows / sizeof rows[0]);
+    int store_order[] = {4, 1, 5, 0, 3, 2};
+    for (int j = 0; j < n; j++) {
+        int i = store_order[j];
+        gt_key key;
+        make_key(&key, 0);
+        snprintf(key.device, sizeof key.device, "%s", rows[i].dev);
+        key.m = rows[i].m, key.n = rows[i].n, key.k = rows[i].k;
+        key.opa = rows[i].opa, key.opb = rows[i].opb;
+        char cfg[16];
+        snprintf(cfg, sizeof cfg, "row%d", i);
+        gt_db_winner w;
+        make_winner(&w, cfg, i);
+        TAP_CHECK(gt_db_store(db, &key, HASH, 0, &w, NULL, 0) == GT_SUCCESS, "%s",
+                  gt_db_errmsg(db));
+    }
+    list_acc *acc = calloc(1, sizeof *acc);
+    TAP_CHECK(gt_db_list(db, collect_winner, acc) == GT_SUCCESS, "list");
+    TAP_CHECK(acc->n == n, "listed %d of %d", acc->n, n);
+    for (int i = 0; i < n && i < acc->n; i++) {
+        char cfg[16];
+        snprintf(cfg, sizeof cfg, "row%d", i);
+        TAP_CHECK(strcmp(acc->winners[i].config, cfg) == 0, "position %d holds %s", i,
+                  acc->winners[i].config);
+        TAP_CHECK(acc->keys[i].m == rows[i].m && acc->keys[i].opa == rows[i].opa &&
+                      acc->keys[i].opb == rows[i].opb && acc->keys[i].cc_major == 9 &&
+                      acc->keys[i].cc_minor == 0 && acc->keys[i].sm_count == 132 &&
+                      acc->keys[i].align == 16 && acc->keys[i].dtype == GT_DT_F32,
+                  "key %d read back wrong", i);
+    }
+    memset(acc, 0, sizeof *acc);
+    acc->stop_after = 2;
+    TAP_CHECK(gt_db_list(db, collect_winner, acc) == GT_SUCCESS, "list with stop");
+    TAP_CHECK(acc->n == 2, "fn asked to stop after 2 calls, was called %d times", acc->n);
+    TAP_CHECK(strcmp(acc->winners[1].config, "row1") == 0, "second row %s",
+              acc->winners[1].config);
+    free(acc);
+    gt_db_close(db);
+}
+
+/* 10. A lock held beyond the busy timeout gives a bounded, clean error. */
+static void test_locked_file(void) {
+    char dir[DIR_MAX], path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/cache.db", case_dir("locked", dir, sizeof dir));
+    gt_db *db = open_ok(path, 0, 0);
+    if (!db) return;
+    gt_db_close(db);
+
+    int ready[2], go[2];
+    if (pipe(ready) != 0 || pipe(go) != 0) TAP_SKIP("pipe: %s", strerror(errno));
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(ready[0]);
+        close(go[1]);
+        sqlite3 *c = NULL;
+        int rc = sqlite3_open(path, &c);
+        if (rc == SQLITE_OK) rc = sqlite3_exec(c, "BEGIN EXCLUSIVE", NULL, NULL, NULL);
+        char r = rc == SQLITE_OK ? 'L' : 'E';
+        if (write(ready[1], &r, 1) != 1) _exit(3);
+        char x;
+        if (read(go[0], &x, 1) < 0) _exit(4); /* EOF or a byte: release */
+        sqlite3_exec(c, "COMMIT", NULL, NULL, NULL);
+        sqlite3_close(c);
+        _exit(rc == SQLITE_OK ? 0 : 1);
+    }
+    close(ready[1]);
+    close(go[0]);
+    if (pid < 0) {
+        close(ready[0]);
+        close(go[1]);
+        TAP_SKIP("fork: %s", strerror(errno));
+    }
+    char r = 0;
+    TAP_CHECK(read(ready[0], &r, 1) == 1 && r == 'L', "lock holder failed (%c)", r);
+
+    db = open_ok(path, 0, 200);
+    gt_key key;
+    make_key(&key, 10);
+    gt_db_winner w, got;
+    make_winner(&w, "cfg_locked", 1);
+    if (db) {
+        double t0 = now_s();
+        gt_status s = gt_db_store(db, &key, HASH, 0, &w, NULL, 0);
+        double dt = now_s() - t0;
+        const char *m = gt_db_errmsg(db);
+        TAP_CHECK(s == GT_CACHE_ERROR, "store under a foreign lock: status %d", s);
+        TAP_CHECK(dt >= 0.15 && dt < 3.0, "store took %.3f s with a 200 ms busy timeout", dt);
+        TAP_CHECK(strstr(m, path) && strstr(m, "locked") && strstr(m, "200 ms"), "message: %s",
+                  m);
+        TAP_CHECK(!strstr(m, "database is locked"), "SQLite's wording escaped: %s", m);
+        printf("# locked: %.3f s: %s\n", dt, m);
+        /* Reads still work while another process writes (WAL). */
+        int found = 1;
+        TAP_CHECK(gt_db_lookup(db, &key, HASH, 0, &got, &found) == GT_SUCCESS && !found,
+                  "lookup during the lock: %s", gt_db_errmsg(db));
+    }
+    TAP_CHECK(write(go[1], "g", 1) == 1, "release");
+    close(go[1]);
+    close(ready[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    TAP_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "lock holder status 0x%x", status);
+    if (db) {
+        TAP_CHECK(gt_db_store(db, &key, HASH, 0, &w, NULL, 0) == GT_SUCCESS,
+                  "store after release: %s", gt_db_errmsg(db));
+        int found = 0;
+        TAP_CHECK(gt_db_lookup(db, &key, HASH, 0, &got, &found) == GT_SUCCESS && found,
+                  "row stored after release not found");
+        gt_db_close(db);
+    }
+}
+
+/* 11. Bad arguments give GT_INVALID_VALUE; a callback may not re-enter its handle. */
+static int reenter(const gt_key *key, const char *h, int major, const gt_db_winner *w,
+                   void *user) {
+    (void)w;
+    gt_db *db = user;
+    gt_db_winner got;
+    int found = 0;
+    return gt_db_lookup(db, key, h, major, &got, &found) == GT_INVALID_VALUE ? 1 : 2;
+}
+
+static int reenter_result;
+static int reenter_outer(const gt_key *key, const char *h, int major, const gt_db_winner *w,
+                         void *user) {
+    reenter_result = reenter(key, h, major, w, user);
+    return 1;
+}
+
+static void test_invalid_args(void) {
+    char dir[DIR_MAX], path[PATH_MAX], msg[256];
+    snprintf(path, sizeof path, "%s/cache.db", case_dir("invalid", dir, sizeof dir));
+    gt_db *db = (gt_db *)0x1;
+    TAP_CHECK(gt_db_open(NULL, 0, 0, &db, msg, sizeof msg) == GT_INVALID_VALUE && !db, "NULL path");
+    TAP_CHECK(gt_db_open("", 0, 0, &db, msg, sizeof msg) == GT_INVALID_VALUE, "empty path");
+    TAP_CHECK(gt_db_open(path, 0, 0, NULL, msg, sizeof msg) == GT_INVALID_VALUE, "NULL out");
+    gt_db_close(NULL); /* a no-op */
+    TAP_CHECK(gt_db_file_schema_version(NULL) < 0, "version of NULL");
+
+    db = open_ok(path, 0, 0);
+    if (!db) return;
+    gt_key key;
+    make_key(&key, 0);
+    gt_db_winner w, got;
+    make_winner(&w, "cfg", 1);
+    int found;
+    TAP_CHECK(gt_db_store(db, &key, NULL, 0, &w, NULL, 0) == GT_INVALID_VALUE, "NULL hash");
+    TAP_CHECK(gt_db_store(db, NULL, HASH, 0, &w, NULL, 0) == GT_INVALID_VALUE, "NULL key");
+    TAP_CHECK(gt_db_store(db, &key, HASH, 0, &w, NULL, 2) == GT_INVALID_VALUE, "NULL timings");
+    TAP_CHECK(gt_db_lookup(db, &key, HASH, 0, NULL, &found) == GT_INVALID_VALUE, "NULL out");
+    gt_key bad = key;
+    bad.opa = 2;
+    TAP_CHECK(gt_db_store(db, &bad, HASH, 0, &w, NULL, 0) == GT_INVALID_VALUE, "opa 2");
+    TAP_CHECK(strstr(gt_db_errmsg(db), "0 (N) or 1 (T)") != NULL, "message: %s",
+              gt_db_errmsg(db));
+    bad = key;
+    memset(bad.device, 'x', sizeof bad.device);
+    TAP_CHECK(gt_db_lookup(db, &bad, HASH, 0, &got, &found) == GT_INVALID_VALUE,
+              "unterminated device");
+    TAP_CHECK(gt_db_list(db, NULL, NULL) == GT_INVALID_VALUE, "NULL fn");
+
+    /* Unterminated value fields are cut at their size, not read past. */
+    memset(w.config, 'c', sizeof w.config);
+    memset(w.host, 'h', sizeof w.host);
+    TAP_CHECK(gt_db_store(db, &key, HASH, 0, &w, NULL, 0) == GT_SUCCESS, "%s", gt_db_errmsg(db));
+    TAP_CHECK(gt_db_lookup(db, &key, HASH, 0, &got, &found) == GT_SUCCESS && found &&
+                  strlen(got.config) == sizeof got.config - 1 &&
+                  strlen(got.host) == sizeof got.host - 1,
+              "unterminated fields: %zu %zu", strlen(got.config), strlen(got.host));
+
+    reenter_result = 0;
+    TAP_CHECK(gt_db_list(db, reenter_outer, db) == GT_SUCCESS, "list");
+    TAP_CHECK(reenter_result == 1, "re-entering lookup was not refused (%d)", reenter_result);
+    /* The handle still works afterwards. */
+    TAP_CHECK(gt_db_lookup(db, &key, HASH, 0, &got, &found) == GT_SUCCESS && found,
+              "lookup after re-entry: %s", gt_db_errmsg(db));
+    gt_db_close(db);
+}
+
+/* 12. One handle, many threads. */
+typedef struct {
+    gt_db *db;
+    int id, failures;
+} thread_arg;
+
+static void *thread_body(void *p) {
+    thread_arg *a = p;
+    for (int i = 0; i < 100; i++) {
+        gt_key key;
+        make_key(&key, 50000 + a->id * 1000 + i);
+        char cfg[32];
+        snprintf(cfg, sizeof cfg, "t%d_%d", a->id, i);
+        gt_db_winner w, got;
+        make_winner(&w, cfg, i);
+        int found = 0;
+        if (gt_db_store(a->db, &key, HASH, 0, &w, NULL, 0) != GT_SUCCESS ||
+            gt_db_lookup(a->db, &key, HASH, 0, &got, &found) != GT_SUCCESS || !found ||
+            strcmp(got.config, cfg) != 0)
+            a->failures++;
+    }
+    return NULL;
+}
+
+static void test_threads(void) {
+    char dir[DIR_MAX], path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/cache.db", case_dir("threads", dir, sizeof dir));
+    gt_db *db = open_ok(path, 0, 0);
+    if (!db) return;
+    pthread_t th[4];
+    thread_arg args[4];
+    for (int i = 0; i < 4; i++) {
+        args[i] = (thread_arg){db, i, 0};
+        TAP_CHECK(pthread_create(&th[i], NULL, thread_body, &args[i]) == 0, "pthread_create");
+    }
+    int failures = 0;
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        failures += args[i].failures;
+    }
+    TAP_CHECK(failures == 0, "%d failed store/lookup pairs", failures);
+    int counts[2] = {0, 0};
+    TAP_CHECK(gt_db_list(db, count_shared, counts) == GT_SUCCESS && counts[0] == 400,
+              "list has %d rows", counts[0]);
+    gt_db_close(db);
+}
+
+/* ===================================================================================
+ * Main
+ * =================================================================================== */
+
+static int remove_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)st, (void)flag, (void)ftw;
+    return remove(p);
+}
+
+int main(void) {
+    snprintf(root, sizeof root, "/tmp/gt_test_cache.XXXXXX");
+    if (!mkdtemp(root)) {
+        printf("Bail out! mkdtemp: %s\n", strerror(errno));
+        return 1;
+    }
+    TAP_RUN(test_round_trip);
+    TAP_RUN(test_replace);
+    TAP_RUN(test_schema_version);
+    TAP_RUN(test_corrupt_files);
+    TAP_RUN(test_readonly);
+    TAP_RUN(test_nested_dir);
+    TAP_RUN(test_concurrent_writers);
+    TAP_RUN(test_default_path);
+    TAP_RUN(test_list_order);
+    TAP_RUN(test_locked_file);
+    TAP_RUN(test_invalid_args);
+    TAP_RUN(test_threads);
+    nftw(root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    return tap_done();
+}

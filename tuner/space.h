@@ -1,0 +1,32 @@
+/*
+ * space.h: the candidate space of a problem: every combination of the parameter table
+ * (src/kcfg.c) that passes the legal and prune constraints for the key and the device,
+ * ranked by a simple cost model and cut to a budget.
+ */
+#ifndef GT_SPACE_H
+#define GT_SPACE_H
+
+#include "kcfg.h"
+#include "key.h"
+
+typedef struct gt_cand {
+    gt_kcfg cfg;
+    double est_us;   /* the cost model's estimate, for ranking only */
+} gt_cand;
+
+typedef struct gt_space_counts {
+    int generated;   /* combinations of the table */
+    int pruned;      /* failed a constraint */
+    int ranked_out;  /* legal but beyond the budget */
+    int kept;
+} gt_space_counts;
+
+/* Builds the ranked candidates (best first, at most max; max <= 0: all). *out is
+ * malloc'd; returns the count, or -1 when out of memory. */
+int gt_space_build(const gt_key *key, const gt_klimits *lim, int max, gt_cand **out,
+                   gt_space_counts *counts);
+
+/* The cost model: a rough time in microseconds on a device like lim's. */
+double gt_space_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_klimits *lim);
+
+#endif

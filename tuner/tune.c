@@ -1,0 +1,392 @@
+/*
+ * tune.c: the tuner (tune.h). Owns, for the duration of one run, the compiled images,
+ * the loaded candidate modules and the arena of scratch device memory.
+ */
+#define _GNU_SOURCE
+#include "tune.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cu.h"
+#include "log.h"
+#include "pool.h"
+#include "rtc.h"
+#include "verify.h"
+
+#define MAX_ROT 8
+#define MAX_REPS 25
+#define MIN_REPS 3
+/* Timing of one candidate aims at this much GPU time. */
+#define TARGET_US_PER_CAND 20000.0
+
+static const char *result_names[] = {"ok", "compile_failed", "load_failed", "launch_failed",
+                                     "verify_failed", "not_timed"};
+const char *gt_tune_result_name(int status) {
+    return status >= 0 && status <= GT_TR_NOT_TIMED ? result_names[status] : "?";
+}
+
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static long env_long(const char *name, long dflt) {
+    const char *v = getenv(name);
+    if (!v || !*v) return dflt;
+    char *end;
+    long x = strtol(v, &end, 10);
+    return *end || x <= 0 ? dflt : x;
+}
+
+static _Atomic size_t api_mem_limit;
+
+void gt_set_tune_memory_limit(size_t bytes) { api_mem_limit = bytes; }
+
+void gt_tune_opts_default(gt_tune_opts *o) {
+    if (!o->mem_limit) o->mem_limit = api_mem_limit;
+    if (o->max_candidates <= 0) o->max_candidates = (int)env_long("GEMMTUNE_TUNE_MAX_CANDIDATES", 32);
+    if (o->budget_s <= 0) o->budget_s = (double)env_long("GEMMTUNE_TUNE_BUDGET_S", 5);
+    if (!o->mem_limit) o->mem_limit = (size_t)env_long("GEMMTUNE_TUNE_MEM_MB", 0) << 20;
+}
+
+/* ===== compile ===== */
+
+typedef struct {
+    const gt_key *key;
+    int arch;
+    gt_tune_cand *cands;
+    gt_rtc_result *images;
+} compile_job;
+
+static void compile_one(int i, void *user) {
+    compile_job *job = user;
+    if (gt_kern_compile(&job->cands[i].cfg, job->key, job->arch, &job->images[i]) != GT_SUCCESS) {
+        job->cands[i].status = GT_TR_COMPILE_FAILED;
+        snprintf(job->cands[i].message, sizeof job->cands[i].message, "%s", job->images[i].error);
+    }
+}
+
+/* ===== arena ===== */
+
+/* Scratch of one tuning run: nrot input sets, the output, and C0 when beta != 0. Leading
+ * dimensions are the problem's rounded up to the alignment class, so that every
+ * candidate legal for the key is legal here. */
+typedef struct {
+    int nrot;
+    long long lda, ldb, ldc;
+    CUdeviceptr a[MAX_ROT], b[MAX_ROT], c, c0;
+    size_t abytes, bbytes, cbytes;
+} arena;
+
+static long long round_up(long long x, long long to) { return (x + to - 1) / to * to; }
+
+static void arena_free(arena *ar) {
+    for (int i = 0; i < ar->nrot; i++) {
+        if (ar->a[i]) gt_cu.mem_free(ar->a[i]);
+        if (ar->b[i]) gt_cu.mem_free(ar->b[i]);
+    }
+    if (ar->c) gt_cu.mem_free(ar->c);
+    if (ar->c0) gt_cu.mem_free(ar->c0);
+    memset(ar, 0, sizeof *ar);
+}
+
+/* GT_SUCCESS with the arena, or GT_SUCCESS with rep->skipped when the device or the
+ * limit cannot spare the memory; other statuses are driver failures. */
+static gt_status arena_alloc(gt_devctx *dc, CUstream s, const gt_key *key, size_t limit,
+                             arena *ar, gt_tune_report *rep) {
+    memset(ar, 0, sizeof *ar);
+    long long vec = key->align >= 4 ? key->align / 4 : 1;
+    long long arows = key->opa ? key->k : key->m, acols = key->opa ? key->m : key->k;
+    long long brows = key->opb ? key->n : key->k, bcols = key->opb ? key->k : key->n;
+    ar->lda = round_up(arows, vec);
+    ar->ldb = round_up(brows, vec);
+    ar->ldc = round_up(key->m, vec);
+    ar->abytes = (size_t)(ar->lda * acols) * 4;
+    ar->bbytes = (size_t)(ar->ldb * bcols) * 4;
+    ar->cbytes = (size_t)(ar->ldc * key->n) * 4;
+    size_t l2 = (size_t)(dc->dev.l2_bytes > 0 ? dc->dev.l2_bytes : 0);
+    size_t set = ar->abytes + ar->bbytes, cpart = ar->cbytes * (key->beta0 ? 1 : 2);
+    if (!limit) limit = 2 * ar->cbytes + set + 2 * l2;
+    /* Enough input sets that consecutive runs do not find their inputs in L2. */
+    int nrot = 1 + (int)(2 * l2 / (set ? set : 1));
+    if (nrot > MAX_ROT) nrot = MAX_ROT;
+    while (nrot > 1 && cpart + (size_t)nrot * set > limit) nrot--;
+    size_t need = cpart + (size_t)nrot * set;
+    size_t free_b = 0, total_b = 0;
+    CUresult r = gt_cu.mem_get_info(&free_b, &total_b);
+    if (r != CUDA_SUCCESS) return gt_cu_fail(r, "cuMemGetInfo");
+    /* Leave the application some room: never take the last 5% of the device. */
+    size_t margin = total_b / 20;
+    if (need > limit || need + margin > free_b) {
+        rep->skipped = 1;
+        snprintf(rep->why, sizeof rep->why,
+                 "tuning needs %.1f MiB of device memory; limit %.1f MiB, free %.1f MiB",
+                 need / 1048576.0, limit / 1048576.0, free_b / 1048576.0);
+        return GT_SUCCESS;
+    }
+    ar->nrot = nrot;
+    const char *what = "";
+    for (int i = 0; i < nrot && r == CUDA_SUCCESS; i++) {
+        r = gt_cu.mem_alloc(&ar->a[i], ar->abytes);
+        if (r == CUDA_SUCCESS) r = gt_cu.mem_alloc(&ar->b[i], ar->bbytes);
+        what = "cuMemAlloc (tuning inputs)";
+    }
+    if (r == CUDA_SUCCESS) r = gt_cu.mem_alloc(&ar->c, ar->cbytes), what = "cuMemAlloc (scratch C)";
+    if (r == CUDA_SUCCESS && !key->beta0)
+        r = gt_cu.mem_alloc(&ar->c0, ar->cbytes), what = "cuMemAlloc (scratch C0)";
+    if (r == CUDA_ERROR_OUT_OF_MEMORY) {
+        /* Someone else took the memory since cuMemGetInfo: skip, as above. */
+        arena_free(ar);
+        rep->skipped = 1;
+        snprintf(rep->why, sizeof rep->why, "tuning could not allocate %.1f MiB",
+                 need / 1048576.0);
+        return GT_SUCCESS;
+    }
+    if (r != CUDA_SUCCESS) {
+        arena_free(ar);
+        return gt_cu_fail(r, what);
+    }
+    gt_status st = GT_SUCCESS;
+    for (int i = 0; i < nrot && st == GT_SUCCESS; i++) {
+        st = gt_aux_fill(dc, s, ar->a[i], (long long)(ar->abytes / 4), 11 + 2 * i, 0, 0);
+        if (st == GT_SUCCESS)
+            st = gt_aux_fill(dc, s, ar->b[i], (long long)(ar->bbytes / 4), 12 + 2 * i, 0, 0);
+    }
+    if (st == GT_SUCCESS && !key->beta0)
+        st = gt_aux_fill(dc, s, ar->c0, (long long)(ar->cbytes / 4), 7, 0, 0);
+    if (st != GT_SUCCESS) arena_free(ar);
+    return st;
+}
+
+/* Resets the scratch output before a checked run: C0's values when beta != 0, else NaN,
+ * so an output the kernel fails to write cannot pass. */
+static gt_status reset_output(gt_devctx *dc, CUstream s, const gt_key *key, arena *ar) {
+    if (key->beta0) return gt_aux_fill(dc, s, ar->c, (long long)(ar->cbytes / 4), 0, 1, NAN);
+    CUresult r = gt_cu.memcpy_dtod_async(ar->c, ar->c0, ar->cbytes, s);
+    return r == CUDA_SUCCESS ? GT_SUCCESS : gt_cu_fail(r, "cuMemcpyDtoDAsync (reset C)");
+}
+
+/* ===== time ===== */
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Tuning uses alpha = 1 and, when beta != 0, beta = 1: the timing does not depend on the
+ * values, and these keep repeated runs on the same C finite. */
+static gt_status launch(const gt_kern *k, CUstream s, arena *ar, int set, const gt_key *key) {
+    return gt_kern_launch(k, s, ar->a[set], ar->lda, ar->b[set], ar->ldb, ar->c, ar->ldc, 1.0f,
+                          key->beta0 ? 0.0f : 1.0f);
+}
+
+static gt_status time_one(const gt_kern *k, CUstream s, arena *ar, const gt_key *key,
+                          CUevent *ev, double *median_us) {
+    gt_status st = launch(k, s, ar, 0, key); /* warm-up: first-launch costs stay out */
+    if (st != GT_SUCCESS) return st;
+    CUresult r = gt_cu.event_record(ev[0], s);
+    if (r == CUDA_SUCCESS && (st = launch(k, s, ar, 1 % ar->nrot, key)) != GT_SUCCESS) return st;
+    if (r == CUDA_SUCCESS) r = gt_cu.event_record(ev[1], s);
+    if (r == CUDA_SUCCESS) r = gt_cu.event_synchronize(ev[1]);
+    float ms = 0;
+    if (r == CUDA_SUCCESS) r = gt_cu.event_elapsed(&ms, ev[0], ev[1]);
+    if (r != CUDA_SUCCESS) return gt_cu_fail(r, "timing run");
+    int reps = ms > 0 ? (int)(TARGET_US_PER_CAND / (ms * 1000.0)) : MAX_REPS;
+    if (reps > MAX_REPS) reps = MAX_REPS;
+    if (reps < MIN_REPS) reps = MIN_REPS;
+    for (int i = 0; i <= reps && r == CUDA_SUCCESS; i++) {
+        r = gt_cu.event_record(ev[i], s);
+        if (i < reps && r == CUDA_SUCCESS && (st = launch(k, s, ar, (i + 2) % ar->nrot, key)))
+            return st;
+    }
+    if (r == CUDA_SUCCESS) r = gt_cu.event_synchronize(ev[reps]);
+    double t[MAX_REPS];
+    for (int i = 0; i < reps && r == CUDA_SUCCESS; i++) {
+        r = gt_cu.event_elapsed(&ms, ev[i], ev[i + 1]);
+        t[i] = ms * 1000.0;
+    }
+    if (r != CUDA_SUCCESS) return gt_cu_fail(r, "timing runs");
+    qsort(t, (size_t)reps, sizeof t[0], cmp_double);
+    *median_us = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
+    return GT_SUCCESS;
+}
+
+static int by_time(const void *a, const void *b) {
+    const gt_tune_cand *x = a, *y = b;
+    int xo = x->status == GT_TR_OK, yo = y->status == GT_TR_OK;
+    if (xo != yo) return yo - xo;
+    return x->time_us < y->time_us ? -1 : x->time_us > y->time_us;
+}
+
+/* Orders candidates timed-first by time, moving each loaded kernel with its candidate. */
+static int sort_by_time(gt_tune_cand *cands, gt_kern *kerns, int n) {
+    struct pair {
+        gt_tune_cand c;
+        gt_kern k;
+    } *p = malloc(sizeof *p * (size_t)n);
+    if (!p) return -1;
+    for (int i = 0; i < n; i++) p[i].c = cands[i], p[i].k = kerns[i];
+    qsort(p, (size_t)n, sizeof *p, by_time); /* the candidate is the pair's first member */
+    for (int i = 0; i < n; i++) cands[i] = p[i].c, kerns[i] = p[i].k;
+    free(p);
+    return 0;
+}
+
+/* ===== the run ===== */
+
+gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in, gt_kern *winner,
+                  gt_tune_report *rep) {
+    memset(rep, 0, sizeof *rep);
+    memset(winner, 0, sizeof *winner);
+    gt_tune_opts opts = *opts_in;
+    gt_tune_opts_default(&opts);
+    double t0 = now_s();
+    gt_klimits lim;
+    gt_devctx_limits(dc, &lim);
+
+    /* SPACE */
+    gt_cand *space = NULL;
+    int n = gt_space_build(key, &lim, opts.max_candidates, &space, &rep->space);
+    if (n < 0) return gt_fail(GT_OUT_OF_MEMORY, "candidate space");
+    if (n == 0) {
+        free(space);
+        return gt_fail(GT_NO_CANDIDATE, "no candidate passes the constraints");
+    }
+    gt_tune_cand *cands = calloc((size_t)n, sizeof *cands);
+    gt_rtc_result *images = calloc((size_t)n, sizeof *images);
+    gt_kern *kerns = calloc((size_t)n, sizeof *kerns);
+    if (!cands || !images || !kerns) {
+        free(space), free(cands), free(images), free(kerns);
+        return gt_fail(GT_OUT_OF_MEMORY, "tuning state");
+    }
+    for (int i = 0; i < n; i++) {
+        cands[i].cfg = space[i].cfg;
+        cands[i].status = GT_TR_NOT_TIMED;
+        cands[i].time_us = -1;
+    }
+    free(space);
+    rep->cands = cands;
+    rep->ncands = n;
+
+    /* COMPILE */
+    compile_job job = {key, dc->arch, cands, images};
+    gt_pool_run(n, opts.threads, compile_one, &job);
+    for (int i = 0; i < n; i++) {
+        if (cands[i].status == GT_TR_COMPILE_FAILED) rep->compile_failed++;
+        else rep->compiled++;
+    }
+    rep->compile_seconds = now_s() - t0;
+
+    /* ARENA */
+    CUstream s;
+    arena ar;
+    CUevent ev[MAX_REPS + 1] = {0};
+    int nev = 0;
+    gt_status st = gt_devctx_tune_stream(dc, &s);
+    if (st == GT_SUCCESS) st = gt_devctx_aux(dc);
+    if (st == GT_SUCCESS) st = arena_alloc(dc, s, key, opts.mem_limit, &ar, rep);
+    if (st != GT_SUCCESS || rep->skipped) goto out_images;
+    for (; nev <= MAX_REPS; nev++) {
+        CUresult r = gt_cu.event_create(&ev[nev], CU_EVENT_DEFAULT);
+        if (r != CUDA_SUCCESS) {
+            st = gt_cu_fail(r, "cuEventCreate");
+            goto out_arena;
+        }
+    }
+
+    /* TIME */
+    double t1 = now_s();
+    for (int i = 0; i < n; i++) {
+        if (cands[i].status == GT_TR_COMPILE_FAILED) continue;
+        if (now_s() - t1 > opts.budget_s) break; /* stays NOT_TIMED */
+        gt_status ls = gt_kern_load(images[i].image, &cands[i].cfg, key, &kerns[i]);
+        if (ls != GT_SUCCESS) {
+            cands[i].status = GT_TR_LOAD_FAILED;
+            snprintf(cands[i].message, sizeof cands[i].message, "%s", gt_last_error());
+            continue;
+        }
+        double us = 0;
+        ls = time_one(&kerns[i], s, &ar, key, ev, &us);
+        if (ls != GT_SUCCESS) {
+            cands[i].status = GT_TR_LAUNCH_FAILED;
+            snprintf(cands[i].message, sizeof cands[i].message, "%s", gt_last_error());
+            gt_kern_unload(&kerns[i]);
+            /* A fault poisons the context: nothing after it can run. */
+            if (ls == GT_LAUNCH_FAILED && gt_cu.ctx_synchronize() != CUDA_SUCCESS) {
+                st = gt_fail(GT_LAUNCH_FAILED, "candidate %d faulted: %s", i, cands[i].message);
+                goto out_arena;
+            }
+            continue;
+        }
+        cands[i].status = GT_TR_OK;
+        cands[i].time_us = us;
+        rep->timed++;
+    }
+    rep->time_seconds = now_s() - t1;
+
+    /* VERIFY, fastest first. */
+    if (sort_by_time(cands, kerns, n) != 0) {
+        st = gt_fail(GT_OUT_OF_MEMORY, "tuning state");
+        goto out_arena;
+    }
+    int won = -1;
+    for (int i = 0; i < n && cands[i].status == GT_TR_OK && won < 0; i++) {
+        gt_verify_result vr;
+        gt_status vs = reset_output(dc, s, key, &ar);
+        if (vs == GT_SUCCESS)
+            vs = gt_kern_launch(&kerns[i], s, ar.a[0], ar.lda, ar.b[0], ar.ldb, ar.c, ar.ldc,
+                                0.75f, key->beta0 ? 0.0f : -0.5f);
+        if (vs == GT_SUCCESS)
+            vs = gt_verify(dc, s, key, 0.75f, key->beta0 ? 0.0f : -0.5f, ar.a[0], ar.lda,
+                           ar.b[0], ar.ldb, ar.c0, ar.ldc, ar.c, ar.ldc, &vr);
+        if (vs != GT_SUCCESS || !vr.pass) {
+            cands[i].status = GT_TR_VERIFY_FAILED;
+            rep->verify_failed++;
+            if (vs != GT_SUCCESS)
+                snprintf(cands[i].message, sizeof cands[i].message, "%s", gt_last_error());
+            else
+                snprintf(cands[i].message, sizeof cands[i].message,
+                         "relative error %.3g (tolerance %.3g), %lld non-finite of %lld",
+                         vr.rel_err, vr.tol, vr.nonfinite, vr.checked);
+            gt_log(GT_LOG_WARN, "candidate failed verification: %s", cands[i].message);
+            if (vs == GT_LAUNCH_FAILED && gt_cu.ctx_synchronize() != CUDA_SUCCESS) {
+                st = vs;
+                goto out_arena;
+            }
+            continue;
+        }
+        won = i;
+        rep->rel_err = vr.rel_err;
+    }
+    if (won < 0) {
+        st = gt_fail(GT_NO_CANDIDATE, "none of %d candidates compiled, ran and verified", n);
+    } else {
+        *winner = kerns[won];
+        kerns[won].module = NULL;
+        rep->winner = cands[won].cfg;
+        rep->time_us = cands[won].time_us;
+        rep->tflops = 2.0 * (double)key->m * (double)key->n * (double)key->k / (rep->time_us * 1e6);
+    }
+
+out_arena:
+    for (int i = 0; i < nev; i++) gt_cu.event_destroy(ev[i]);
+    for (int i = 0; i < n; i++) gt_kern_unload(&kerns[i]);
+    arena_free(&ar);
+out_images:
+    for (int i = 0; i < n; i++) gt_rtc_result_free(&images[i]);
+    free(images);
+    free(kerns);
+    rep->seconds = now_s() - t0;
+    return st;
+}
+
+void gt_tune_report_free(gt_tune_report *rep) {
+    free(rep->cands);
+    rep->cands = NULL;
+    rep->ncands = 0;
+}

@@ -1,0 +1,62 @@
+/*
+ * tune.h: tuning one problem key on one device.
+ *
+ * States of one tuning run, each moved on by the function named:
+ *   SPACE    -> gt_space_build          ranked candidates within the count budget
+ *   COMPILE  -> compile_all             NVRTC on a thread pool; failures recorded
+ *   ARENA    -> arena_alloc             bounded scratch memory, random inputs; or SKIPPED
+ *   TIME     -> time_one (each)         warm-up, events per run, median; time budget
+ *   VERIFY   -> verify_one (fastest first) reference check until one passes
+ *   DONE     winner loaded, every candidate's outcome in the report
+ * The user's buffers are never touched: every run works on the arena.
+ */
+#ifndef GT_TUNE_H
+#define GT_TUNE_H
+
+#include <stddef.h>
+
+#include "devctx.h"
+#include "kern.h"
+#include "space.h"
+
+typedef struct gt_tune_opts {
+    int max_candidates;   /* <= 0: default 32 (GEMMTUNE_TUNE_MAX_CANDIDATES) */
+    double budget_s;      /* time for the TIME state; <= 0: default 5 (GEMMTUNE_TUNE_BUDGET_S) */
+    size_t mem_limit;     /* bytes; 0: default (size of C, one copy of A and B, 2 x L2) */
+    int threads;          /* compile threads; <= 0: one per CPU */
+} gt_tune_opts;
+
+/* One candidate's outcome. */
+enum { GT_TR_OK, GT_TR_COMPILE_FAILED, GT_TR_LOAD_FAILED, GT_TR_LAUNCH_FAILED,
+       GT_TR_VERIFY_FAILED, GT_TR_NOT_TIMED };
+const char *gt_tune_result_name(int status);
+
+typedef struct gt_tune_cand {
+    gt_kcfg cfg;
+    int status;           /* GT_TR_* */
+    double time_us;       /* median; < 0 when not timed */
+    char message[256];
+} gt_tune_cand;
+
+typedef struct gt_tune_report {
+    gt_space_counts space;
+    int compiled, compile_failed, timed, verify_failed;
+    double seconds, compile_seconds, time_seconds;
+    int skipped;          /* tuning skipped (memory): no winner, not an error */
+    char why[256];
+    gt_kcfg winner;
+    double time_us, tflops, rel_err;
+    int ncands;
+    gt_tune_cand *cands;  /* malloc'd; gt_tune_report_free */
+} gt_tune_report;
+
+/* Fills opts from the environment where fields are left at 0. */
+void gt_tune_opts_default(gt_tune_opts *opts);
+
+/* Tunes key on dc (whose context is current). On GT_SUCCESS, *winner is loaded and
+ * verified, unless rep->skipped. */
+gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts, gt_kern *winner,
+                  gt_tune_report *rep);
+void gt_tune_report_free(gt_tune_report *rep);
+
+#endif
