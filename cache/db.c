@@ -24,6 +24,12 @@
  *      the busy timeout covers the whole wait.
  *   4. Every prepared statement is reset before the lock is released, so no read
  *      transaction outlives a call (it would pin the WAL and hide other writers' rows).
+ *   5. A read-only handle never writes. On a WAL file in a directory it cannot write
+ *      (a shipped cache) it falls back to SQLite's immutable mode: see
+ *      immutable_fallback_applies().
+ *
+ * Callbacks of gt_db_list and gt_db_timings run with the handle locked: they may use
+ * any other handle, but a call on their own handle returns GT_INVALID_VALUE.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE

@@ -79,7 +79,7 @@ static void load(void) {
     void *h = dlopen(file, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         load_status = GT_NO_DRIVER;
-        snprintf(load_message, sizeof load_message, "no CUDA driver: cannot load %s (%s)",
+        snprintf(load_message, sizeof load_message, "cannot load %s (%s)",
                  file, dlerror());
         return;
     }
@@ -90,7 +90,7 @@ static void load(void) {
         if (!fn) {
             load_status = GT_NO_DRIVER;
             snprintf(load_message, sizeof load_message,
-                     "no CUDA driver: %s lacks %s (driver too old?)", file, symbols[i].names[0]);
+                     "%s lacks %s (driver too old?)", file, symbols[i].names[0]);
             return;
         }
         memcpy((char *)&gt_cu + symbols[i].offset, &fn, sizeof fn);
@@ -100,8 +100,7 @@ static void load(void) {
         const char *name = "?";
         gt_cu.get_error_name(r, &name);
         load_status = r == CUDA_ERROR_NO_DEVICE ? GT_NO_DEVICE : GT_NO_DRIVER;
-        snprintf(load_message, sizeof load_message, "%s: cuInit failed with %s",
-                 load_status == GT_NO_DEVICE ? "no CUDA device" : "no usable CUDA driver", name);
+        snprintf(load_message, sizeof load_message, "cuInit failed with %s", name);
         return;
     }
     int version = 0, count = 0;
@@ -109,7 +108,7 @@ static void load(void) {
     snprintf(driver_version, sizeof driver_version, "%d", version);
     if (gt_cu.device_get_count(&count) != CUDA_SUCCESS || count == 0) {
         load_status = GT_NO_DEVICE;
-        snprintf(load_message, sizeof load_message, "no CUDA device: the driver sees none");
+        snprintf(load_message, sizeof load_message, "the driver sees no device");
         return;
     }
     load_status = GT_SUCCESS;

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# gpu_run.sh: on a machine with an NVIDIA GPU, build gemmtune, run every test (the GPU
+# ones for real), a few `gemmtune run` checks and the cuBLAS side-by-side benchmark.
+# Usage: bash tools/gpu_run.sh [all|tests|bench|quick] ; logs and JSON go to $OUT
+# (default ./gpu-out). On the project's device machine: copy ../shared/device to .device
+# first (SQLite headers) and carry it.
+set -uo pipefail
+what=${1:-all}
+OUT=${OUT:-$PWD/gpu-out}
+mkdir -p "$OUT"
+cd "$(dirname "$0")/.."
+if [ -f .device/prep.sh ] && ! pkg-config --exists sqlite3 2>/dev/null; then bash .device/prep.sh; fi
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm --format=csv 2>&1 | tee "$OUT/gpu.txt"
+B=build-gpu
+[ -d $B ] || meson setup $B >"$OUT/setup.log" 2>&1 || { tail -30 "$OUT/setup.log"; exit 1; }
+meson compile -C $B >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
+export GEMMTUNE_CACHE="$OUT/cache.db" GEMMTUNE_LOG=${GEMMTUNE_LOG:-warn}
+rc=0
+if [ "$what" = all ] || [ "$what" = tests ]; then
+  meson test -C $B --print-errorlogs >"$OUT/test.log" 2>&1 || rc=1
+  cp $B/meson-logs/testlog.txt "$OUT/testlog.txt" 2>/dev/null
+  grep -E "^ *[0-9]+/[0-9]+ |^Ok:|^Fail:|^Skipped:" "$OUT/test.log"
+  grep -E "^not ok|FAILED" $B/meson-logs/testlog.txt | head -40
+fi
+if [ "$what" = all ] || [ "$what" = quick ]; then
+  ./$B/gemmtune info
+  for s in 4096x4096x4096 1000x1000x1000:TN 4097x129x257:NT 16x4096x4096:NT; do
+    ./$B/gemmtune run $s || rc=1
+  done
+  echo "--- second process, same shapes: from the cache"
+  ./$B/gemmtune run 4096x4096x4096 || rc=1
+  ./$B/gemmtune list
+fi
+if [ "$what" = all ] || [ "$what" = bench ]; then
+  ./$B/gemmtune-bench --file bench/suite.txt --json "$OUT/bench_f32.json" 2>&1 | tee "$OUT/bench_f32.txt" || rc=1
+fi
+exit $rc
