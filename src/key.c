@@ -2,7 +2,6 @@
  * key.c: the problem key (see key.h): alignment class, canonical text, hashing.
  * Owns no state.
  */
-#define _GNU_SOURCE
 #include "key.h"
 
 #include <stdio.h>
