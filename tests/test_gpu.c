@@ -17,7 +17,10 @@
 #include <unistd.h>
 
 #include "cu.h"
+#include "devctx.h"
+#include "dispatch.h"
 #include "gemmtune.h"
+#include "kcfg.h"
 #include "tap.h"
 
 static int have_gpu;
@@ -50,7 +53,9 @@ static void prob_init(prob *p, int opa, int opb, long long m, long long n, long 
     p->opa = opa, p->opb = opb, p->m = m, p->n = n, p->k = k;
     p->alpha = alpha, p->beta = beta;
     long long ar = opa ? k : m, ac = opa ? m : k, br = opb ? n : k, bc = opb ? k : n;
-    p->lda = ar + pad_a, p->ldb = br + pad_b, p->ldc = m + pad_c;
+    /* BLAS minimum: max(1, rows) (rows can be k == 0). */
+    p->lda = (ar > 1 ? ar : 1) + pad_a, p->ldb = (br > 1 ? br : 1) + pad_b;
+    p->ldc = (m > 1 ? m : 1) + pad_c;
     size_t na = (size_t)(p->lda * ac), nb = (size_t)(p->ldb * bc), nc = (size_t)(p->ldc * n);
     p->A = malloc(na * 4), p->B = malloc(nb * 4), p->C0 = malloc(nc * 4), p->C = malloc(nc * 4);
     for (size_t i = 0; i < na; i++) p->A[i] = frand();
@@ -288,9 +293,52 @@ static void gpu_memory_limit_forces_fallback(void) {
     prob_free(&p);
 }
 
+static void gpu_failed_candidates_never_chosen(void) {
+    NEED_GPU();
+    /* Candidate 0 fails to compile, 1 fails to launch, and the fastest that runs computes
+     * a wrong result: each must be recorded, none chosen, and the call still right. */
+    setenv("GEMMTUNE_TEST_FAULT", "compile:0,launch:1,verify:0", 1);
+    gt_devctx *dc;
+    CUcontext ctx;
+    gt_cu.ctx_get_current(&ctx);
+    TAP_CHECK(gt_devctx_get(ctx, &dc) == GT_SUCCESS, "context state");
+    prob p;
+    prob_init(&p, 1, 0, 301, 203, 105, 0, 0, 0, 1.0f, 0.0f);
+    gt_key key;
+    gt_devctx_make_key(dc, 1, 0, p.m, p.n, p.k, (void *)(uintptr_t)p.dA, p.lda,
+                       (void *)(uintptr_t)p.dB, p.ldb, 0.0f, (void *)(uintptr_t)p.dC, p.ldc, &key);
+    gt_tune_report rep;
+    memset(&rep, 0, sizeof rep);
+    int source = -1;
+    gt_status st = gt_dispatch_tune(dc, &key, 1, &rep, &source);
+    unsetenv("GEMMTUNE_TEST_FAULT");
+    TAP_CHECK(st == GT_SUCCESS && source == GT_SRC_TUNED, "tuning: %s", gt_last_error());
+    int counts[GT_TR_NOT_TIMED + 1] = {0};
+    char win[64], bad[64];
+    gt_kcfg_format(&rep.winner, win, sizeof win);
+    for (int i = 0; i < rep.ncands; i++) {
+        counts[rep.cands[i].status]++;
+        gt_kcfg_format(&rep.cands[i].cfg, bad, sizeof bad);
+        if (rep.cands[i].status != GT_TR_OK)
+            TAP_CHECK(strcmp(bad, win) != 0, "failed candidate %s (%s) chosen", bad,
+                      gt_tune_result_name(rep.cands[i].status));
+    }
+    TAP_CHECK(counts[GT_TR_COMPILE_FAILED] == 1, "compile failures %d", counts[GT_TR_COMPILE_FAILED]);
+    TAP_CHECK(counts[GT_TR_LAUNCH_FAILED] == 1, "launch failures %d", counts[GT_TR_LAUNCH_FAILED]);
+    TAP_CHECK(counts[GT_TR_VERIFY_FAILED] == 1, "verify failures %d", counts[GT_TR_VERIFY_FAILED]);
+    TAP_CHECK(rep.verify_failed == 1 && rep.rel_err <= tol(p.k), "winner rel err %.3g", rep.rel_err);
+    gt_tune_report_free(&rep);
+    st = prob_run(&p, NULL);
+    double e = prob_error(&p);
+    TAP_CHECK(st == GT_SUCCESS && e <= tol(p.k), "result with the winner: err %.3g", e);
+    prob_free(&p);
+}
+
 /* Child mode: one call of a fixed shape, then print the counters. */
 static int child(void) {
-    if (gt_cu_load() != GT_SUCCESS) return 3;
+    CUcontext ctx;
+    int pushed;
+    if (gt_cu_load() != GT_SUCCESS || gt_cu_enter(NULL, &ctx, &pushed) != GT_SUCCESS) return 3;
     prob p;
     prob_init(&p, 0, 1, 515, 99, 77, 0, 0, 0, 1.0f, 0.0f);
     gt_status st = prob_run(&p, NULL);
@@ -360,6 +408,7 @@ int main(int argc, char **argv) {
     TAP_RUN(gpu_threads_same_new_shape);
     TAP_RUN(gpu_memory_limit_forces_fallback);
     TAP_RUN(gpu_second_process_hits_cache);
+    TAP_RUN(gpu_failed_candidates_never_chosen);
     gt_release();
     return tap_done();
 }

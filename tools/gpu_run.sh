@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # gpu_run.sh: on a machine with an NVIDIA GPU, build gemmtune, run every test (the GPU
 # ones for real), a few `gemmtune run` checks and the cuBLAS side-by-side benchmark.
-# Usage: bash tools/gpu_run.sh [all|tests|bench|quick] ; logs and JSON go to $OUT
+# Usage: bash tools/gpu_run.sh [all|tests|quick|memcheck|bench] ; logs and JSON go to $OUT
 # (default ./gpu-out). On the project's device machine: copy ../shared/device to .device
 # first (SQLite headers) and carry it.
 set -uo pipefail
@@ -31,7 +31,19 @@ if [ "$what" = all ] || [ "$what" = quick ]; then
   ./$B/gemmtune run 4096x4096x4096 || rc=1
   ./$B/gemmtune list
 fi
+if [ "$what" = all ] || [ "$what" = memcheck ]; then
+  # Every candidate of each shape runs under memcheck while it is tuned (fresh cache).
+  for s in 17x33x65:TN 129x1x7:NT 255x257x31:TT 1000x999x1001:NN; do
+    compute-sanitizer --tool memcheck --error-exitcode 9 \
+      ./$B/gemmtune --cache "$OUT/memcheck.db" run --reps 1 $s >>"$OUT/memcheck.log" 2>&1
+    r=$?; echo "memcheck $s: exit $r"; [ $r -eq 0 ] || rc=1
+  done
+  grep -E "ERROR SUMMARY|check:" "$OUT/memcheck.log"
+fi
 if [ "$what" = all ] || [ "$what" = bench ]; then
-  ./$B/gemmtune-bench --file bench/suite.txt --json "$OUT/bench_f32.json" 2>&1 | tee "$OUT/bench_f32.txt" || rc=1
+  # A fresh cache, so the cold column is real tuning time.
+  rm -f "$OUT/bench-cache.db"*
+  GEMMTUNE_CACHE="$OUT/bench-cache.db" ./$B/gemmtune-bench --file bench/suite.txt \
+    --json "$OUT/bench_f32.json" 2>&1 | tee "$OUT/bench_f32.txt" || rc=1
 fi
 exit $rc

@@ -54,6 +54,23 @@ void gt_tune_opts_default(gt_tune_opts *o) {
     if (!o->mem_limit) o->mem_limit = (size_t)env_long("GEMMTUNE_TUNE_MEM_MB", 0) << 20;
 }
 
+/* ===== fault injection (tests) ===== */
+
+/* GEMMTUNE_TEST_FAULT="compile:I,launch:J,verify:K" makes candidate I (rank order) fail to
+ * compile, candidate J fail to launch (an invalid block size, a real launch error) and
+ * the K-th candidate checked compute a wrong result (alpha off by 1%), so tests can show
+ * that each failure is recorded and never chosen. */
+static int fault(const char *what, int i) {
+    const char *v = getenv("GEMMTUNE_TEST_FAULT");
+    size_t wl = strlen(what);
+    for (const char *p = v; p && *p;) {
+        if (strncmp(p, what, wl) == 0 && p[wl] == ':' && atoi(p + wl + 1) == i) return 1;
+        p = strchr(p, ',');
+        if (p) p++;
+    }
+    return 0;
+}
+
 /* ===== compile ===== */
 
 typedef struct {
@@ -65,6 +82,11 @@ typedef struct {
 
 static void compile_one(int i, void *user) {
     compile_job *job = user;
+    if (fault("compile", i)) {
+        job->cands[i].status = GT_TR_COMPILE_FAILED;
+        snprintf(job->cands[i].message, sizeof job->cands[i].message, "injected compile fault");
+        return;
+    }
     if (gt_kern_compile(&job->cands[i].cfg, job->key, job->arch, &job->images[i]) != GT_SUCCESS) {
         job->cands[i].status = GT_TR_COMPILE_FAILED;
         snprintf(job->cands[i].message, sizeof job->cands[i].message, "%s", job->images[i].error);
@@ -311,6 +333,7 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
             continue;
         }
         double us = 0;
+        if (fault("launch", i)) kerns[i].block[0] = 4096; /* beyond any device's limit */
         ls = time_one(&kerns[i], s, &ar, key, ev, &us);
         if (ls != GT_SUCCESS) {
             cands[i].status = GT_TR_LAUNCH_FAILED;
@@ -338,9 +361,10 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
     for (int i = 0; i < n && cands[i].status == GT_TR_OK && won < 0; i++) {
         gt_verify_result vr;
         gt_status vs = reset_output(dc, s, key, &ar);
+        float alpha = fault("verify", i) ? 0.75f * 1.01f : 0.75f;
         if (vs == GT_SUCCESS)
             vs = gt_kern_launch(&kerns[i], s, ar.a[0], ar.lda, ar.b[0], ar.ldb, ar.c, ar.ldc,
-                                0.75f, key->beta0 ? 0.0f : -0.5f);
+                                alpha, key->beta0 ? 0.0f : -0.5f);
         if (vs == GT_SUCCESS)
             vs = gt_verify(dc, s, key, 0.75f, key->beta0 ? 0.0f : -0.5f, ar.a[0], ar.lda,
                            ar.b[0], ar.ldb, ar.c0, ar.ldc, ar.c, ar.ldc, &vr);

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# test.sh: the README's test command. Installs what is missing, builds, runs every test
+# (GPU tests say "skipped: no CUDA device" without one) and ends with one line
+# "N passed, N failed, N skipped" counting the test cases.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bash tools/deps.sh || exit 1
+B=${BUILD_DIR:-build}
+[ -f $B/build.ninja ] || meson setup $B >/dev/null || exit 1
+meson compile -C $B >/tmp/gemmtune-build.log 2>&1 || { tail -40 /tmp/gemmtune-build.log; exit 1; }
+meson test -C $B --print-errorlogs --num-processes 2
+rc=$?
+python3 tools/count_tests.py $B/meson-logs/testlog.json || rc=1
+exit $rc
