@@ -302,6 +302,22 @@ static int parse_version(const unsigned char *text) {
     return (int)v;
 }
 
+/* Prepares sql and steps to its first row, retrying while the file is busy (within the
+ * busy timeout). Returns SQLITE_ROW with *st positioned on the row, else the code; the
+ * caller finalizes *st either way. */
+static int first_row(gt_db *db, const char *sql, sqlite3_stmt **st) {
+    int64_t start = now_ms();
+    int rc;
+    *st = NULL;
+    do {
+        sqlite3_finalize(*st);
+        *st = NULL;
+        rc = sqlite3_prepare_v2(db->conn, sql, -1, st, NULL);
+        if (rc == SQLITE_OK) rc = sqlite3_step(*st);
+    } while (rc != SQLITE_ROW && busy_retry(db, start, rc));
+    return rc;
+}
+
 /* Reads the schema version of the open file into *version: 0 for an empty file.
  * A non-empty file without our `meta` table, or with a meta table that has no usable
  * schema_version, belongs to another program: refused so that we never write into it.
@@ -309,18 +325,10 @@ static int parse_version(const unsigned char *text) {
  * SQLite database or whose first page is damaged fails here. */
 static gt_status read_version(gt_db *db, int *version) {
     sqlite3_stmt *st = NULL;
-    int64_t start = now_ms();
-    int rc;
-    do {
-        sqlite3_finalize(st);
-        st = NULL;
-        rc = sqlite3_prepare_v2(db->conn,
-                                "SELECT count(*), "
-                                "coalesce(sum(type = 'table' AND name = 'meta'), 0) "
-                                "FROM sqlite_master",
-                                -1, &st, NULL);
-        if (rc == SQLITE_OK) rc = sqlite3_step(st);
-    } while (rc != SQLITE_ROW && busy_retry(db, start, rc));
+    int rc = first_row(db,
+                       "SELECT count(*), coalesce(sum(type = 'table' AND name = 'meta'), 0) "
+                       "FROM sqlite_master",
+                       &st);
     if (rc != SQLITE_ROW) {
         gt_status s = fail_rc(db, rc, "cannot read the schema");
         sqlite3_finalize(st);
@@ -340,15 +348,7 @@ static gt_status read_version(gt_db *db, int *version) {
                   db->path);
         return GT_CACHE_ERROR;
     }
-    st = NULL;
-    do {
-        sqlite3_finalize(st);
-        st = NULL;
-        rc = sqlite3_prepare_v2(db->conn,
-                                "SELECT value FROM meta WHERE key = 'schema_version'", -1, &st,
-                                NULL);
-        if (rc == SQLITE_OK) rc = sqlite3_step(st);
-    } while (rc != SQLITE_ROW && rc != SQLITE_DONE && busy_retry(db, start, rc));
+    rc = first_row(db, "SELECT value FROM meta WHERE key = 'schema_version'", &st);
     if (rc != SQLITE_ROW) {
         gt_status s = rc == SQLITE_DONE ? GT_CACHE_ERROR
                                         : fail_rc(db, rc, "cannot read the schema version");
@@ -518,18 +518,10 @@ static gt_status prepare_all(gt_db *db) {
  * rather than at the first lookup. A cache holds thousands of rows, so it is cheap. */
 static gt_status check_tables(gt_db *db) {
     sqlite3_stmt *st = NULL;
-    int64_t start = now_ms();
-    int rc;
-    do {
-        sqlite3_finalize(st);
-        st = NULL;
-        rc = sqlite3_prepare_v2(db->conn,
-                                "SELECT (SELECT count(*) FROM winners), "
-                                "(SELECT count(*) FROM timings), "
-                                "(SELECT count(*) FROM meta)",
-                                -1, &st, NULL);
-        if (rc == SQLITE_OK) rc = sqlite3_step(st);
-    } while (rc != SQLITE_ROW && busy_retry(db, start, rc));
+    int rc = first_row(db,
+                       "SELECT (SELECT count(*) FROM winners), (SELECT count(*) FROM timings), "
+                       "(SELECT count(*) FROM meta)",
+                       &st);
     sqlite3_finalize(st);
     if (rc != SQLITE_ROW) return fail_rc(db, rc, "cannot read the tables");
     return GT_SUCCESS;

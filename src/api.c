@@ -5,7 +5,9 @@
  * -> enter the stream's context -> build the key (key.c) -> plan table (plan.c) ->
  * on a miss, dispatch (cache, tuner, fallback) -> launch. Owns nothing of its own.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <stdint.h>
 #include <stdlib.h>
 

@@ -2,7 +2,9 @@
  * args.c: BLAS argument rules (args.h). Order and positions follow the reference
  * BLAS xerbla: the first invalid argument in position order is the one reported.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include "args.h"
 
 #include <stdint.h>

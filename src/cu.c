@@ -3,7 +3,9 @@
  * table and the outcome of cuInit; never unloads the driver (other code in the process
  * may still use it).
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include "cu.h"
 
 #include <dlfcn.h>

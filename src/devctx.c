@@ -3,7 +3,9 @@
  * modules and tuning streams. A context is looked up on every call: the table is small
  * and a mutex-guarded scan is far cheaper than the launch that follows.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include "devctx.h"
 
 #include <pthread.h>

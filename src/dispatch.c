@@ -2,7 +2,9 @@
  * dispatch.c: plan resolution (dispatch.h). Owns the process's handle on the user cache
  * and the tuning mutex.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include "dispatch.h"
 
 #include <pthread.h>

@@ -3,7 +3,9 @@
  * The only file that knows the family's parameters; adding one is one row of gt_kparams
  * plus its use in kernel_src/gemm_f32.cu.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include "kcfg.h"
 
 #include <stdio.h>

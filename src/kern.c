@@ -2,7 +2,9 @@
  * kern.c: compile, load and launch one kernel of the fp32 family (kern.h).
  * Owns the modules it loads until gt_kern_unload.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include "kern.h"
 
 #include <string.h>

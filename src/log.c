@@ -2,7 +2,9 @@
  * log.c: status strings, the per-thread last error, logging and counters (log.h).
  * Owns the log level, the callback and the counters; touches nothing else.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include "log.h"
 
 #include <pthread.h>

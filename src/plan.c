@@ -3,7 +3,9 @@
  * Owns every plan and its module. Plans are never removed except by gt_plan_clear, so a
  * pointer handed out stays valid while callers use it.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include "plan.h"
 
 #include <pthread.h>

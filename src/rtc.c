@@ -1,7 +1,9 @@
 /*
  * rtc.c: NVRTC compilation (rtc.h). Owns nothing beyond each call's program.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include "rtc.h"
 
 #include <nvrtc.h>

@@ -6,7 +6,9 @@
  * a second process finds the winner in the cache without tuning; threads; the tuning
  * memory limit forcing the fallback; bad arguments launch nothing.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>

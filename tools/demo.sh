@@ -5,10 +5,8 @@
 # Without a GPU it says so plainly and exits 1.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-bash tools/deps.sh || exit 1
+bash tools/build.sh || exit 1
 B=${BUILD_DIR:-build}
-[ -f $B/build.ninja ] || meson setup $B >/dev/null || exit 1
-meson compile -C $B >/tmp/gemmtune-build.log 2>&1 || { tail -40 /tmp/gemmtune-build.log; exit 1; }
 ./$B/gemmtune info || { echo "gemmtune: no GPU here: built, but nothing to tune or run."; exit 1; }
 ./$B/gemmtune tune 1024x1024x1024 2048x2048x2048 4097x129x257:NT || exit 1
 ./$B/gemmtune run ${1:-4096x4096x4096}

@@ -4,10 +4,8 @@
 # "N passed, N failed, N skipped" counting the test cases.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-bash tools/deps.sh || exit 1
+bash tools/build.sh || exit 1
 B=${BUILD_DIR:-build}
-[ -f $B/build.ninja ] || meson setup $B >/dev/null || exit 1
-meson compile -C $B >/tmp/gemmtune-build.log 2>&1 || { tail -40 /tmp/gemmtune-build.log; exit 1; }
 meson test -C $B --print-errorlogs --num-processes 2
 rc=$?
 python3 tools/count_tests.py $B/meson-logs/testlog.json || rc=1

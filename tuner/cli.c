@@ -9,7 +9,9 @@
  * Exit status: 0 success, 1 failure (no GPU, a failed check), 2 bad usage.
  * The command may print; the library it drives never does.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>

@@ -2,7 +2,9 @@
  * pool.c: a run-to-completion thread pool (pool.h). Threads take the next job index from
  * an atomic counter, so uneven compile times balance themselves.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include "pool.h"
 
 #include <pthread.h>

@@ -6,7 +6,9 @@
  * against memory time from the bytes the tiles re-read; the larger wins. It only has to
  * put the good candidates in the first few dozen; timing decides among them.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include "space.h"
 
 #include <math.h>

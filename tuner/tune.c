@@ -2,7 +2,9 @@
  * tune.c: the tuner (tune.h). Owns, for the duration of one run, the compiled images,
  * the loaded candidate modules and the arena of scratch device memory.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include "tune.h"
 
 #include <math.h>

@@ -2,7 +2,9 @@
  * verify.c: reference check of a result (verify.h). Owns only the short-lived device
  * buffers of one check.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include "verify.h"
 
 #include <math.h>
