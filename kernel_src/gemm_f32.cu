@@ -27,6 +27,9 @@ constexpr int PADA = TA ? 4 : 0;
 constexpr int PADB = TB ? 0 : 4;
 constexpr int LDSA = BM + PADA, LDSB = BN + PADB;
 constexpr int KT = (K + BK - 1) / BK;
+// Blocks along M. The grid is one-dimensional over all GM x GN tiles (column of tiles by
+// column of tiles), so that no shape that fits in memory exceeds a grid limit.
+constexpr int GM = (M + BM - 1) / BM;
 // Width of the epilogue's vector accesses to C.
 constexpr int SV = RVM < VEC ? RVM : VEC;
 
@@ -122,7 +125,7 @@ extern "C" __global__ void __launch_bounds__(NT)
     __shared__ __align__(16) float As[2][BK * LDSA];
     __shared__ __align__(16) float Bs[2][BK * LDSB];
     const int tid = threadIdx.x;
-    const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
+    const int m0 = (int)(blockIdx.x % GM) * BM, n0 = (int)(blockIdx.x / GM) * BN;
     const int tx = tid % TXN, ty = tid / TXN;
 
     TileA ta;

@@ -1,6 +1,8 @@
 /*
- * args.c: BLAS argument rules (args.h). Order and positions follow the reference
- * BLAS xerbla: the first invalid argument in position order is the one reported.
+ * args.c: BLAS argument rules (args.h). The size and leading-dimension rules follow the
+ * reference BLAS xerbla: the first invalid one in position order is reported. Pointers,
+ * which BLAS does not check, come after them, and only where the call would use them
+ * (A and B are not read when alpha == 0 or k == 0; nothing is when m or n is 0).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE

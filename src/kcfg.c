@@ -50,9 +50,9 @@ int gt_kcfg_regs_estimate(const gt_kcfg *c) {
 }
 
 void gt_kcfg_grid(const gt_kcfg *c, const gt_key *key, unsigned grid[3], unsigned block[3]) {
-    grid[0] = (unsigned)((key->m + c->bm - 1) / c->bm);
-    grid[1] = (unsigned)((key->n + c->bn - 1) / c->bn);
-    grid[2] = 1;
+    /* One dimension over all tiles (the kernel recovers the tile from blockIdx.x). */
+    grid[0] = (unsigned)(((key->m + c->bm - 1) / c->bm) * ((key->n + c->bn - 1) / c->bn));
+    grid[1] = grid[2] = 1;
     block[0] = (unsigned)gt_kcfg_threads(c);
     block[1] = block[2] = 1;
 }
@@ -97,7 +97,7 @@ static int regs_fit(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
 }
 static int grid_fits(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     (void)l;
-    return (k->n + c->bn - 1) / c->bn <= 65535 && (k->m + c->bm - 1) / c->bm <= 2147483647LL;
+    return ((k->m + c->bm - 1) / c->bm) * ((k->n + c->bn - 1) / c->bn) <= 2147483647LL;
 }
 static long long pow2ceil(long long x) {
     long long p = 1;
@@ -137,7 +137,7 @@ const gt_kconstraint gt_kconstraints[] = {
     {"smem_fits", GT_KC_LEGAL, "two stages of shared memory fit the static 48 KiB limit",
      smem_fits},
     {"regs_fit", GT_KC_LEGAL, "registers fit a thread (255) and a block", regs_fit},
-    {"grid_fits", GT_KC_LEGAL, "the grid's y dimension holds at most 65535 blocks", grid_fits},
+    {"grid_fits", GT_KC_LEGAL, "the grid holds at most 2^31 - 1 blocks", grid_fits},
     {"tile_not_idle", GT_KC_PRUNE,
      "a block tile larger than the next power of two of the problem computes nothing",
      tile_not_idle},
@@ -155,12 +155,14 @@ const int gt_nkconstraints = (int)(sizeof gt_kconstraints / sizeof gt_kconstrain
 
 const gt_kconstraint *gt_kcfg_check(const gt_kcfg *c, const gt_key *key, const gt_klimits *lim,
                                     int kinds) {
+    /* Every predicate divides by these: a configuration with a zero or negative one is
+     * refused first, as outside the table, whichever kinds were asked for. */
+    if (c->bm <= 0 || c->bn <= 0 || c->bk <= 0 || c->tm <= 0 || c->tn <= 0 || c->vec <= 0 ||
+        c->tm > c->bm || c->tn > c->bn)
+        return &gt_kconstraints[0];
     for (int i = 0; i < gt_nkconstraints; i++) {
         if (!(gt_kconstraints[i].kind & kinds)) continue;
         if (!gt_kconstraints[i].ok(c, key, lim)) return &gt_kconstraints[i];
-        /* Later predicates divide by derived values that in_table/tile_divides guard. */
-        if (i <= 1 && (c->tm <= 0 || c->tn <= 0 || c->bm <= 0 || c->bn <= 0 || c->vec <= 0))
-            return &gt_kconstraints[i];
     }
     return NULL;
 }

@@ -11,7 +11,7 @@ with open(sys.argv[1], encoding="utf-8") as f:
         if not line.strip():
             continue
         t = json.loads(line)
-        out = t.get("stdo") or ""
+        out = t.get("stdout") or t.get("stdo") or ""
         p = f_ = s = 0
         for l in out.splitlines():
             if l.startswith("not ok"):

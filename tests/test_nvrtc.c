@@ -1,0 +1,346 @@
+/*
+ * test_nvrtc.c: NVRTC compilation of the GEMM kernel family (src/rtc.c, src/kern.c),
+ * no GPU needed: NVRTC runs on the CPU and the CUDA toolkit is a build requirement, so
+ * a missing NVRTC is a failure, not a skip.
+ *
+ * Cases: the NVRTC version and architecture choice (gt_rtc_pick_arch); a source with a
+ * syntax error fails with GT_NVRTC_ERROR and keeps its log; an architecture below every
+ * supported one is refused without compiling; and, for a few shapes (odd ones included)
+ * and both sm_80 (A100 limits) and sm_90 (H100 limits), every candidate of
+ * gt_space_build's default budget (32) plus the fallback configuration (gt_kcfg_default)
+ * compiles on a thread pool to a cubin (an ELF image for EM_CUDA, built for the requested
+ * architecture according to its ELF flags). gt_get_stats().compiles
+ * must count every compile. Timings are printed as TAP comments.
+ */
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gemmtune.h"
+#include "kcfg.h"
+#include "kern.h"
+#include "key.h"
+#include "log.h"
+#include "pool.h"
+#include "rtc.h"
+#include "space.h"
+#include "tap.h"
+
+/* ===== helpers ===== */
+
+/* gt_tune_opts_default's max_candidates when GEMMTUNE_TUNE_MAX_CANDIDATES is unset. */
+#define DEFAULT_MAX_CANDIDATES 32
+
+/* ELF e_machine of a CUDA cubin. */
+#define EM_CUDA 190
+
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static uint64_t compiles_now(void) {
+    gt_stats s;
+    memset(&s, 0, sizeof s);
+    gt_get_stats(&s);
+    return s.compiles;
+}
+
+static const gt_klimits h100 = {.max_threads_per_block = 1024,
+                                .smem_per_block = 49152,
+                                .regs_per_block = 65536,
+                                .regs_per_sm = 65536,
+                                .sm_count = 132};
+static const gt_klimits a100 = {.max_threads_per_block = 1024,
+                                .smem_per_block = 49152,
+                                .regs_per_block = 65536,
+                                .regs_per_sm = 65536,
+                                .sm_count = 108};
+
+static void make_key(gt_key *k, int arch, int opa, int opb, long long m, long long n, long long kk,
+                     int align, int beta0) {
+    memset(k, 0, sizeof *k);
+    snprintf(k->device, sizeof k->device, "%s",
+             arch >= 90 ? "NVIDIA H100 80GB HBM3" : "NVIDIA A100-SXM4-80GB");
+    k->cc_major = arch / 10;
+    k->cc_minor = arch % 10;
+    k->sm_count = arch >= 90 ? 132 : 108;
+    k->dtype = GT_DT_F32;
+    k->opa = opa, k->opb = opb;
+    k->m = m, k->n = n, k->k = kk;
+    k->align = align;
+    k->beta0 = beta0;
+}
+
+/* 1 when the image looks like a cubin: ELF magic, and e_machine EM_CUDA. */
+static int is_cubin(const void *image, size_t size) {
+    const unsigned char *b = image;
+    if (!b || size < 20) return 0;
+    if (b[0] != 0x7f || b[1] != 'E' || b[2] != 'L' || b[3] != 'F') return 0;
+    /* e_machine: 2 bytes at offset 18, in the byte order that EI_DATA (byte 5) gives. */
+    unsigned machine = b[5] == 2 ? (unsigned)(b[18] << 8 | b[19]) : (unsigned)(b[19] << 8 | b[18]);
+    return machine == EM_CUDA;
+}
+
+/* The SM architecture a cubin was built for, from its ELF header; -1 when unreadable.
+ * e_flags holds it: bits 8..15 since the CUDA ELF ABI version 8 (CUDA 12.8 on), the low
+ * byte before that. */
+static int cubin_arch(const void *image, size_t size) {
+    const unsigned char *b = image;
+    if (!is_cubin(image, size) || b[5] != 1) return -1; /* little-endian only */
+    size_t off = b[4] == 2 ? 48 : 36;                   /* ELF64 : ELF32 */
+    if (size < off + 4) return -1;
+    uint32_t flags = (uint32_t)b[off] | (uint32_t)b[off + 1] << 8 | (uint32_t)b[off + 2] << 16 |
+                     (uint32_t)b[off + 3] << 24;
+    return b[8] >= 8 ? (int)((flags >> 8) & 0xff) : (int)(flags & 0xff);
+}
+
+/* ===== compiling a candidate set on the pool ===== */
+
+typedef struct {
+    const gt_key *key;
+    int arch;
+    const gt_kcfg *cfgs;
+    gt_rtc_result *res;
+    gt_status *status;
+    double *seconds;
+} compile_job;
+
+static void compile_one(int i, void *user) {
+    compile_job *job = user;
+    double t0 = now_s();
+    job->status[i] = gt_kern_compile(&job->cfgs[i], job->key, job->arch, &job->res[i]);
+    job->seconds[i] = now_s() - t0;
+}
+
+typedef struct {
+    int opa, opb;
+    long long m, n, k;
+    int align, beta0;
+} shape;
+
+/* Odd sizes, every op pair, every alignment class of f32, beta zero and not. */
+static const shape shapes[] = {
+    {0, 0, 17, 33, 65, 4, 1},
+    {1, 0, 1000, 1000, 1000, 16, 0},
+    {0, 1, 4097, 129, 257, 4, 0},
+    {0, 1, 16, 4096, 4096, 16, 0},
+    {1, 1, 1, 1, 1, 8, 1},
+};
+#define NSHAPES ((int)(sizeof shapes / sizeof shapes[0]))
+
+static double total_compile_wall, total_compile_cpu, slowest_one;
+static int total_compiled;
+
+/* Builds the candidate set of (shape, arch) plus the fallback configuration, compiles them
+ * all on the pool and checks every result. */
+static void compile_set(const shape *sh, int arch) {
+    const gt_klimits *lim = arch >= 90 ? &h100 : &a100;
+    gt_key key;
+    make_key(&key, arch, sh->opa, sh->opb, sh->m, sh->n, sh->k, sh->align, sh->beta0);
+    char name[96];
+    gt_key_shape(&key, name, sizeof name);
+
+    gt_cand *cands = NULL;
+    gt_space_counts counts;
+    int n = gt_space_build(&key, lim, DEFAULT_MAX_CANDIDATES, &cands, &counts);
+    TAP_CHECK(n > 0, "%s sm_%d: gt_space_build gave %d candidates", name, arch, n);
+    if (n <= 0) {
+        free(cands);
+        return;
+    }
+    TAP_CHECK(n <= DEFAULT_MAX_CANDIDATES, "%s: %d candidates over the budget", name, n);
+
+    /* The fallback configuration goes last. */
+    gt_kcfg *cfgs = calloc((size_t)n + 1, sizeof *cfgs);
+    gt_rtc_result *res = calloc((size_t)n + 1, sizeof *res);
+    gt_status *status = calloc((size_t)n + 1, sizeof *status);
+    double *secs = calloc((size_t)n + 1, sizeof *secs);
+    TAP_CHECK(cfgs && res && status && secs, "out of memory");
+    if (!cfgs || !res || !status || !secs) {
+        free(cfgs), free(res), free(status), free(secs), free(cands);
+        return;
+    }
+    for (int i = 0; i < n; i++) cfgs[i] = cands[i].cfg;
+    gt_kcfg_default(&cfgs[n], &key);
+    int njobs = n + 1;
+    for (int i = 0; i < njobs; i++) status[i] = GT_INTERNAL;
+
+    uint64_t before = compiles_now();
+    compile_job job = {&key, arch, cfgs, res, status, secs};
+    double t0 = now_s();
+    gt_pool_run(njobs, 0, compile_one, &job);
+    double wall = now_s() - t0;
+    uint64_t after = compiles_now();
+    TAP_CHECK(after - before == (uint64_t)njobs,
+              "%s sm_%d: compiles counter went up by %llu for %d compiles", name, arch,
+              (unsigned long long)(after - before), njobs);
+
+    double cpu = 0, slowest = 0;
+    int ok = 0;
+    for (int i = 0; i < njobs; i++) {
+        char text[64];
+        gt_kcfg_format(&cfgs[i], text, sizeof text);
+        const char *what = i == n ? "fallback" : "candidate";
+        TAP_CHECK(status[i] == GT_SUCCESS, "%s sm_%d %s %s: status %d (%s): %s", name, arch, what,
+                  text, status[i], gt_status_string(status[i]), res[i].error);
+        TAP_CHECK(res[i].image != NULL && res[i].size > 0, "%s sm_%d %s %s: empty image", name,
+                  arch, what, text);
+        TAP_CHECK(is_cubin(res[i].image, res[i].size),
+                  "%s sm_%d %s %s: image of %zu bytes is not an ELF cubin", name, arch, what,
+                  text, res[i].size);
+        TAP_CHECK(res[i].image == NULL || cubin_arch(res[i].image, res[i].size) == arch,
+                  "%s sm_%d %s %s: cubin for sm_%d", name, arch, what, text,
+                  cubin_arch(res[i].image, res[i].size));
+        if (status[i] == GT_SUCCESS && cubin_arch(res[i].image, res[i].size) == arch) ok++;
+        cpu += secs[i];
+        if (secs[i] > slowest) slowest = secs[i];
+        gt_rtc_result_free(&res[i]);
+        TAP_CHECK(res[i].image == NULL && res[i].log == NULL, "gt_rtc_result_free left pointers");
+    }
+    printf("# %-18s sm_%d: %2d candidates (generated %d, pruned %d, ranked out %d) + fallback: "
+           "%d/%d compiled in %.2f s wall, %.2f s summed, slowest %.2f s\n",
+           name, arch, n, counts.generated, counts.pruned, counts.ranked_out, ok, njobs, wall, cpu,
+           slowest);
+    fflush(stdout);
+    total_compile_wall += wall;
+    total_compile_cpu += cpu;
+    total_compiled += njobs;
+    if (slowest > slowest_one) slowest_one = slowest;
+    free(cfgs), free(res), free(status), free(secs), free(cands);
+}
+
+/* ===== cases ===== */
+
+static void nvrtc_version_and_arch_choice(void) {
+    const char *v = gt_rtc_version();
+    int major = -1, minor = -1;
+    TAP_CHECK(v && sscanf(v, "%d.%d", &major, &minor) == 2 && major >= 11,
+              "NVRTC version '%s' (NVRTC missing or unusable?)", v ? v : "(null)");
+    printf("# NVRTC %s\n", v ? v : "?");
+    TAP_CHECK(gt_rtc_pick_arch(90) == 90, "pick_arch(90) = %d", gt_rtc_pick_arch(90));
+    TAP_CHECK(gt_rtc_pick_arch(80) == 80, "pick_arch(80) = %d", gt_rtc_pick_arch(80));
+    TAP_CHECK(gt_rtc_pick_arch(10) == 0, "pick_arch(10) = %d", gt_rtc_pick_arch(10));
+    TAP_CHECK(gt_rtc_pick_arch(0) == 0, "pick_arch(0) = %d", gt_rtc_pick_arch(0));
+    /* No sm_91 exists: the newest below it is sm_90. */
+    TAP_CHECK(gt_rtc_pick_arch(91) == 90, "pick_arch(91) = %d", gt_rtc_pick_arch(91));
+    /* A future device gets the newest architecture NVRTC knows, never one above it. */
+    int newest = gt_rtc_pick_arch(100000);
+    TAP_CHECK(newest >= 90 && newest < 100000, "pick_arch(100000) = %d", newest);
+    TAP_CHECK(gt_rtc_pick_arch(newest) == newest, "pick_arch(%d) = %d", newest,
+              gt_rtc_pick_arch(newest));
+}
+
+static const char good_src[] =
+    "extern \"C\" __global__ void gt_probe(float *x) { x[threadIdx.x] *= 2.0f; }\n";
+static const char bad_src[] =
+    "extern \"C\" __global__ void gt_probe(float *x) {\n"
+    "    x[threadIdx.x] = ;\n"
+    "}\n";
+
+static void nvrtc_compiles_a_tiny_kernel(void) {
+    gt_rtc_result r;
+    uint64_t before = compiles_now();
+    gt_status s = gt_rtc_compile(good_src, "probe.cu", NULL, 0, 90, &r);
+    TAP_CHECK(s == GT_SUCCESS, "status %d: %s", s, r.error);
+    TAP_CHECK(is_cubin(r.image, r.size), "image of %zu bytes is not an ELF cubin", r.size);
+    TAP_CHECK(cubin_arch(r.image, r.size) == 90, "cubin for sm_%d, want sm_90",
+              cubin_arch(r.image, r.size));
+    gt_rtc_result_free(&r);
+    /* A device NVRTC does not know exactly gets the newest architecture below it. */
+    s = gt_rtc_compile(good_src, "probe.cu", NULL, 0, 91, &r);
+    TAP_CHECK(s == GT_SUCCESS && cubin_arch(r.image, r.size) == 90,
+              "sm_91: status %d, cubin for sm_%d, want sm_90", s, cubin_arch(r.image, r.size));
+    gt_rtc_result_free(&r);
+    s = gt_rtc_compile(good_src, "probe.cu", NULL, 0, 80, &r);
+    TAP_CHECK(s == GT_SUCCESS && cubin_arch(r.image, r.size) == 80,
+              "sm_80: status %d, cubin for sm_%d", s, cubin_arch(r.image, r.size));
+    TAP_CHECK(compiles_now() - before == 3, "compiles counter +%llu, want +3",
+              (unsigned long long)(compiles_now() - before));
+    gt_rtc_result_free(&r);
+}
+
+static void nvrtc_syntax_error_keeps_log(void) {
+    gt_rtc_result r;
+    uint64_t before = compiles_now();
+    gt_status s = gt_rtc_compile(bad_src, "broken_probe.cu", NULL, 0, 90, &r);
+    TAP_CHECK(s == GT_NVRTC_ERROR, "status %d (%s), want GT_NVRTC_ERROR", s,
+              gt_status_string(s));
+    TAP_CHECK(r.image == NULL && r.size == 0, "a failed compile left an image of %zu bytes",
+              r.size);
+    TAP_CHECK(r.log != NULL && strstr(r.log, "error") != NULL, "log: %s",
+              r.log ? r.log : "(null)");
+    TAP_CHECK(r.log == NULL || strstr(r.log, "broken_probe.cu") != NULL,
+              "log does not name the program: %s", r.log ? r.log : "(null)");
+    TAP_CHECK(r.error[0] != 0 && strstr(r.error, "broken_probe.cu") != NULL, "error line: '%s'",
+              r.error);
+    const char *last = gt_last_error();
+    TAP_CHECK(strstr(last, "broken_probe.cu") != NULL && strstr(last, "error") != NULL,
+              "gt_last_error: '%s'", last);
+    TAP_CHECK(compiles_now() - before == 1, "compiles counter +%llu, want +1",
+              (unsigned long long)(compiles_now() - before));
+    gt_rtc_result_free(&r);
+    TAP_CHECK(r.log == NULL && r.image == NULL, "gt_rtc_result_free left pointers");
+    gt_rtc_result_free(NULL); /* must be harmless */
+}
+
+static void nvrtc_unsupported_arch_refused(void) {
+    gt_rtc_result r;
+    uint64_t before = compiles_now();
+    gt_status s = gt_rtc_compile(good_src, "probe.cu", NULL, 0, 10, &r);
+    TAP_CHECK(s == GT_NOT_SUPPORTED, "status %d (%s), want GT_NOT_SUPPORTED", s,
+              gt_status_string(s));
+    TAP_CHECK(r.image == NULL, "an image for sm_10");
+    TAP_CHECK(strstr(r.error, "sm_10") != NULL, "error line: '%s'", r.error);
+    TAP_CHECK(strstr(gt_last_error(), "sm_10") != NULL, "gt_last_error: '%s'", gt_last_error());
+    TAP_CHECK(compiles_now() == before, "a refused compile was counted");
+    gt_rtc_result_free(&r);
+}
+
+static void nvrtc_kernel_options_reach_the_source(void) {
+    /* A configuration that breaks the family's own static_asserts must fail to compile:
+     * proof that gt_kern_compile passes the -D options (tile sizes) to the kernel. A
+     * thread tile that does not divide the block tile is such a configuration. */
+    gt_key key;
+    make_key(&key, 90, 0, 0, 64, 64, 64, 16, 1);
+    gt_kcfg good, bad;
+    gt_kcfg_default(&good, &key);
+    bad = good;
+    bad.tm = 3; /* 64 % 3 != 0 */
+    gt_rtc_result r;
+    gt_status s = gt_kern_compile(&good, &key, 90, &r);
+    TAP_CHECK(s == GT_SUCCESS && is_cubin(r.image, r.size), "default config: status %d: %s", s,
+              r.error);
+    gt_rtc_result_free(&r);
+    s = gt_kern_compile(&bad, &key, 90, &r);
+    TAP_CHECK(s != GT_SUCCESS, "a thread tile of 3 rows in 64 compiled (options ignored?)");
+    TAP_CHECK(r.image == NULL, "image after a failed compile");
+    gt_rtc_result_free(&r);
+}
+
+static void nvrtc_all_candidates_sm80(void) {
+    for (int i = 0; i < NSHAPES; i++) compile_set(&shapes[i], 80);
+}
+
+static void nvrtc_all_candidates_sm90(void) {
+    for (int i = 0; i < NSHAPES; i++) compile_set(&shapes[i], 90);
+}
+
+int main(void) {
+    double t0 = now_s();
+    TAP_RUN(nvrtc_version_and_arch_choice);
+    TAP_RUN(nvrtc_compiles_a_tiny_kernel);
+    TAP_RUN(nvrtc_syntax_error_keeps_log);
+    TAP_RUN(nvrtc_unsupported_arch_refused);
+    TAP_RUN(nvrtc_kernel_options_reach_the_source);
+    TAP_RUN(nvrtc_all_candidates_sm80);
+    TAP_RUN(nvrtc_all_candidates_sm90);
+    printf("# %d kernel compiles: %.2f s wall, %.2f s summed over threads, slowest %.2f s; "
+           "test total %.2f s\n",
+           total_compiled, total_compile_wall, total_compile_cpu, slowest_one, now_s() - t0);
+    return tap_done();
+}
