@@ -19,32 +19,16 @@
 #include "kcfg.h"
 #include "key.h"
 #include "space.h"
+#include "fixtures.h"
 #include "tap.h"
 
 /* ===== helpers ===== */
 
-static const gt_klimits h100 = {.max_threads_per_block = 1024,
-                                .smem_per_block = 49152,
-                                .regs_per_block = 65536,
-                                .regs_per_sm = 65536,
-                                .sm_count = 132};
-static const gt_klimits a100 = {.max_threads_per_block = 1024,
-                                .smem_per_block = 49152,
-                                .regs_per_block = 65536,
-                                .regs_per_sm = 65536,
-                                .sm_count = 108};
 
+/* A key on the H100. */
 static void make_key(gt_key *k, int opa, int opb, long long m, long long n, long long kk,
                      int align, int beta0) {
-    memset(k, 0, sizeof *k);
-    snprintf(k->device, sizeof k->device, "NVIDIA H100 80GB HBM3");
-    k->cc_major = 9;
-    k->sm_count = 132;
-    k->dtype = GT_DT_F32;
-    k->opa = opa, k->opb = opb;
-    k->m = m, k->n = n, k->k = kk;
-    k->align = align;
-    k->beta0 = beta0;
+    fixture_key(k, 90, opa, opb, m, n, kk, align, beta0);
 }
 
 static int table_size(void) {

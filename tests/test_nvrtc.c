@@ -27,6 +27,7 @@
 #include "pool.h"
 #include "rtc.h"
 #include "space.h"
+#include "fixtures.h"
 #include "tap.h"
 
 /* ===== helpers ===== */
@@ -50,31 +51,7 @@ static uint64_t compiles_now(void) {
     return s.compiles;
 }
 
-static const gt_klimits h100 = {.max_threads_per_block = 1024,
-                                .smem_per_block = 49152,
-                                .regs_per_block = 65536,
-                                .regs_per_sm = 65536,
-                                .sm_count = 132};
-static const gt_klimits a100 = {.max_threads_per_block = 1024,
-                                .smem_per_block = 49152,
-                                .regs_per_block = 65536,
-                                .regs_per_sm = 65536,
-                                .sm_count = 108};
 
-static void make_key(gt_key *k, int arch, int opa, int opb, long long m, long long n, long long kk,
-                     int align, int beta0) {
-    memset(k, 0, sizeof *k);
-    snprintf(k->device, sizeof k->device, "%s",
-             arch >= 90 ? "NVIDIA H100 80GB HBM3" : "NVIDIA A100-SXM4-80GB");
-    k->cc_major = arch / 10;
-    k->cc_minor = arch % 10;
-    k->sm_count = arch >= 90 ? 132 : 108;
-    k->dtype = GT_DT_F32;
-    k->opa = opa, k->opb = opb;
-    k->m = m, k->n = n, k->k = kk;
-    k->align = align;
-    k->beta0 = beta0;
-}
 
 /* 1 when the image looks like a cubin: ELF magic, and e_machine EM_CUDA. */
 static int is_cubin(const void *image, size_t size) {
@@ -141,7 +118,7 @@ static int total_compiled;
 static void compile_set(const shape *sh, int arch) {
     const gt_klimits *lim = arch >= 90 ? &h100 : &a100;
     gt_key key;
-    make_key(&key, arch, sh->opa, sh->opb, sh->m, sh->n, sh->k, sh->align, sh->beta0);
+    fixture_key(&key, arch, sh->opa, sh->opb, sh->m, sh->n, sh->k, sh->align, sh->beta0);
     char name[96];
     gt_key_shape(&key, name, sizeof name);
 
@@ -306,7 +283,7 @@ static void nvrtc_kernel_options_reach_the_source(void) {
      * proof that gt_kern_compile passes the -D options (tile sizes) to the kernel. A
      * thread tile that does not divide the block tile is such a configuration. */
     gt_key key;
-    make_key(&key, 90, 0, 0, 64, 64, 64, 16, 1);
+    fixture_key(&key, 90, 0, 0, 64, 64, 64, 16, 1);
     gt_kcfg good, bad;
     gt_kcfg_default(&good, &key);
     bad = good;
