@@ -9,7 +9,8 @@
  * This header needs no CUDA header: device pointers are plain pointers and a stream is
  * a void * (a CUstream or cudaStream_t; NULL is the default stream).
  *
- * Thread safety: every function may be called from any thread at any time.
+ * Thread safety: every function may be called from any thread at any time, except
+ * gt_release, which must not overlap other calls.
  * The library never prints (unless GEMMTUNE_LOG asks it to) and never exits.
  *
  * ABI policy: within one major version, functions are only added, never changed;
@@ -113,7 +114,8 @@ typedef struct gt_stats {
 void gt_get_stats(gt_stats *out);
 
 /* Unloads every module, frees the library's device memory and closes the cache.
- * Later calls start again from scratch. */
+ * Later calls start again from scratch. The one exception to thread safety: no other
+ * gemmtune call may run while gt_release does (as with cublasDestroy). */
 void gt_release(void);
 
 #ifdef __cplusplus
