@@ -98,7 +98,8 @@ void gt_devctx_limits(const gt_devctx *dc, gt_klimits *lim) {
     lim->sm_count = dc->dev.sm_count;
 }
 
-void gt_devctx_key(const gt_devctx *dc, gt_key *key) {
+/* Fills in the device part of a key. */
+static void device_key(const gt_devctx *dc, gt_key *key) {
     memcpy(key->device, dc->dev.name, sizeof key->device);
     key->device[sizeof key->device - 1] = 0;
     key->cc_major = dc->dev.cc_major;
@@ -110,7 +111,7 @@ void gt_devctx_make_key(const gt_devctx *dc, int opa, int opb, long long m, long
                         long long k, const void *A, long long lda, const void *B, long long ldb,
                         float beta, const void *C, long long ldc, gt_key *key) {
     memset(key, 0, sizeof *key);
-    gt_devctx_key(dc, key);
+    device_key(dc, key);
     key->dtype = GT_DT_F32;
     key->opa = opa != 0;
     key->opb = opb != 0;

@@ -27,8 +27,6 @@ gt_status gt_devctx_get(CUcontext ctx, gt_devctx **out);
 gt_status gt_devctx_aux(gt_devctx *dc);
 gt_status gt_devctx_tune_stream(gt_devctx *dc, CUstream *out);
 void gt_devctx_limits(const gt_devctx *dc, gt_klimits *lim);
-/* Fills in the device part of a key. */
-void gt_devctx_key(const gt_devctx *dc, gt_key *key);
 
 /* The problem key of a call (device part from dc), as gemm_tuned builds it. */
 void gt_devctx_make_key(const gt_devctx *dc, int opa, int opb, long long m, long long n,

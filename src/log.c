@@ -87,11 +87,6 @@ static void level_from_env(void) {
     atomic_store(&log_level, level);
 }
 
-int gt_log_enabled(int level) {
-    pthread_once(&level_once, level_from_env);
-    return level <= atomic_load(&log_level) || (log_callback && level <= GT_LOG_WARN);
-}
-
 void gt_set_log_level(int level) {
     pthread_once(&level_once, level_from_env);
     atomic_store(&log_level, level);

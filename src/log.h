@@ -30,7 +30,6 @@ gt_status gt_fail_arg(int position, const char *fmt, ...) GT_PRINTF(2, 3);
 void gt_error_clear(void);
 
 void gt_log(int level, const char *fmt, ...) GT_PRINTF(2, 3);
-int gt_log_enabled(int level);
 
 /* Counters (gt_stats); atomic. */
 enum { GT_STAT_CALLS, GT_STAT_PLAN_HITS, GT_STAT_CACHE_HITS, GT_STAT_TUNES,

@@ -119,12 +119,6 @@ static int read_shapes(const char *path, shape **out, int *count) {
     return 0;
 }
 
-static double now_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* ===== device ===== */
 
 /* Loads the driver and enters device 0's context; prints why not. */
@@ -316,11 +310,6 @@ static int cmd_list(int argc, char **argv) {
     return s == GT_SUCCESS ? 0 : 1;
 }
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 static int cmd_run(int argc, char **argv) {
     static const struct option longs[] = {
         {"alpha", required_argument, 0, 'a'}, {"beta", required_argument, 0, 'b'},
@@ -386,11 +375,11 @@ static int cmd_run(int argc, char **argv) {
     }
     gt_stats before, after;
     gt_get_stats(&before);
-    double t0 = now_s();
+    double t0 = gt_tune_now_s();
     st = gemm_tuned(sh.opa, sh.opb, sh.m, sh.n, sh.k, alpha, (const float *)(uintptr_t)A, lda,
                     (const float *)(uintptr_t)B, ldb, beta, (float *)(uintptr_t)C, ldc, s);
     if (st == GT_SUCCESS && (r = gt_cu.stream_synchronize(s))) st = gt_cu_fail(r, "first call");
-    double first_s = now_s() - t0;
+    double first_s = gt_tune_now_s() - t0;
     gt_get_stats(&after);
     if (st != GT_SUCCESS) goto fail;
 
@@ -419,8 +408,7 @@ static int cmd_run(int argc, char **argv) {
         free(t);
         goto fail;
     }
-    qsort(t, (size_t)reps, sizeof *t, cmp_double);
-    double med = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
+    double med = gt_tune_median(t, reps);
     free(t);
     const gt_plan *p = gt_plan_find(dc->ctx, &key);
     char cfg[64] = "?", text[96];

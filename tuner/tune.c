@@ -31,7 +31,7 @@ const char *gt_tune_result_name(int status) {
     return status >= 0 && status <= GT_TR_NOT_TIMED ? result_names[status] : "?";
 }
 
-static double now_s(void) {
+double gt_tune_now_s(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
@@ -202,6 +202,11 @@ static int cmp_double(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+double gt_tune_median(double *t, int n) {
+    qsort(t, (size_t)n, sizeof t[0], cmp_double);
+    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+}
+
 /* Tuning uses alpha = 1 and, when beta != 0, beta = 1: the timing does not depend on the
  * values, and these keep repeated runs on the same C finite. */
 static gt_status launch(const gt_kern *k, CUstream s, arena *ar, int set, const gt_key *key) {
@@ -235,8 +240,7 @@ static gt_status time_one(const gt_kern *k, CUstream s, arena *ar, const gt_key 
         t[i] = ms * 1000.0;
     }
     if (r != CUDA_SUCCESS) return gt_cu_fail(r, "timing runs");
-    qsort(t, (size_t)reps, sizeof t[0], cmp_double);
-    *median_us = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
+    *median_us = gt_tune_median(t, reps);
     return GT_SUCCESS;
 }
 
@@ -269,7 +273,7 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
     memset(winner, 0, sizeof *winner);
     gt_tune_opts opts = *opts_in;
     gt_tune_opts_default(&opts);
-    double t0 = now_s();
+    double t0 = gt_tune_now_s();
     gt_klimits lim;
     gt_devctx_limits(dc, &lim);
 
@@ -304,7 +308,7 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
         if (cands[i].status == GT_TR_COMPILE_FAILED) rep->compile_failed++;
         else rep->compiled++;
     }
-    rep->compile_seconds = now_s() - t0;
+    rep->compile_seconds = gt_tune_now_s() - t0;
 
     /* ARENA */
     CUstream s;
@@ -324,10 +328,10 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
     }
 
     /* TIME */
-    double t1 = now_s();
+    double t1 = gt_tune_now_s();
     for (int i = 0; i < n; i++) {
         if (cands[i].status == GT_TR_COMPILE_FAILED) continue;
-        if (now_s() - t1 > opts.budget_s) break; /* stays NOT_TIMED */
+        if (gt_tune_now_s() - t1 > opts.budget_s) break; /* stays NOT_TIMED */
         gt_status ls = gt_kern_load(images[i].image, &cands[i].cfg, key, &kerns[i]);
         if (ls != GT_SUCCESS) {
             cands[i].status = GT_TR_LOAD_FAILED;
@@ -352,7 +356,7 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
         cands[i].time_us = us;
         rep->timed++;
     }
-    rep->time_seconds = now_s() - t1;
+    rep->time_seconds = gt_tune_now_s() - t1;
 
     /* VERIFY, fastest first. */
     if (sort_by_time(cands, kerns, n) != 0) {
@@ -407,7 +411,7 @@ out_images:
     for (int i = 0; i < n; i++) gt_rtc_result_free(&images[i]);
     free(images);
     free(kerns);
-    rep->seconds = now_s() - t0;
+    rep->seconds = gt_tune_now_s() - t0;
     return st;
 }
 

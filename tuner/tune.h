@@ -59,4 +59,9 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts, gt
                   gt_tune_report *rep);
 void gt_tune_report_free(gt_tune_report *rep);
 
+/* Sorts t[0..n) and returns its median (n >= 1). Shared by the tuner and the command. */
+double gt_tune_median(double *t, int n);
+/* Monotonic wall clock in seconds. */
+double gt_tune_now_s(void);
+
 #endif
