@@ -4,10 +4,12 @@
  *
  * Does: opens one cache file (creating it and its parent directory when writable),
  * checks that it is a gemmtune cache of a schema version this library understands,
- * creates or migrates the schema, and reads and writes winners and candidate timings.
+ * creates or migrates the schema, and reads and writes winners and candidate timings
+ * (plain, or keep-the-faster merge), prunes stale rows, and keeps compiled cubins.
  *
  * Owns: the gt_db handle (SQLite connection, prepared statements, a mutex, the last
- * error message) and, in the file, the tables `meta`, `winners` and `timings`.
+ * error message) and, in the file, the tables `meta`, `winners`, `timings` and
+ * `cubins`.
  *
  * Must not touch: CUDA (keys and configurations are plain data), the process (no
  * printing, no exit), and any file that is not ours: a corrupt file, another program's
@@ -27,9 +29,18 @@
  *   5. A read-only handle never writes. On a WAL file in a directory it cannot write
  *      (a shipped cache) it falls back to SQLite's immutable mode: see
  *      immutable_fallback_applies().
+ *   6. A read-only handle never yields a cubin: a shipped file carries configurations,
+ *      never binaries (DESIGN.md, "Cache"), so gt_db_cubin_get does not even read the
+ *      table there.
  *
- * Callbacks of gt_db_list and gt_db_timings run with the handle locked: they may use
- * any other handle, but a call on their own handle returns GT_INVALID_VALUE.
+ * Callbacks of gt_db_list, gt_db_neighbors and gt_db_timings run with the handle
+ * locked: they may use any other handle, but a call on their own handle returns
+ * GT_INVALID_VALUE.
+ *
+ * Environment, read once at open: GEMMTUNE_CACHE_TIMEOUT_MS (the busy timeout when the
+ * caller gives none) and GEMMTUNE_CACHE_MAX_MB (a size cap on writable handles, through
+ * SQLite's per-connection max_page_count). Values that are not positive integers are
+ * ignored, as if unset.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -62,6 +73,7 @@ struct gt_db {
                                not deadlocked */
     int readonly;
     int busy_timeout_ms;
+    int64_t max_mb;         /* GEMMTUNE_CACHE_MAX_MB applied at open; 0 when none */
     int last_rc;            /* SQLite code of the last failure, for open's fallbacks */
     char *path;
     sqlite3_stmt *st_lookup;
@@ -69,6 +81,10 @@ struct gt_db {
     sqlite3_stmt *st_put_timing;
     sqlite3_stmt *st_list;
     sqlite3_stmt *st_timings;
+    sqlite3_stmt *st_del_timings;
+    sqlite3_stmt *st_neighbors;
+    sqlite3_stmt *st_cubin_get;
+    sqlite3_stmt *st_cubin_put;
     char errmsg[ERRMSG_MAX];
 };
 
@@ -111,7 +127,19 @@ static int migrate_v0_v1(sqlite3 *conn) {
     return sqlite3_exec(conn, sql, NULL, NULL, NULL);
 }
 
-static const migration_fn migrations[] = {migrate_v0_v1};
+/* v1 -> v2: the binary cache. The key is everything the image depends on, so a new
+ * NVRTC or driver never loads an old image; `size` is stored beside the blob so that a
+ * damaged row can be told from a good one before it is handed to the driver. */
+static int migrate_v1_v2(sqlite3 *conn) {
+    static const char sql[] =
+        "CREATE TABLE cubins(src_hash TEXT NOT NULL, program TEXT NOT NULL, "
+        "arch INTEGER NOT NULL, nvrtc TEXT NOT NULL, driver TEXT NOT NULL, "
+        "image BLOB NOT NULL, size INTEGER NOT NULL, stored_at INTEGER, "
+        "PRIMARY KEY(src_hash, program, arch, nvrtc, driver));";
+    return sqlite3_exec(conn, sql, NULL, NULL, NULL);
+}
+
+static const migration_fn migrations[] = {migrate_v0_v1, migrate_v1_v2};
 
 _Static_assert(sizeof migrations / sizeof migrations[0] == GT_DB_SCHEMA_VERSION,
                "one migration per schema version");
@@ -176,6 +204,11 @@ static gt_status fail_rc(gt_db *db, int rc, const char *what) {
         prim == SQLITE_RANGE || prim == SQLITE_SCHEMA) {
         /* A statement error: SQLite's text ("no such table: winners") is the useful part. */
         snprintf(detail, sizeof detail, " (%s)", db->conn ? sqlite3_errmsg(db->conn) : "");
+    } else if (prim == SQLITE_FULL && db->max_mb > 0) {
+        /* Under a cap the likelier cause is the cap, and SQLite's errno would be stale
+         * (it is only set by I/O failures). */
+        snprintf(detail, sizeof detail, " (or the file reached its limit of %lld MiB, "
+                 "GEMMTUNE_CACHE_MAX_MB)", (long long)db->max_mb);
     } else if ((prim == SQLITE_IOERR || prim == SQLITE_CANTOPEN || prim == SQLITE_FULL) &&
                db->conn && sqlite3_system_errno(db->conn) != 0) {
         snprintf(detail, sizeof detail, " (%s)", strerror(sqlite3_system_errno(db->conn)));
@@ -302,6 +335,21 @@ static int parse_version(const unsigned char *text) {
     return (int)v;
 }
 
+/* The value of environment variable name when it is a positive decimal integer no
+ * larger than max, else 0 (unset, empty, zero, negative, trailing junk, overflow):
+ * a mistyped setting falls back to the default instead of failing every open. */
+static int64_t env_positive(const char *name, int64_t max) {
+    const char *v = getenv(name);
+    if (!v || !*v) return 0;
+    int64_t n = 0;
+    for (const char *p = v; *p; p++) {
+        if (*p < '0' || *p > '9') return 0;
+        n = n * 10 + (*p - '0');
+        if (n > max) return 0;
+    }
+    return n;
+}
+
 /* Prepares sql and steps to its first row, retrying while the file is busy (within the
  * busy timeout). Returns SQLITE_ROW with *st positioned on the row, else the code; the
  * caller finalizes *st either way. */
@@ -411,6 +459,32 @@ static gt_status migrate(gt_db *db) {
     return s;
 }
 
+/* Caps the file at $GEMMTUNE_CACHE_MAX_MB through max_page_count, which SQLite keeps per
+ * connection, so it is set on every open. Runs after migrate(): a capped file still
+ * gets its schema. A file already above the cap stays readable; SQLite then pins the
+ * count at the current size and only growth fails (SQLITE_FULL, "the disk is full"),
+ * rolling back the transaction that tried. */
+static gt_status apply_max_size(gt_db *db) {
+    /* 2^31 MiB covers any file SQLite can address at any page size. */
+    int64_t mb = env_positive("GEMMTUNE_CACHE_MAX_MB", (int64_t)1 << 31);
+    if (mb <= 0) return GT_SUCCESS;
+    sqlite3_stmt *st = NULL;
+    int rc = first_row(db, "PRAGMA page_size", &st);
+    int64_t page = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW) return fail_rc(db, rc, "cannot read the page size");
+    if (page <= 0) page = 4096; /* defensive: SQLite always reports 512..65536 */
+    int64_t pages = mb * 1048576 / page;
+    if (pages > 4294967294LL) pages = 4294967294LL; /* SQLite's largest page number */
+    if (pages < 1) pages = 1;
+    char sql[64];
+    snprintf(sql, sizeof sql, "PRAGMA max_page_count = %lld", (long long)pages);
+    rc = exec_retry(db, sql);
+    if (rc != SQLITE_OK) return fail_rc(db, rc, "cannot apply GEMMTUNE_CACHE_MAX_MB");
+    db->max_mb = mb;
+    return GT_SUCCESS;
+}
+
 /* Opens the connection (name is a path, or a URI when flags has SQLITE_OPEN_URI). */
 static gt_status connect(gt_db *db, const char *name, int flags) {
     int rc = sqlite3_open_v2(name, &db->conn, flags | SQLITE_OPEN_NOMUTEX, NULL);
@@ -510,17 +584,41 @@ static gt_status prepare_all(gt_db *db) {
                     " ORDER BY status <> 'ok', CASE WHEN status = 'ok' THEN time_us END, "
                     "config",
                     &db->st_timings);
+    if (s == GT_SUCCESS)
+        s = prepare(db, "DELETE FROM timings WHERE " KEY_WHERE, &db->st_del_timings);
+    /* The key minus m, n, k and beta0: those parameters (?7..?9, ?11) are left out of
+     * the text, so bind_key() still fills the rest by number. Same columns as st_list,
+     * for decode_winner(). */
+    if (s == GT_SUCCESS)
+        s = prepare(db,
+                    "SELECT " KEY_COLS ", config, time_us, tflops, tuned_at, nvrtc, driver, "
+                    "host, libver FROM winners WHERE device = ?1 AND cc = ?2 AND sms = ?3 AND "
+                    "dtype = ?4 AND opa = ?5 AND opb = ?6 AND align = ?10 AND src_hash = ?12 "
+                    "AND lib_major = ?13 ORDER BY m, n, k, beta0",
+                    &db->st_neighbors);
+    if (s == GT_SUCCESS)
+        s = prepare(db,
+                    "SELECT image, size FROM cubins WHERE src_hash = ?1 AND program = ?2 AND "
+                    "arch = ?3 AND nvrtc = ?4 AND driver = ?5",
+                    &db->st_cubin_get);
+    if (s == GT_SUCCESS)
+        s = prepare(db,
+                    "INSERT OR REPLACE INTO cubins(src_hash, program, arch, nvrtc, driver, "
+                    "image, size, stored_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                    &db->st_cubin_put);
     return s;
 }
 
-/* Reads every row of both tables once. Opening only touches the first page; this walk
+/* Reads every row of the tables once. Opening only touches the first page; this walk
  * makes a file whose later pages are damaged or missing fail at open, as db.h promises,
- * rather than at the first lookup. A cache holds thousands of rows, so it is cheap. */
+ * rather than at the first lookup. A cache holds thousands of rows, so it is cheap.
+ * count(*) walks the b-tree pages of cubins but not the overflow pages of their images
+ * (megabytes): a damaged image is found when it is read, and reported then. */
 static gt_status check_tables(gt_db *db) {
     sqlite3_stmt *st = NULL;
     int rc = first_row(db,
                        "SELECT (SELECT count(*) FROM winners), (SELECT count(*) FROM timings), "
-                       "(SELECT count(*) FROM meta)",
+                       "(SELECT count(*) FROM meta), (SELECT count(*) FROM cubins)",
                        &st);
     sqlite3_finalize(st);
     if (rc != SQLITE_ROW) return fail_rc(db, rc, "cannot read the tables");
@@ -533,8 +631,13 @@ static void finalize_all(gt_db *db) {
     sqlite3_finalize(db->st_put_timing);
     sqlite3_finalize(db->st_list);
     sqlite3_finalize(db->st_timings);
+    sqlite3_finalize(db->st_del_timings);
+    sqlite3_finalize(db->st_neighbors);
+    sqlite3_finalize(db->st_cubin_get);
+    sqlite3_finalize(db->st_cubin_put);
     db->st_lookup = db->st_put_winner = db->st_put_timing = db->st_list = db->st_timings =
         NULL;
+    db->st_del_timings = db->st_neighbors = db->st_cubin_get = db->st_cubin_put = NULL;
 }
 
 static void destroy(gt_db *db) {
@@ -617,6 +720,179 @@ static void key_text(const gt_key *key, char *buf, size_t size) {
     gt_key_format(key, buf, size);
 }
 
+/* Decodes the current row of st_list or st_neighbors (KEY_COLS, then the winner's
+ * fields) into key, src_hash (hash_size bytes), lib_major and w. Returns 0 for a row of
+ * a data type this build does not know (written by a newer library of the same schema):
+ * it cannot be expressed as a gt_key, so callers skip it and leave it in the file. */
+static int decode_winner(sqlite3_stmt *st, gt_key *key, char *src_hash, size_t hash_size,
+                         int *lib_major, gt_db_winner *w) {
+    memset(key, 0, sizeof *key);
+    const char *dt = (const char *)sqlite3_column_text(st, 3);
+    key->dtype = dt ? gt_dtype_parse(dt) : -1;
+    if (key->dtype < 0) return 0;
+    copy_column(key->device, sizeof key->device, st, 0);
+    int cc = sqlite3_column_int(st, 1);
+    key->cc_major = cc / 10;
+    key->cc_minor = cc % 10;
+    key->sm_count = sqlite3_column_int(st, 2);
+    const char *oa = (const char *)sqlite3_column_text(st, 4);
+    const char *ob = (const char *)sqlite3_column_text(st, 5);
+    key->opa = oa && oa[0] == 'T';
+    key->opb = ob && ob[0] == 'T';
+    key->m = sqlite3_column_int64(st, 6);
+    key->n = sqlite3_column_int64(st, 7);
+    key->k = sqlite3_column_int64(st, 8);
+    key->align = sqlite3_column_int(st, 9);
+    key->beta0 = sqlite3_column_int(st, 10);
+    copy_column(src_hash, hash_size, st, 11);
+    *lib_major = sqlite3_column_int(st, 12);
+    memset(w, 0, sizeof *w);
+    copy_column(w->config, sizeof w->config, st, 13);
+    w->time_us = sqlite3_column_double(st, 14);
+    w->tflops = sqlite3_column_double(st, 15);
+    w->tuned_at = sqlite3_column_int64(st, 16);
+    copy_column(w->nvrtc, sizeof w->nvrtc, st, 17);
+    copy_column(w->driver, sizeof w->driver, st, 18);
+    copy_column(w->host, sizeof w->host, st, 19);
+    copy_column(w->libver, sizeof w->libver, st, 20);
+    return 1;
+}
+
+/* Steps st (bound, not yet stepped) and calls fn for every decodable row until fn
+ * returns nonzero. fn runs with the handle locked and the statement open: it must not
+ * use this handle (lock_db refuses it) but may use any other. Returns SQLITE_DONE when
+ * the walk ended normally or was stopped by fn, else the failing code. db->lock held;
+ * the caller resets st. */
+static int walk_winners(gt_db *db, sqlite3_stmt *st, gt_db_winner_fn fn, void *user) {
+    int rc;
+    for (rc = step_first(db, st); rc == SQLITE_ROW; rc = sqlite3_step(st)) {
+        gt_key key;
+        char src_hash[128];
+        int lib_major;
+        gt_db_winner w;
+        if (!decode_winner(st, &key, src_hash, sizeof src_hash, &lib_major, &w)) continue;
+        if (fn(&key, src_hash, lib_major, &w, user) != 0) return SQLITE_DONE;
+    }
+    return rc;
+}
+
+/* Writes (insert or replace) the winner row of key. Inside the caller's transaction;
+ * kt is the key's text for the message. */
+static gt_status put_winner(gt_db *db, const gt_key *key, const char *src_hash, int lib_major,
+                            const gt_db_winner *winner, const char *kt) {
+    sqlite3_stmt *st = db->st_put_winner;
+    int rc = bind_key(st, key, src_hash, lib_major);
+    if (rc == SQLITE_OK) rc = bind_field(st, 14, winner->config, sizeof winner->config);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_double(st, 15, winner->time_us);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_double(st, 16, winner->tflops);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_int64(st, 17, winner->tuned_at);
+    if (rc == SQLITE_OK) rc = bind_field(st, 18, winner->nvrtc, sizeof winner->nvrtc);
+    if (rc == SQLITE_OK) rc = bind_field(st, 19, winner->driver, sizeof winner->driver);
+    if (rc == SQLITE_OK) rc = bind_field(st, 20, winner->host, sizeof winner->host);
+    if (rc == SQLITE_OK) rc = bind_field(st, 21, winner->libver, sizeof winner->libver);
+    if (rc == SQLITE_OK) rc = sqlite3_step(st);
+    gt_status s = GT_SUCCESS;
+    if (rc != SQLITE_DONE) {
+        char what[320];
+        snprintf(what, sizeof what, "cannot store the winner of %s", kt);
+        s = fail_rc(db, rc, what);
+    }
+    done_stmt(st);
+    return s;
+}
+
+/* Writes (insert or replace, by config) the ntimings candidate rows of key. Inside the
+ * caller's transaction. */
+static gt_status put_timings(gt_db *db, const gt_key *key, const char *src_hash,
+                             int lib_major, const gt_db_timing *timings, int ntimings,
+                             const char *kt) {
+    gt_status s = GT_SUCCESS;
+    for (int i = 0; s == GT_SUCCESS && i < ntimings; i++) {
+        const gt_db_timing *t = &timings[i];
+        sqlite3_stmt *st = db->st_put_timing;
+        int rc = bind_key(st, key, src_hash, lib_major);
+        if (rc == SQLITE_OK) rc = bind_field(st, 14, t->config, sizeof t->config);
+        if (rc == SQLITE_OK) rc = bind_field(st, 15, t->status, sizeof t->status);
+        if (rc == SQLITE_OK) rc = sqlite3_bind_double(st, 16, t->time_us);
+        if (rc == SQLITE_OK) rc = sqlite3_bind_double(st, 17, t->tflops);
+        if (rc == SQLITE_OK) rc = bind_field(st, 18, t->message, sizeof t->message);
+        if (rc == SQLITE_OK) rc = sqlite3_step(st);
+        if (rc != SQLITE_DONE) {
+            char what[320];
+            snprintf(what, sizeof what, "cannot store timing %d of %s", i, kt);
+            s = fail_rc(db, rc, what);
+        }
+        done_stmt(st);
+    }
+    return s;
+}
+
+/* Commits the caller's transaction, or rolls it back when s (or the commit) failed.
+ * what names the operation for the message. */
+static gt_status finish_write(gt_db *db, gt_status s, const char *what) {
+    if (s == GT_SUCCESS) {
+        int rc = sqlite3_exec(db->conn, "COMMIT", NULL, NULL, NULL);
+        if (rc != SQLITE_OK) {
+            char msg[360];
+            snprintf(msg, sizeof msg, "cannot commit %s", what);
+            s = fail_rc(db, rc, msg);
+        }
+    }
+    if (s != GT_SUCCESS) rollback(db);
+    return s;
+}
+
+/* Preconditions of every cubin call. db->lock held. */
+static gt_status check_bin_key(gt_db *db, const gt_db_bin_key *bk, const char *op) {
+    const char *bad = NULL;
+    if (!bk) bad = "bin key is NULL";
+    else if (!bk->src_hash || !*bk->src_hash) bad = "src_hash is NULL or empty";
+    else if (!bk->program || !*bk->program) bad = "program is NULL or empty";
+    else if (!bk->nvrtc || !*bk->nvrtc) bad = "nvrtc is NULL or empty";
+    else if (!bk->driver || !*bk->driver) bad = "driver is NULL or empty";
+    else if (bk->arch <= 0) bad = "arch is not positive";
+    if (!bad) return GT_SUCCESS;
+    set_error(db, "cache file '%s': %s: %s", db->path, op, bad);
+    return GT_INVALID_VALUE;
+}
+
+/* Binds the five columns of a bin key as ?1..?5. */
+static int bind_bin_key(sqlite3_stmt *st, const gt_db_bin_key *bk) {
+    int rc = sqlite3_bind_text(st, 1, bk->src_hash, -1, SQLITE_TRANSIENT);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_text(st, 2, bk->program, -1, SQLITE_TRANSIENT);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_int(st, 3, bk->arch);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_text(st, 4, bk->nvrtc, -1, SQLITE_TRANSIENT);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_text(st, 5, bk->driver, -1, SQLITE_TRANSIENT);
+    return rc;
+}
+
+/* Runs one DELETE (bound with src_hash, lib_major, nvrtc, driver as ?1..?4; NULL binds
+ * as SQL NULL) inside the caller's transaction; *changes gets the rows it deleted. */
+static gt_status run_delete(gt_db *db, const char *sql, const char *src_hash, int lib_major,
+                            const char *nvrtc, const char *driver, int64_t *changes,
+                            const char *what) {
+    sqlite3_stmt *st = NULL;
+    /* Prepared per call: pruning is an occasional maintenance command, not worth three
+     * statements on every handle. Parameters past the statement's last one are not
+     * bound; one it skips (?2 of the cubins delete) may still be bound harmlessly. */
+    int rc = sqlite3_prepare_v2(db->conn, sql, -1, &st, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_text(st, 1, src_hash, -1, SQLITE_TRANSIENT);
+    if (rc == SQLITE_OK && sqlite3_bind_parameter_count(st) >= 2)
+        rc = sqlite3_bind_int(st, 2, lib_major);
+    if (rc == SQLITE_OK && sqlite3_bind_parameter_count(st) >= 3)
+        rc = nvrtc ? sqlite3_bind_text(st, 3, nvrtc, -1, SQLITE_TRANSIENT)
+                   : sqlite3_bind_null(st, 3);
+    if (rc == SQLITE_OK && sqlite3_bind_parameter_count(st) >= 4)
+        rc = driver ? sqlite3_bind_text(st, 4, driver, -1, SQLITE_TRANSIENT)
+                    : sqlite3_bind_null(st, 4);
+    if (rc == SQLITE_OK) rc = sqlite3_step(st);
+    gt_status s = GT_SUCCESS;
+    if (rc != SQLITE_DONE) s = fail_rc(db, rc, what);
+    else if (changes) *changes = sqlite3_changes(db->conn);
+    sqlite3_finalize(st);
+    return s;
+}
+
 /* ===================================================================================
  * API
  * =================================================================================== */
@@ -643,6 +919,8 @@ gt_status gt_db_open(const char *path, int readonly, int busy_timeout_ms, gt_db 
     pthread_mutex_init(&db->lock, &attr);
     pthread_mutexattr_destroy(&attr);
     db->readonly = readonly != 0;
+    if (busy_timeout_ms <= 0)
+        busy_timeout_ms = (int)env_positive("GEMMTUNE_CACHE_TIMEOUT_MS", INT_MAX);
     db->busy_timeout_ms = busy_timeout_ms > 0 ? busy_timeout_ms : DEFAULT_BUSY_TIMEOUT_MS;
 
     gt_status s = GT_SUCCESS;
@@ -702,6 +980,7 @@ gt_status gt_db_open(const char *path, int readonly, int busy_timeout_ms, gt_db 
         if (rc != SQLITE_OK) s = fail_rc(db, rc, "cannot set synchronous mode");
     }
     if (s == GT_SUCCESS && !db->readonly && version < GT_DB_SCHEMA_VERSION) s = migrate(db);
+    if (s == GT_SUCCESS && !db->readonly) s = apply_max_size(db);
     if (s == GT_SUCCESS) s = prepare_all(db);
     if (s == GT_SUCCESS) s = check_tables(db);
     if (s != GT_SUCCESS) {
@@ -786,48 +1065,9 @@ gt_status gt_db_store(gt_db *db, const gt_key *key, const char *src_hash, int li
         snprintf(what, sizeof what, "cannot store %s", kt);
         s = fail_rc(db, rc, what);
     }
-    if (s == GT_SUCCESS && winner) {
-        sqlite3_stmt *st = db->st_put_winner;
-        rc = bind_key(st, key, src_hash, lib_major);
-        if (rc == SQLITE_OK) rc = bind_field(st, 14, winner->config, sizeof winner->config);
-        if (rc == SQLITE_OK) rc = sqlite3_bind_double(st, 15, winner->time_us);
-        if (rc == SQLITE_OK) rc = sqlite3_bind_double(st, 16, winner->tflops);
-        if (rc == SQLITE_OK) rc = sqlite3_bind_int64(st, 17, winner->tuned_at);
-        if (rc == SQLITE_OK) rc = bind_field(st, 18, winner->nvrtc, sizeof winner->nvrtc);
-        if (rc == SQLITE_OK) rc = bind_field(st, 19, winner->driver, sizeof winner->driver);
-        if (rc == SQLITE_OK) rc = bind_field(st, 20, winner->host, sizeof winner->host);
-        if (rc == SQLITE_OK) rc = bind_field(st, 21, winner->libver, sizeof winner->libver);
-        if (rc == SQLITE_OK) rc = sqlite3_step(st);
-        if (rc != SQLITE_DONE) {
-            snprintf(what, sizeof what, "cannot store the winner of %s", kt);
-            s = fail_rc(db, rc, what);
-        }
-        done_stmt(st);
-    }
-    for (int i = 0; s == GT_SUCCESS && i < ntimings; i++) {
-        const gt_db_timing *t = &timings[i];
-        sqlite3_stmt *st = db->st_put_timing;
-        rc = bind_key(st, key, src_hash, lib_major);
-        if (rc == SQLITE_OK) rc = bind_field(st, 14, t->config, sizeof t->config);
-        if (rc == SQLITE_OK) rc = bind_field(st, 15, t->status, sizeof t->status);
-        if (rc == SQLITE_OK) rc = sqlite3_bind_double(st, 16, t->time_us);
-        if (rc == SQLITE_OK) rc = sqlite3_bind_double(st, 17, t->tflops);
-        if (rc == SQLITE_OK) rc = bind_field(st, 18, t->message, sizeof t->message);
-        if (rc == SQLITE_OK) rc = sqlite3_step(st);
-        if (rc != SQLITE_DONE) {
-            snprintf(what, sizeof what, "cannot store timing %d of %s", i, kt);
-            s = fail_rc(db, rc, what);
-        }
-        done_stmt(st);
-    }
-    if (s == GT_SUCCESS) {
-        rc = sqlite3_exec(db->conn, "COMMIT", NULL, NULL, NULL);
-        if (rc != SQLITE_OK) {
-            snprintf(what, sizeof what, "cannot commit %s", kt);
-            s = fail_rc(db, rc, what);
-        }
-    }
-    if (s != GT_SUCCESS) rollback(db);
+    if (s == GT_SUCCESS && winner) s = put_winner(db, key, src_hash, lib_major, winner, kt);
+    if (s == GT_SUCCESS) s = put_timings(db, key, src_hash, lib_major, timings, ntimings, kt);
+    s = finish_write(db, s, kt);
     unlock_db(db);
     return s;
 }
@@ -842,49 +1082,7 @@ gt_status gt_db_list(gt_db *db, gt_db_winner_fn fn, void *user) {
         return GT_INVALID_VALUE;
     }
     sqlite3_stmt *st = db->st_list;
-    int rc;
-    /* fn runs with the handle locked and the statement open: it must not use this
-     * handle (lock_db refuses it) but may use any other. */
-    for (rc = step_first(db, st); rc == SQLITE_ROW; rc = sqlite3_step(st)) {
-        gt_key key;
-        memset(&key, 0, sizeof key);
-        copy_column(key.device, sizeof key.device, st, 0);
-        int cc = sqlite3_column_int(st, 1);
-        key.cc_major = cc / 10;
-        key.cc_minor = cc % 10;
-        key.sm_count = sqlite3_column_int(st, 2);
-        const char *dt = (const char *)sqlite3_column_text(st, 3);
-        key.dtype = dt ? gt_dtype_parse(dt) : -1;
-        /* A row of a data type this build does not know (written by a newer library of
-         * the same schema) cannot be expressed as a gt_key: skip it, keep it in the file. */
-        if (key.dtype < 0) continue;
-        const char *oa = (const char *)sqlite3_column_text(st, 4);
-        const char *ob = (const char *)sqlite3_column_text(st, 5);
-        key.opa = oa && oa[0] == 'T';
-        key.opb = ob && ob[0] == 'T';
-        key.m = sqlite3_column_int64(st, 6);
-        key.n = sqlite3_column_int64(st, 7);
-        key.k = sqlite3_column_int64(st, 8);
-        key.align = sqlite3_column_int(st, 9);
-        key.beta0 = sqlite3_column_int(st, 10);
-        char src_hash[128];
-        copy_column(src_hash, sizeof src_hash, st, 11);
-        int lib_major = sqlite3_column_int(st, 12);
-        gt_db_winner w;
-        memset(&w, 0, sizeof w);
-        copy_column(w.config, sizeof w.config, st, 13);
-        w.time_us = sqlite3_column_double(st, 14);
-        w.tflops = sqlite3_column_double(st, 15);
-        w.tuned_at = sqlite3_column_int64(st, 16);
-        copy_column(w.nvrtc, sizeof w.nvrtc, st, 17);
-        copy_column(w.driver, sizeof w.driver, st, 18);
-        copy_column(w.host, sizeof w.host, st, 19);
-        copy_column(w.libver, sizeof w.libver, st, 20);
-        if (fn(&key, src_hash, lib_major, &w, user) != 0) {
-            rc = SQLITE_DONE;
-            break;
-        }
-    }
+    int rc = walk_winners(db, st, fn, user);
     if (rc != SQLITE_DONE) s = fail_rc(db, rc, "cannot list the winners");
     done_stmt(st);
     unlock_db(db);
@@ -935,6 +1133,266 @@ gt_status gt_db_timings(gt_db *db, const gt_key *key, const char *src_hash, int 
     done_stmt(st);
     unlock_db(db);
     return s;
+}
+
+gt_status gt_db_merge(gt_db *db, const gt_key *key, const char *src_hash, int lib_major,
+                      const gt_db_winner *winner, const gt_db_timing *timings, int ntimings,
+                      int *stored) {
+    if (stored) *stored = 0;
+    if (!db) return GT_INVALID_VALUE;
+    gt_status s = lock_db(db);
+    if (s != GT_SUCCESS) return s;
+    s = check_key(db, key, src_hash);
+    if (s == GT_SUCCESS && !winner) {
+        set_error(db, "cache file '%s': merge: winner is NULL", db->path);
+        s = GT_INVALID_VALUE;
+    }
+    /* NaN compares false with everything, so it could neither win nor lose honestly. */
+    if (s == GT_SUCCESS && winner->time_us != winner->time_us) {
+        set_error(db, "cache file '%s': merge: the winner's time is not a number", db->path);
+        s = GT_INVALID_VALUE;
+    }
+    if (s == GT_SUCCESS && (ntimings < 0 || (ntimings > 0 && !timings))) {
+        set_error(db, "cache file '%s': merge: %d timings at %p", db->path, ntimings,
+                  (const void *)timings);
+        s = GT_INVALID_VALUE;
+    }
+    if (s == GT_SUCCESS && db->readonly) {
+        set_error(db, "cache file '%s': cannot merge: the cache is opened read-only", db->path);
+        s = GT_CACHE_ERROR;
+    }
+    if (s != GT_SUCCESS) {
+        unlock_db(db);
+        return s;
+    }
+    char kt[256], what[320];
+    key_text(key, kt, sizeof kt);
+
+    /* The comparison is made under the write lock: a faster entry that another process
+     * commits between our read and our write would otherwise be overwritten. */
+    int rc = begin_immediate(db);
+    if (rc != SQLITE_OK) {
+        snprintf(what, sizeof what, "cannot merge %s", kt);
+        s = fail_rc(db, rc, what);
+    }
+    int write = 0;
+    if (s == GT_SUCCESS) {
+        sqlite3_stmt *st = db->st_lookup;
+        rc = bind_key(st, key, src_hash, lib_major);
+        if (rc == SQLITE_OK) rc = sqlite3_step(st);
+        if (rc == SQLITE_DONE) {
+            write = 1;
+        } else if (rc == SQLITE_ROW) {
+            /* A stored winner without a time (NULL, as SQLite keeps NaN) is not "lower or
+             * equal" to anything, so a timed one replaces it. */
+            write = sqlite3_column_type(st, 1) == SQLITE_NULL ||
+                    !(sqlite3_column_double(st, 1) <= winner->time_us);
+        } else {
+            snprintf(what, sizeof what, "cannot read the stored winner of %s", kt);
+            s = fail_rc(db, rc, what);
+        }
+        done_stmt(st);
+    }
+    if (s == GT_SUCCESS && write) s = put_winner(db, key, src_hash, lib_major, winner, kt);
+    if (s == GT_SUCCESS && write) {
+        /* The old timings belong to the old winner's run: keep one run's rows together. */
+        sqlite3_stmt *st = db->st_del_timings;
+        rc = bind_key(st, key, src_hash, lib_major);
+        if (rc == SQLITE_OK) rc = sqlite3_step(st);
+        if (rc != SQLITE_DONE) {
+            snprintf(what, sizeof what, "cannot replace the timings of %s", kt);
+            s = fail_rc(db, rc, what);
+        }
+        done_stmt(st);
+    }
+    if (s == GT_SUCCESS && write)
+        s = put_timings(db, key, src_hash, lib_major, timings, ntimings, kt);
+    /* Nothing written when the file kept its own: the commit then only ends the read. */
+    s = finish_write(db, s, kt);
+    if (s == GT_SUCCESS && stored) *stored = write;
+    unlock_db(db);
+    return s;
+}
+
+gt_status gt_db_prune(gt_db *db, const char *src_hash, int lib_major, const char *nvrtc,
+                      const char *driver, int64_t *winners, int64_t *cubins) {
+    if (winners) *winners = 0;
+    if (cubins) *cubins = 0;
+    if (!db) return GT_INVALID_VALUE;
+    gt_status s = lock_db(db);
+    if (s != GT_SUCCESS) return s;
+    if (!src_hash || !*src_hash) {
+        set_error(db, "cache file '%s': prune: src_hash is NULL or empty", db->path);
+        s = GT_INVALID_VALUE;
+    }
+    if (s == GT_SUCCESS && db->readonly) {
+        set_error(db, "cache file '%s': cannot prune: the cache is opened read-only", db->path);
+        s = GT_CACHE_ERROR;
+    }
+    if (s != GT_SUCCESS) {
+        unlock_db(db);
+        return s;
+    }
+    int64_t nw = 0, nc = 0;
+    int rc = begin_immediate(db);
+    if (rc != SQLITE_OK) s = fail_rc(db, rc, "cannot prune");
+    if (s == GT_SUCCESS)
+        s = run_delete(db, "DELETE FROM winners WHERE src_hash <> ?1 OR lib_major <> ?2",
+                       src_hash, lib_major, nvrtc, driver, &nw, "cannot prune the winners");
+    if (s == GT_SUCCESS)
+        s = run_delete(db, "DELETE FROM timings WHERE src_hash <> ?1 OR lib_major <> ?2",
+                       src_hash, lib_major, nvrtc, driver, NULL, "cannot prune the timings");
+    /* A NULL nvrtc or driver means "do not filter on it" (the caller may not know the
+     * running versions, e.g. without a GPU): ?3 / ?4 IS NULL then matches nothing. */
+    if (s == GT_SUCCESS)
+        s = run_delete(db,
+                       "DELETE FROM cubins WHERE src_hash <> ?1 OR "
+                       "(?3 IS NOT NULL AND nvrtc <> ?3) OR (?4 IS NOT NULL AND driver <> ?4)",
+                       src_hash, lib_major, nvrtc, driver, &nc, "cannot prune the cubins");
+    s = finish_write(db, s, "the pruning");
+    if (s == GT_SUCCESS) {
+        if (winners) *winners = nw;
+        if (cubins) *cubins = nc;
+    }
+    unlock_db(db);
+    return s;
+}
+
+gt_status gt_db_neighbors(gt_db *db, const gt_key *key, const char *src_hash, int lib_major,
+                          gt_db_winner_fn fn, void *user) {
+    if (!db) return GT_INVALID_VALUE;
+    gt_status s = lock_db(db);
+    if (s != GT_SUCCESS) return s;
+    s = check_key(db, key, src_hash);
+    if (s == GT_SUCCESS && !fn) {
+        set_error(db, "cache file '%s': neighbors: fn is NULL", db->path);
+        s = GT_INVALID_VALUE;
+    }
+    if (s != GT_SUCCESS) {
+        unlock_db(db);
+        return s;
+    }
+    sqlite3_stmt *st = db->st_neighbors;
+    int rc = bind_key(st, key, src_hash, lib_major);
+    if (rc == SQLITE_OK) rc = walk_winners(db, st, fn, user);
+    if (rc != SQLITE_DONE) {
+        char kt[256], what[320];
+        key_text(key, kt, sizeof kt);
+        snprintf(what, sizeof what, "cannot list the tuned neighbours of %s", kt);
+        s = fail_rc(db, rc, what);
+    }
+    done_stmt(st);
+    unlock_db(db);
+    return s;
+}
+
+gt_status gt_db_cubin_get(gt_db *db, const gt_db_bin_key *bk, void **image, size_t *size,
+                          int *found) {
+    if (image) *image = NULL;
+    if (size) *size = 0;
+    if (found) *found = 0;
+    if (!db) return GT_INVALID_VALUE;
+    gt_status s = lock_db(db);
+    if (s != GT_SUCCESS) return s;
+    s = check_bin_key(db, bk, "cubin get");
+    if (s == GT_SUCCESS && (!image || !size || !found)) {
+        set_error(db, "cache file '%s': cubin get: %s is NULL", db->path,
+                  !image ? "image" : !size ? "size" : "found");
+        s = GT_INVALID_VALUE;
+    }
+    /* Invariant 6: a shipped file never supplies a binary, whatever it holds. */
+    if (s != GT_SUCCESS || db->readonly) {
+        unlock_db(db);
+        return s;
+    }
+    sqlite3_stmt *st = db->st_cubin_get;
+    int rc = bind_bin_key(st, bk);
+    if (rc == SQLITE_OK) rc = step_first(db, st);
+    char what[320];
+    snprintf(what, sizeof what, "cannot read the cubin of '%s' for sm_%d", bk->program,
+             bk->arch);
+    if (rc == SQLITE_ROW) {
+        /* Type before value: sqlite3_column_blob would convert a TEXT cell. */
+        int is_blob = sqlite3_column_type(st, 0) == SQLITE_BLOB;
+        const void *blob = sqlite3_column_blob(st, 0);
+        int n = sqlite3_column_bytes(st, 0);
+        int64_t want = sqlite3_column_int64(st, 1);
+        if (!blob && n > 0) {
+            s = fail_rc(db, SQLITE_NOMEM, what);
+        } else if (is_blob && blob && n > 0 && want == n) {
+            void *copy = malloc((size_t)n);
+            if (!copy) {
+                s = fail_rc(db, SQLITE_NOMEM, what);
+            } else {
+                memcpy(copy, blob, (size_t)n);
+                *image = copy;
+                *size = (size_t)n;
+                *found = 1;
+            }
+        }
+        /* Otherwise the row is damaged (not a blob, or not the length it was stored
+         * with): handing it to the driver could crash the process, so it reads as a
+         * miss. The caller compiles again and its put replaces the row. */
+    } else if (rc != SQLITE_DONE) {
+        s = fail_rc(db, rc, what);
+    }
+    done_stmt(st);
+    unlock_db(db);
+    return s;
+}
+
+gt_status gt_db_cubin_put(gt_db *db, const gt_db_bin_key *bk, const void *image, size_t size) {
+    if (!db) return GT_INVALID_VALUE;
+    gt_status s = lock_db(db);
+    if (s != GT_SUCCESS) return s;
+    s = check_bin_key(db, bk, "cubin put");
+    if (s == GT_SUCCESS && (!image || size == 0)) {
+        set_error(db, "cache file '%s': cubin put: %s", db->path,
+                  !image ? "image is NULL" : "size is 0");
+        s = GT_INVALID_VALUE;
+    }
+    if (s == GT_SUCCESS && db->readonly) {
+        set_error(db, "cache file '%s': cannot store a cubin: the cache is opened read-only",
+                  db->path);
+        s = GT_CACHE_ERROR;
+    }
+    if (s != GT_SUCCESS) {
+        unlock_db(db);
+        return s;
+    }
+    char what[320];
+    snprintf(what, sizeof what, "the cubin of '%s' for sm_%d", bk->program, bk->arch);
+    int rc = begin_immediate(db);
+    if (rc == SQLITE_OK) {
+        sqlite3_stmt *st = db->st_cubin_put;
+        rc = bind_bin_key(st, bk);
+        /* STATIC: the statement is stepped and reset before this call returns. */
+        if (rc == SQLITE_OK) rc = sqlite3_bind_blob64(st, 6, image, size, SQLITE_STATIC);
+        if (rc == SQLITE_OK) rc = sqlite3_bind_int64(st, 7, (sqlite3_int64)size);
+        if (rc == SQLITE_OK) rc = sqlite3_bind_int64(st, 8, (sqlite3_int64)time(NULL));
+        if (rc == SQLITE_OK) rc = sqlite3_step(st);
+        done_stmt(st);
+    }
+    if (rc != SQLITE_OK && rc != SQLITE_DONE) {
+        char msg[360];
+        snprintf(msg, sizeof msg, "cannot store %s", what);
+        s = fail_rc(db, rc, msg);
+    }
+    s = finish_write(db, s, what);
+    unlock_db(db);
+    return s;
+}
+
+int64_t gt_db_cubin_count(gt_db *db) {
+    if (!db) return -1;
+    if (lock_db(db) != GT_SUCCESS) return -1;
+    sqlite3_stmt *st = NULL;
+    int rc = first_row(db, "SELECT count(*) FROM cubins", &st);
+    int64_t n = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW) fail_rc(db, rc, "cannot count the cubins");
+    unlock_db(db);
+    return n;
 }
 
 int gt_db_file_schema_version(gt_db *db) {

@@ -20,7 +20,7 @@
 #include "gemmtune.h"
 #include "key.h"
 
-#define GT_DB_SCHEMA_VERSION 1
+#define GT_DB_SCHEMA_VERSION 2
 #define GT_DB_CONFIG_MAX 128
 
 typedef struct gt_db gt_db;
@@ -52,7 +52,11 @@ typedef struct gt_db_timing {
  * Applies WAL and the busy timeout, creates or migrates the schema, and checks that
  * the file is a usable cache now, so that a corrupt file, a file of another program or
  * a newer schema version fails here (GT_CACHE_ERROR, *out = NULL, message in msg).
- * busy_timeout_ms <= 0 means the default, 5000. */
+ * A file of schema version 1 is migrated (writable) or refused (read-only).
+ * busy_timeout_ms <= 0 means $GEMMTUNE_CACHE_TIMEOUT_MS when set to a positive number,
+ * else 5000. A writable handle honours $GEMMTUNE_CACHE_MAX_MB (positive integer): the
+ * file may not grow beyond that many MiB (SQLite's max_page_count); a store that would
+ * fails with "the disk is full" and leaves the file as it was. */
 gt_status gt_db_open(const char *path, int readonly, int busy_timeout_ms, gt_db **out,
                      char *msg, size_t msgsize);
 void gt_db_close(gt_db *db);
@@ -81,6 +85,68 @@ gt_status gt_db_list(gt_db *db, gt_db_winner_fn fn, void *user);
 typedef int (*gt_db_timing_fn)(const gt_db_timing *timing, void *user);
 gt_status gt_db_timings(gt_db *db, const gt_key *key, const char *src_hash, int lib_major,
                         gt_db_timing_fn fn, void *user);
+
+/* ===== keep-the-faster merge, pruning, neighbours (issue 3) ===== */
+
+/* In one IMMEDIATE transaction: stores winner and its timings for key unless the file
+ * already holds a winner of the same key (same src_hash and lib_major) whose time_us is
+ * lower or equal (ties keep what is there, so merging files in a fixed order is
+ * deterministic). When it stores, the key's old timings are replaced by these.
+ * *stored (may be NULL) is 1 when the entry was written, 0 when the file kept its own.
+ * The winner's provenance (host, tuned_at, libver, nvrtc, driver) is stored as given.
+ * winner must be non-NULL and its time_us a number (NaN cannot be compared):
+ * GT_INVALID_VALUE otherwise. A stored winner without a time (NULL in the file) loses
+ * to any. Refused on a read-only handle (GT_CACHE_ERROR). */
+gt_status gt_db_merge(gt_db *db, const gt_key *key, const char *src_hash, int lib_major,
+                      const gt_db_winner *winner, const gt_db_timing *timings, int ntimings,
+                      int *stored);
+
+/* Deletes, in one transaction, the winners and timings whose src_hash differs from
+ * src_hash or whose lib_major differs from lib_major, and the cubins whose src_hash
+ * differs, or whose nvrtc differs (when nvrtc != NULL), or whose driver differs (when
+ * driver != NULL). Counts of deleted winners and cubins go to *winners and *cubins
+ * (either may be NULL; both 0 on failure). src_hash non-NULL and non-empty
+ * (GT_INVALID_VALUE). Refused on a read-only handle (GT_CACHE_ERROR). */
+gt_status gt_db_prune(gt_db *db, const char *src_hash, int lib_major, const char *nvrtc,
+                      const char *driver, int64_t *winners, int64_t *cubins);
+
+/* Calls fn for every winner under src_hash and lib_major whose device (name, cc, SM
+ * count), dtype, opa, opb and align equal key's, whatever its m, n, k and beta0: the
+ * candidates of "nearest tuned shape". Rows come ordered by m, n, k, beta0, so every
+ * process sees them in the same order. fn returns nonzero to stop; same locking rule
+ * as gt_db_list. */
+gt_status gt_db_neighbors(gt_db *db, const gt_key *key, const char *src_hash, int lib_major,
+                          gt_db_winner_fn fn, void *user);
+
+/* ===== binary cache: compiled cubins (local, writable caches only) ===== */
+
+/* What a cubin was compiled from and for. All strings non-NULL and non-empty, arch > 0
+ * (GT_INVALID_VALUE otherwise). */
+typedef struct gt_db_bin_key {
+    const char *src_hash;  /* kernel source hash */
+    const char *program;   /* the problem and configuration it was compiled for, as text
+                              (src/kern.c: "f32|NT|4096x4096x4096|a16|b0|128x64x8_t8x4_v4") */
+    int arch;              /* the sm_XX it was compiled for, e.g. 90 */
+    const char *nvrtc;     /* NVRTC version that compiled it */
+    const char *driver;    /* driver version it was stored under */
+} gt_db_bin_key;
+
+/* The cubin of bk: *image (malloc'd, caller frees) and *size, *found = 1; or *found = 0.
+ * A read-only handle (a shipped file) never yields a cubin: *found = 0, GT_SUCCESS,
+ * whatever the file holds. A damaged row (its stored size differs from its image, or
+ * the image is not a blob) also reads as *found = 0: it must never reach the driver;
+ * the next gt_db_cubin_put of bk replaces it. */
+gt_status gt_db_cubin_get(gt_db *db, const gt_db_bin_key *bk, void **image, size_t *size,
+                          int *found);
+
+/* Inserts or replaces the cubin of bk in one short transaction (stored_at = now).
+ * image non-NULL and size > 0 (GT_INVALID_VALUE otherwise). Refused on a read-only
+ * handle (GT_CACHE_ERROR). */
+gt_status gt_db_cubin_put(gt_db *db, const gt_db_bin_key *bk, const void *image, size_t size);
+
+/* Number of cubins the file holds (for tests and `gemmtune info`), read-only handles
+ * included; -1 on error. */
+int64_t gt_db_cubin_count(gt_db *db);
 
 /* The schema version stored in the file. */
 int gt_db_file_schema_version(gt_db *db);

@@ -69,7 +69,8 @@ typedef enum { GT_OP_N = 0, GT_OP_T = 1, GT_OP_C = 2 } gt_op;
  * k == 0 or alpha == 0 gives C = beta * C without reading A or B; beta == 0 never
  * reads C, so NaN already in C does not appear in the result.
  * The call is asynchronous with respect to the host, like a kernel launch, except the
- * first call for a shape, which tunes and so synchronizes the stream.
+ * first call for a shape in mode tune without async tuning, which tunes and so
+ * synchronizes the stream. Thread-safe: any number of threads may call it at once.
  */
 gt_status gemm_tuned(gt_op opA, gt_op opB, int64_t m, int64_t n, int64_t k, float alpha,
                      const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
@@ -102,6 +103,25 @@ void gt_set_log_level(int level);
  * A device short of it skips tuning and runs the fallback kernel; the call succeeds. */
 void gt_set_tune_memory_limit(size_t bytes);
 
+/* What a call does when its shape is in no cache (GEMMTUNE_MODE=tune|cached|off sets
+ * it from the environment; gt_set_mode overrides):
+ *   GT_MODE_TUNE    tune now (the default), store the winner, run it;
+ *   GT_MODE_CACHED  never tune: run the winner of the nearest tuned shape of the same
+ *                   device, types, ops and alignment class (distance in log M, log N,
+ *                   log K), else the safe default kernel;
+ *   GT_MODE_OFF     no cache and no tuning: always the safe default kernel.
+ * A change applies to shapes first seen afterwards (gt_release forgets the others). */
+typedef enum { GT_MODE_TUNE = 0, GT_MODE_CACHED = 1, GT_MODE_OFF = 2 } gt_mode;
+/* GT_INVALID_VALUE (nothing changed) for a value outside gt_mode. */
+gt_status gt_set_mode(gt_mode mode);
+gt_mode gt_get_mode(void);
+
+/* Background tuning (GEMMTUNE_TUNE_ASYNC=1 sets it from the environment): in mode tune,
+ * a shape found in no cache runs the safe default kernel at once and is tuned on a
+ * worker thread; later calls pick up the winner. Results are identical in value: every
+ * kernel of the family sums over K in the same order. 0 turns it off. */
+void gt_set_tune_async(int on);
+
 /* Counters since the process started, for tests and tools. */
 typedef struct gt_stats {
     uint64_t calls;         /* gemm_tuned calls that reached a launch */
@@ -110,6 +130,10 @@ typedef struct gt_stats {
     uint64_t tunes;         /* shapes tuned */
     uint64_t fallbacks;     /* calls that ran the fallback kernel (tuning skipped or failed) */
     uint64_t compiles;      /* NVRTC compilations */
+    uint64_t cubin_hits;    /* kernels loaded from the binary cache (no NVRTC) */
+    uint64_t nearest;       /* shapes given the winner of a nearest tuned shape */
+    uint64_t rejected;      /* cache entries refused (bad configuration or binary) */
+    uint64_t async_tunes;   /* shapes tuned on the background worker */
 } gt_stats;
 void gt_get_stats(gt_stats *out);
 

@@ -45,15 +45,8 @@ gt_status gemm_tuned(gt_op opA, gt_op opB, int64_t m, int64_t n, int64_t k, floa
     const gt_plan *plan = gt_plan_find(ctx, &key);
     if (plan) {
         gt_stat_add(GT_STAT_PLAN_HITS, 1);
-    } else {
-        /* Tuning works on its own stream and buffers; wait for the caller's work so its
-         * timings are not disturbed. */
-        CUresult r = gt_cu.stream_synchronize((CUstream)stream);
-        if (r != CUDA_SUCCESS) {
-            s = gt_cu_fail(r, "cuStreamSynchronize (caller's stream, before tuning)");
-            goto out;
-        }
-        if ((s = gt_dispatch(dc, &key, &plan)) != GT_SUCCESS) goto out;
+    } else if ((s = gt_dispatch(dc, &key, (CUstream)stream, &plan)) != GT_SUCCESS) {
+        goto out;
     }
     gt_stat_add(GT_STAT_CALLS, 1);
     s = gt_kern_launch(&plan->kern, (CUstream)stream, (CUdeviceptr)(uintptr_t)A, lda,
@@ -63,13 +56,22 @@ out:
     return s;
 }
 
+gt_status gt_set_mode(gt_mode mode) {
+    gt_error_clear();
+    return gt_dispatch_set_mode((int)mode);
+}
+
+gt_mode gt_get_mode(void) { return (gt_mode)gt_dispatch_mode(); }
+
+void gt_set_tune_async(int on) { gt_dispatch_set_async(on); }
+
 void gt_release(void) {
+    /* The background worker first: it uses plans and contexts. */
+    gt_dispatch_release();
     if (gt_cu_load() != GT_SUCCESS) {
-        gt_dispatch_release();
         gt_error_clear();
         return;
     }
     gt_plan_clear();
     gt_devctx_release_all();
-    gt_dispatch_release();
 }

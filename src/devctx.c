@@ -43,6 +43,8 @@ gt_status gt_devctx_get(CUcontext ctx, gt_devctx **out) {
         s = gt_fail(GT_OUT_OF_MEMORY, "context state");
     } else if ((s = gt_cu_device_query(dev, &dc->dev)) == GT_SUCCESS) {
         dc->ctx = ctx;
+        pthread_mutex_init(&dc->resolve_lock, NULL);
+        pthread_mutex_init(&dc->tune_lock, NULL);
         dc->arch = dc->dev.cc_major * 10 + dc->dev.cc_minor;
         table[ntable++] = dc;
         *out = dc;
@@ -88,6 +90,24 @@ gt_status gt_devctx_tune_stream(gt_devctx *dc, CUstream *out) {
     *out = dc->tune_stream;
     pthread_mutex_unlock(&lock);
     return s;
+}
+
+gt_status gt_devctx_for_device(int ordinal, gt_devctx **out) {
+    gt_status s = gt_cu_load();
+    if (s != GT_SUCCESS) return s;
+    int count = 0;
+    CUresult r = gt_cu.device_get_count(&count);
+    if (r != CUDA_SUCCESS) return gt_cu_fail(r, "cuDeviceGetCount");
+    if (ordinal < 0 || ordinal >= count)
+        return gt_fail(GT_INVALID_VALUE, "device %d does not exist (this node has %d)", ordinal,
+                       count);
+    CUdevice dev;
+    CUcontext ctx;
+    if ((r = gt_cu.device_get(&dev, ordinal)) != CUDA_SUCCESS) return gt_cu_fail(r, "cuDeviceGet");
+    if ((r = gt_cu.primary_ctx_retain(&ctx, dev)) != CUDA_SUCCESS)
+        return gt_cu_fail(r, "cuDevicePrimaryCtxRetain");
+    if ((r = gt_cu.ctx_set_current(ctx)) != CUDA_SUCCESS) return gt_cu_fail(r, "cuCtxSetCurrent");
+    return gt_devctx_get(ctx, out);
 }
 
 void gt_devctx_limits(const gt_devctx *dc, gt_klimits *lim) {
@@ -159,6 +179,8 @@ void gt_devctx_release_all(void) {
         if (table[i]->aux) gt_cu.module_unload(table[i]->aux);
         if (table[i]->tune_stream) gt_cu.stream_destroy(table[i]->tune_stream);
         if (pushed) gt_cu.ctx_pop(&cur);
+        pthread_mutex_destroy(&table[i]->resolve_lock);
+        pthread_mutex_destroy(&table[i]->tune_lock);
         free(table[i]);
     }
     ntable = 0;

@@ -7,6 +7,7 @@
 #define GT_DEVCTX_H
 
 #include <cuda.h>
+#include <pthread.h>
 
 #include "cu.h"
 #include "gemmtune.h"
@@ -19,10 +20,18 @@ typedef struct gt_devctx {
     CUmodule aux;             /* loaded on first need (tuning, k == 0, verification) */
     CUfunction scale, fill, ref, cmp;
     CUstream tune_stream;     /* created on first need */
+    /* Used by dispatch.c, one pair per context so that GPUs resolve and tune in
+     * parallel. Order: resolve_lock before tune_lock. */
+    pthread_mutex_t resolve_lock; /* finding or making a plan of this context */
+    pthread_mutex_t tune_lock;    /* the tuner (tune stream, arena) of this context */
 } gt_devctx;
 
 /* The state of ctx, which must be current. */
 gt_status gt_devctx_get(CUcontext ctx, gt_devctx **out);
+/* Makes device `ordinal`'s primary context current on the calling thread (retaining
+ * it, as the runtime API would) and returns its state: how `gemmtune tune --devices`
+ * gives each worker thread its own GPU. */
+gt_status gt_devctx_for_device(int ordinal, gt_devctx **out);
 /* Loads the helper kernels (NVRTC on first call per context). */
 gt_status gt_devctx_aux(gt_devctx *dc);
 gt_status gt_devctx_tune_stream(gt_devctx *dc, CUstream *out);

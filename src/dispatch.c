@@ -1,16 +1,30 @@
 /*
- * dispatch.c: plan resolution (dispatch.h). Owns the process's handle on the user cache
- * and the tuning mutex.
+ * dispatch.c: plan resolution (dispatch.h).
+ *
+ * Owns: the process's cache layers (the writable user cache and the read-only files of
+ * GEMMTUNE_CACHE_PATH), the mode and async settings, and the background tuning worker
+ * with its queue. Per-context locks live in gt_devctx.
+ *
+ * Invariants:
+ *   1. A layer that fails in any way (open, read, write: corrupt, locked past the busy
+ *      timeout, full) is reported once, with the reason, and bypassed from then on.
+ *   2. Nothing read from a file is compiled before gt_kcfg_validate accepts it for this
+ *      key and device; binaries come only from the writable user cache.
+ *   3. The worker holds a context's tune_lock while tuning, never its resolve_lock at
+ *      the same time; a caller takes resolve_lock, then tune_lock. So no deadlock.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include "dispatch.h"
 
+#include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -19,87 +33,345 @@
 #include "log.h"
 #include "rtc.h"
 
-static pthread_mutex_t tune_lock = PTHREAD_MUTEX_INITIALIZER;
-static gt_db *db;
-static int db_tried;
-static char db_path[4096];
+/* ===================================================================================
+ * Settings
+ * =================================================================================== */
 
-/* ===== the cache handle ===== */
+static atomic_int mode_setting = -1;   /* -1: not set by the API, read the environment */
+static atomic_int async_setting = -1;
+static pthread_once_t env_once = PTHREAD_ONCE_INIT;
+static int env_mode = GT_MODE_TUNE, env_async;
 
-/* Opens the user cache on first use; on failure warns once and runs without it.
- * Called with tune_lock held. */
-static gt_db *cache(void) {
-    if (db_tried) return db;
-    db_tried = 1;
-    char msg[512];
-    if (gt_db_default_path(db_path, sizeof db_path) != GT_SUCCESS) {
-        gt_log(GT_LOG_WARN, "no cache path (set GEMMTUNE_CACHE or HOME); tuning results are not kept");
-        db_path[0] = 0;
-        return NULL;
+static void read_env(void) {
+    const char *m = getenv("GEMMTUNE_MODE");
+    if (m && *m) {
+        if (strcasecmp(m, "tune") == 0) env_mode = GT_MODE_TUNE;
+        else if (strcasecmp(m, "cached") == 0) env_mode = GT_MODE_CACHED;
+        else if (strcasecmp(m, "off") == 0) env_mode = GT_MODE_OFF;
+        else gt_log(GT_LOG_WARN, "GEMMTUNE_MODE='%s' is not tune, cached or off; using tune", m);
     }
-    if (gt_db_open(db_path, 0, 0, &db, msg, sizeof msg) != GT_SUCCESS) {
-        gt_log(GT_LOG_WARN, "cache %s bypassed: %s", db_path, msg);
-        db = NULL;
+    const char *a = getenv("GEMMTUNE_TUNE_ASYNC");
+    env_async = a && *a && strcmp(a, "0") != 0;
+}
+
+int gt_dispatch_mode(void) {
+    int m = atomic_load(&mode_setting);
+    if (m >= 0) return m;
+    pthread_once(&env_once, read_env);
+    return env_mode;
+}
+
+static int async_on(void) {
+    int a = atomic_load(&async_setting);
+    if (a >= 0) return a;
+    pthread_once(&env_once, read_env);
+    return env_async;
+}
+
+gt_status gt_dispatch_set_mode(int mode) {
+    if (mode != GT_MODE_TUNE && mode != GT_MODE_CACHED && mode != GT_MODE_OFF)
+        return gt_fail_arg(1, "mode %d is not GT_MODE_TUNE, GT_MODE_CACHED or GT_MODE_OFF", mode);
+    atomic_store(&mode_setting, mode);
+    return GT_SUCCESS;
+}
+
+void gt_dispatch_set_async(int on) { atomic_store(&async_setting, on != 0); }
+
+/* ===================================================================================
+ * Cache layers
+ * =================================================================================== */
+
+#define MAX_SHIPPED 16
+#define PATH_MAX_LEN 4096
+
+typedef struct layer {
+    gt_db *db;
+    char path[PATH_MAX_LEN];
+    int writable;
+    atomic_int failed;     /* a use failed: bypassed */
+} layer;
+
+static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
+static int opened;                  /* layers opened (or tried) */
+static layer layers[1 + MAX_SHIPPED]; /* [0] the user cache, then the shipped files */
+static int nlayers;
+static char user_path[PATH_MAX_LEN];
+
+static void open_layer(const char *path, int writable) {
+    layer *l = &layers[nlayers];
+    memset(l, 0, sizeof *l);
+    snprintf(l->path, sizeof l->path, "%s", path);
+    l->writable = writable;
+    char msg[600];
+    if (gt_db_open(path, !writable, 0, &l->db, msg, sizeof msg) != GT_SUCCESS) {
+        gt_log(GT_LOG_WARN, "%s cache bypassed: %s", writable ? "user" : "shipped", msg);
+        l->db = NULL;
     }
-    return db;
+    nlayers++;
+}
+
+/* Opens the layers once per process (until gt_release). */
+static void open_layers(void) {
+    pthread_mutex_lock(&open_lock);
+    if (opened) {
+        pthread_mutex_unlock(&open_lock);
+        return;
+    }
+    nlayers = 0;
+    if (gt_db_default_path(user_path, sizeof user_path) == GT_SUCCESS) {
+        open_layer(user_path, 1);
+    } else {
+        user_path[0] = 0;
+        gt_log(GT_LOG_WARN, "no user cache path (set GEMMTUNE_CACHE or HOME); tuning results "
+                            "are not kept");
+        memset(&layers[0], 0, sizeof layers[0]);
+        nlayers = 1; /* layers[0] stays the user slot, empty */
+    }
+    const char *sp = getenv("GEMMTUNE_CACHE_PATH");
+    if (sp && *sp) {
+        char *copy = strdup(sp), *save = NULL;
+        for (char *p = copy ? strtok_r(copy, ":", &save) : NULL; p; p = strtok_r(NULL, ":", &save)) {
+            if (strcmp(p, user_path) == 0) continue; /* already the user cache */
+            if (nlayers == 1 + MAX_SHIPPED) {
+                gt_log(GT_LOG_WARN, "GEMMTUNE_CACHE_PATH: more than %d files; '%s' and later "
+                                    "ones ignored", MAX_SHIPPED, p);
+                break;
+            }
+            open_layer(p, 0);
+        }
+        free(copy);
+    }
+    opened = 1;
+    pthread_mutex_unlock(&open_lock);
+}
+
+static void close_layers(void) {
+    pthread_mutex_lock(&open_lock);
+    for (int i = 0; i < nlayers; i++) gt_db_close(layers[i].db);
+    memset(layers, 0, sizeof layers);
+    nlayers = 0;
+    opened = 0;
+    pthread_mutex_unlock(&open_lock);
+}
+
+static int readable(layer *l) { return l->db && !atomic_load(&l->failed); }
+
+/* The user cache when it may be written, else NULL. */
+static layer *writable_user(void) {
+    layer *l = &layers[0];
+    return l->writable && readable(l) ? l : NULL;
+}
+
+/* The one warning of a layer; the handle stays open (another thread may be in it)
+ * until gt_release. */
+static void layer_failed(layer *l) {
+    if (!atomic_exchange(&l->failed, 1))
+        gt_log(GT_LOG_WARN, "cache bypassed: %s", gt_db_errmsg(l->db));
 }
 
 const char *gt_dispatch_cache_path(int *open) {
-    pthread_mutex_lock(&tune_lock);
-    cache();
-    if (open) *open = db != NULL;
-    pthread_mutex_unlock(&tune_lock);
-    return db_path;
+    open_layers();
+    if (open) *open = layers[0].db != NULL;
+    return user_path;
 }
 
-void gt_dispatch_release(void) {
-    pthread_mutex_lock(&tune_lock);
-    gt_db_close(db);
-    db = NULL;
-    db_tried = 0;
-    pthread_mutex_unlock(&tune_lock);
+/* ===================================================================================
+ * Building a kernel through the binary cache
+ * =================================================================================== */
+
+static void bin_key(const gt_devctx *dc, const char *program, gt_db_bin_key *bk) {
+    bk->src_hash = gt_kernel_source_hash;
+    bk->program = program;
+    bk->arch = gt_rtc_pick_arch(dc->arch);
+    bk->nvrtc = gt_rtc_version();
+    bk->driver = gt_cu_driver_version();
 }
 
-/* ===== steps ===== */
+static void put_cubin(const gt_devctx *dc, const gt_kcfg *cfg, const gt_key *key,
+                      const void *image, size_t size) {
+    layer *u = writable_user();
+    if (!u || !image || !size) return;
+    char program[256];
+    gt_kern_program(cfg, key, program, sizeof program);
+    gt_db_bin_key bk;
+    bin_key(dc, program, &bk);
+    if (gt_db_cubin_put(u->db, &bk, image, size) != GT_SUCCESS) layer_failed(u);
+}
+
+/* Loads cfg for key: from the user cache's cubin when there is one that loads, else
+ * compiled by NVRTC (and the cubin stored). use_cache = 0 in mode off. */
+static gt_status build(gt_devctx *dc, const gt_key *key, const gt_kcfg *cfg, int use_cache,
+                       gt_kern *k) {
+    char program[256];
+    gt_kern_program(cfg, key, program, sizeof program);
+    layer *u = use_cache ? &layers[0] : NULL;
+    if (u && readable(u)) {
+        gt_db_bin_key bk;
+        bin_key(dc, program, &bk);
+        void *image = NULL;
+        size_t size = 0;
+        int found = 0;
+        if (gt_db_cubin_get(u->db, &bk, &image, &size, &found) != GT_SUCCESS) {
+            layer_failed(u);
+        } else if (found) {
+            gt_status s = gt_kern_load(image, cfg, key, k);
+            free(image);
+            if (s == GT_SUCCESS) {
+                gt_stat_add(GT_STAT_CUBIN_HITS, 1);
+                return GT_SUCCESS;
+            }
+            /* A binary that does not load (damaged, or from a driver that lies about
+             * its version) is replaced by a fresh compile, not trusted again. */
+            gt_stat_add(GT_STAT_REJECTED, 1);
+            gt_log(GT_LOG_WARN, "cache %s: stored binary of %s does not load (%s); recompiling",
+                   u->path, program, gt_last_error());
+        }
+    }
+    gt_rtc_result res;
+    gt_status s = gt_kern_compile(cfg, key, dc->arch, &res);
+    if (s == GT_SUCCESS) s = gt_kern_load(res.image, cfg, key, k);
+    if (s == GT_SUCCESS && use_cache) put_cubin(dc, cfg, key, res.image, res.size);
+    gt_rtc_result_free(&res);
+    return s;
+}
+
+/* ===================================================================================
+ * Plans from the layers: the exact key, or the nearest tuned shape
+ * =================================================================================== */
 
 static const gt_plan *insert(gt_devctx *dc, const gt_key *key, gt_kern *k, int source) {
     gt_plan p = {.ctx = dc->ctx, .key = *key, .kern = *k, .source = source};
     return gt_plan_insert(&p);
 }
 
-/* The cache's winner for key, compiled and loaded; 0 when there is none or it is unusable. */
-static int from_cache(gt_devctx *dc, const gt_key *key, gt_kern *k) {
-    gt_db *d = cache();
-    if (!d) return 0;
-    gt_db_winner w;
-    int found = 0;
-    if (gt_db_lookup(d, key, gt_kernel_source_hash, GT_VERSION_MAJOR, &w, &found) != GT_SUCCESS) {
-        gt_log(GT_LOG_WARN, "cache %s lookup failed: %s", db_path, gt_db_errmsg(d));
-        return 0;
-    }
-    if (!found) return 0;
-    gt_kcfg cfg;
-    char why[256];
+/* Validates text for key on dc; logs and counts a rejection. */
+static int valid(gt_devctx *dc, const layer *l, const gt_key *key, const char *text,
+                 gt_kcfg *cfg) {
     gt_klimits lim;
     gt_devctx_limits(dc, &lim);
-    const gt_kconstraint *bad = NULL;
-    if (gt_kcfg_parse(w.config, &cfg, why, sizeof why) != 0 ||
-        (bad = gt_kcfg_check(&cfg, key, &lim, GT_KC_LEGAL))) {
-        gt_log(GT_LOG_WARN, "cache entry '%s' rejected: %s", w.config,
-               bad ? bad->reason : why);
-        return 0;
-    }
-    if (gt_kern_build(&cfg, key, dc->arch, k) != GT_SUCCESS) {
-        gt_log(GT_LOG_WARN, "cache entry '%s' does not build: %s", w.config, gt_last_error());
-        return 0;
-    }
-    gt_stat_add(GT_STAT_CACHE_HITS, 1);
-    return 1;
+    char why[400];
+    if (gt_kcfg_validate(text, key, &lim, cfg, why, sizeof why) == 0) return 1;
+    char kt[200];
+    gt_key_format(key, kt, sizeof kt);
+    gt_stat_add(GT_STAT_REJECTED, 1);
+    gt_log(GT_LOG_WARN, "cache %s: entry for %s rejected: %s", l->path, kt, why);
+    return 0;
 }
 
-static void store(const gt_key *key, const gt_tune_report *rep) {
-    gt_db *d = cache();
-    if (!d) return;
+/* The first layer's winner of key that validates and loads; 0 when none. */
+static int from_layers(gt_devctx *dc, const gt_key *key, gt_kern *k) {
+    for (int i = 0; i < nlayers; i++) {
+        layer *l = &layers[i];
+        if (!readable(l)) continue;
+        gt_db_winner w;
+        int found = 0;
+        if (gt_db_lookup(l->db, key, gt_kernel_source_hash, GT_VERSION_MAJOR, &w, &found) !=
+            GT_SUCCESS) {
+            layer_failed(l);
+            continue;
+        }
+        gt_kcfg cfg;
+        if (!found || !valid(dc, l, key, w.config, &cfg)) continue;
+        if (build(dc, key, &cfg, 1, k) != GT_SUCCESS) {
+            gt_stat_add(GT_STAT_REJECTED, 1);
+            gt_log(GT_LOG_WARN, "cache %s: entry '%s' does not build: %s", l->path, w.config,
+                   gt_last_error());
+            continue;
+        }
+        gt_stat_add(GT_STAT_CACHE_HITS, 1);
+        return 1;
+    }
+    return 0;
+}
+
+typedef struct near_acc {
+    const gt_key *key;
+    double best;         /* distance of the best so far, +inf when none */
+    int best_beta_diff;
+    int nrows;
+    struct near_row {
+        char config[GT_DB_CONFIG_MAX];
+        double dist;
+        int beta_diff;
+    } *rows;
+    int cap;
+} near_acc;
+
+static double log_dist(const gt_key *a, const gt_key *b) {
+    double dm = log((double)a->m) - log((double)b->m), dn = log((double)a->n) - log((double)b->n),
+           dk = log((double)a->k) - log((double)b->k);
+    return sqrt(dm * dm + dn * dn + dk * dk);
+}
+
+static int collect_near(const gt_key *key, const char *src_hash, int lib_major,
+                        const gt_db_winner *w, void *user) {
+    (void)src_hash, (void)lib_major;
+    near_acc *a = user;
+    if (a->nrows == a->cap) {
+        int cap = a->cap ? 2 * a->cap : 32;
+        struct near_row *r = realloc(a->rows, sizeof *r * (size_t)cap);
+        if (!r) return 1;
+        a->rows = r, a->cap = cap;
+    }
+    struct near_row *r = &a->rows[a->nrows++];
+    snprintf(r->config, sizeof r->config, "%s", w->config);
+    r->dist = log_dist(key, a->key);
+    r->beta_diff = key->beta0 != a->key->beta0;
+    return 0;
+}
+
+/* Mode cached: the winner of the nearest tuned shape of the same device, type, ops and
+ * alignment (Euclidean distance of log M, log N, log K; ties: the same beta0 first,
+ * then layer order, then the order of gt_db_neighbors), validated for this key. Every
+ * rank that sees the same files picks the same one. 0 when none. */
+static int from_nearest(gt_devctx *dc, const gt_key *key, gt_kern *k) {
+    near_acc a = {.key = key};
+    int *layer_of = NULL;
+    for (int i = 0; i < nlayers; i++) {
+        layer *l = &layers[i];
+        if (!readable(l)) continue;
+        int before = a.nrows;
+        if (gt_db_neighbors(l->db, key, gt_kernel_source_hash, GT_VERSION_MAJOR, collect_near,
+                            &a) != GT_SUCCESS) {
+            layer_failed(l);
+            a.nrows = before;
+            continue;
+        }
+        int *lo = realloc(layer_of, sizeof *lo * (size_t)(a.nrows ? a.nrows : 1));
+        if (!lo) break;
+        layer_of = lo;
+        for (int j = before; j < a.nrows; j++) layer_of[j] = i;
+    }
+    int found = 0;
+    /* Best first; a row that does not validate or build gives way to the next best. */
+    for (int tries = 0; tries < a.nrows && !found; tries++) {
+        int best = -1;
+        for (int j = 0; j < a.nrows; j++) {
+            if (a.rows[j].dist < 0) continue; /* already tried */
+            if (best < 0 || a.rows[j].dist < a.rows[best].dist ||
+                (a.rows[j].dist == a.rows[best].dist && a.rows[j].beta_diff < a.rows[best].beta_diff))
+                best = j;
+        }
+        if (best < 0) break;
+        gt_kcfg cfg;
+        if (valid(dc, &layers[layer_of[best]], key, a.rows[best].config, &cfg) &&
+            build(dc, key, &cfg, 1, k) == GT_SUCCESS)
+            found = 1;
+        a.rows[best].dist = -1;
+    }
+    free(a.rows);
+    free(layer_of);
+    if (found) gt_stat_add(GT_STAT_NEAREST, 1);
+    return found;
+}
+
+/* ===================================================================================
+ * Tuning and storing
+ * =================================================================================== */
+
+static void store(gt_devctx *dc, const gt_key *key, const gt_tune_report *rep) {
+    layer *u = writable_user();
+    if (!u) return;
     gt_db_winner w;
     memset(&w, 0, sizeof w);
     gt_kcfg_format(&rep->winner, w.config, sizeof w.config);
@@ -123,67 +395,228 @@ static void store(const gt_key *key, const gt_tune_report *rep) {
                           : 0;
         snprintf(t[i].message, sizeof t[i].message, "%s", rep->cands[i].message);
     }
-    if (gt_db_store(d, key, gt_kernel_source_hash, GT_VERSION_MAJOR, &w, t, nt) != GT_SUCCESS)
-        gt_log(GT_LOG_WARN, "cache %s: result not stored: %s", db_path, gt_db_errmsg(d));
+    if (gt_db_store(u->db, key, gt_kernel_source_hash, GT_VERSION_MAJOR, &w, t, nt) != GT_SUCCESS)
+        layer_failed(u);
     free(t);
+    put_cubin(dc, &rep->winner, key, rep->winner_image, rep->winner_size);
 }
 
-static gt_status fallback(gt_devctx *dc, const gt_key *key, const gt_plan **out) {
+static gt_status default_kern(gt_devctx *dc, const gt_key *key, int use_cache, gt_kern *k) {
     gt_kcfg cfg;
-    gt_kern k;
     gt_kcfg_default(&cfg, key);
-    gt_status s = gt_kern_build(&cfg, key, dc->arch, &k);
-    if (s != GT_SUCCESS) return s;
-    gt_stat_add(GT_STAT_FALLBACKS, 1);
-    *out = insert(dc, key, &k, GT_SRC_FALLBACK);
+    return build(dc, key, &cfg, use_cache, k);
+}
+
+/* Tunes key on dc (its context current), under its tune_lock; stores a winner.
+ * Returns 1 with *k loaded when there is a winner; 0 when tuning was skipped or failed
+ * (logged), with *st set to the failure that must reach the caller, if any. */
+static int tune_key(gt_devctx *dc, const gt_key *key, gt_tune_report *rep, gt_kern *k,
+                    gt_status *st) {
+    gt_tune_opts opts = {0};
+    pthread_mutex_lock(&dc->tune_lock);
+    gt_status s = gt_tune(dc, key, &opts, k, rep);
+    pthread_mutex_unlock(&dc->tune_lock);
+    gt_stat_add(GT_STAT_TUNES, 1);
+    *st = GT_SUCCESS;
+    if (s == GT_SUCCESS && !rep->skipped) {
+        store(dc, key, rep);
+        return 1;
+    }
+    char text[200];
+    gt_key_format(key, text, sizeof text);
+    if (s == GT_SUCCESS) gt_log(GT_LOG_WARN, "%s: tuning skipped: %s", text, rep->why);
+    else gt_log(GT_LOG_WARN, "%s: tuning failed (%s); using the default kernel", text, gt_last_error());
+    /* A fault poisons the context: nothing can run in it any more, so say so. */
+    if (s == GT_LAUNCH_FAILED && gt_cu.ctx_synchronize() != CUDA_SUCCESS) *st = s;
+    return 0;
+}
+
+/* ===================================================================================
+ * Background tuning
+ * =================================================================================== */
+
+typedef struct job {
+    gt_devctx *dc;
+    gt_key key;
+    struct job *next;
+} job;
+
+static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t q_cond = PTHREAD_COND_INITIALIZER;
+static job *q_head, *q_tail;
+static int worker_started, worker_stop;
+static pthread_t worker;
+
+static void run_job(job *j) {
+    gt_devctx *dc = j->dc;
+    if (gt_cu.ctx_push(dc->ctx) != CUDA_SUCCESS) return;
+    gt_tune_report rep;
+    gt_kern k;
+    gt_status st;
+    int won = tune_key(dc, &j->key, &rep, &k, &st);
+    gt_tune_report_free(&rep);
+    gt_stat_add(GT_STAT_ASYNC_TUNES, 1);
+    pthread_mutex_lock(&dc->resolve_lock);
+    gt_plan p = {.ctx = dc->ctx, .key = j->key, .kern = k, .source = GT_SRC_TUNED};
+    if (won) {
+        gt_plan_replace(&p);
+    } else if (st == GT_SUCCESS && default_kern(dc, &j->key, 1, &p.kern) == GT_SUCCESS) {
+        /* The pending plan already runs the default kernel; say it is final. */
+        p.source = GT_SRC_FALLBACK;
+        gt_plan_replace(&p);
+    }
+    pthread_mutex_unlock(&dc->resolve_lock);
+    CUcontext dummy;
+    gt_cu.ctx_pop(&dummy);
+}
+
+static void *worker_main(void *arg) {
+    (void)arg;
+    pthread_mutex_lock(&q_lock);
+    for (;;) {
+        while (!q_head && !worker_stop) pthread_cond_wait(&q_cond, &q_lock);
+        if (worker_stop) break;
+        job *j = q_head;
+        q_head = j->next;
+        if (!q_head) q_tail = NULL;
+        pthread_mutex_unlock(&q_lock);
+        run_job(j);
+        free(j);
+        pthread_mutex_lock(&q_lock);
+    }
+    pthread_mutex_unlock(&q_lock);
+    return NULL;
+}
+
+/* Queues key for the worker (started on first use). 0 when it cannot be queued. */
+static int enqueue(gt_devctx *dc, const gt_key *key) {
+    job *j = malloc(sizeof *j);
+    if (!j) return 0;
+    j->dc = dc, j->key = *key, j->next = NULL;
+    pthread_mutex_lock(&q_lock);
+    if (!worker_started) {
+        worker_stop = 0;
+        if (pthread_create(&worker, NULL, worker_main, NULL) != 0) {
+            pthread_mutex_unlock(&q_lock);
+            free(j);
+            gt_log(GT_LOG_WARN, "cannot start the background tuning thread; tuning now");
+            return 0;
+        }
+        worker_started = 1;
+    }
+    if (q_tail) q_tail->next = j;
+    else q_head = j;
+    q_tail = j;
+    pthread_cond_signal(&q_cond);
+    pthread_mutex_unlock(&q_lock);
+    return 1;
+}
+
+static void stop_worker(void) {
+    pthread_mutex_lock(&q_lock);
+    int started = worker_started;
+    worker_stop = 1;
+    pthread_cond_broadcast(&q_cond);
+    pthread_mutex_unlock(&q_lock);
+    if (started) pthread_join(worker, NULL);
+    pthread_mutex_lock(&q_lock);
+    while (q_head) {
+        job *j = q_head;
+        q_head = j->next;
+        free(j);
+    }
+    q_tail = NULL;
+    worker_started = 0;
+    worker_stop = 0;
+    pthread_mutex_unlock(&q_lock);
+}
+
+/* ===================================================================================
+ * Resolution
+ * =================================================================================== */
+
+static gt_status plan_of(gt_devctx *dc, const gt_key *key, gt_kern *k, int source,
+                         const gt_plan **out) {
+    *out = insert(dc, key, k, source);
     return *out ? GT_SUCCESS : gt_fail(GT_OUT_OF_MEMORY, "plan table");
 }
 
-/* Called with tune_lock held. */
-static gt_status resolve(gt_devctx *dc, const gt_key *key, int force, gt_tune_report *rep,
-                         const gt_plan **out) {
+static gt_status fallback(gt_devctx *dc, const gt_key *key, int use_cache, int source,
+                          const gt_plan **out) {
     gt_kern k;
-    if (!force && from_cache(dc, key, &k)) {
-        *out = insert(dc, key, &k, GT_SRC_CACHE);
-        return *out ? GT_SUCCESS : gt_fail(GT_OUT_OF_MEMORY, "plan table");
-    }
-    gt_tune_opts opts = {0};
-    gt_tune_report local;
-    gt_tune_report *r = rep ? rep : &local;
-    gt_status s = gt_tune(dc, key, &opts, &k, r);
-    gt_stat_add(GT_STAT_TUNES, 1);
-    if (s == GT_SUCCESS && !r->skipped) {
-        store(key, r);
-        if (r != rep) gt_tune_report_free(r);
-        *out = insert(dc, key, &k, GT_SRC_TUNED);
-        return *out ? GT_SUCCESS : gt_fail(GT_OUT_OF_MEMORY, "plan table");
-    }
-    char text[160];
-    gt_key_format(key, text, sizeof text);
-    if (s == GT_SUCCESS) gt_log(GT_LOG_WARN, "%s: tuning skipped: %s", text, r->why);
-    else gt_log(GT_LOG_WARN, "%s: tuning failed (%s); using the fallback kernel", text, gt_last_error());
-    if (r != rep) gt_tune_report_free(r);
-    if (s == GT_LAUNCH_FAILED && gt_cu.ctx_synchronize() != CUDA_SUCCESS) return s;
-    return fallback(dc, key, out);
+    gt_status s = default_kern(dc, key, use_cache, &k);
+    if (s != GT_SUCCESS) return s;
+    gt_stat_add(GT_STAT_FALLBACKS, 1);
+    return plan_of(dc, key, &k, source, out);
 }
 
-/* ===== API ===== */
+/* Called with dc->resolve_lock held and dc's context current. */
+static gt_status resolve(gt_devctx *dc, const gt_key *key, CUstream stream, const gt_plan **out) {
+    int mode = gt_dispatch_mode();
+    if (mode == GT_MODE_OFF) return fallback(dc, key, 0, GT_SRC_FALLBACK, out);
+    open_layers();
+    gt_kern k;
+    if (from_layers(dc, key, &k)) return plan_of(dc, key, &k, GT_SRC_CACHE, out);
+    if (mode == GT_MODE_CACHED) {
+        if (from_nearest(dc, key, &k)) return plan_of(dc, key, &k, GT_SRC_NEAREST, out);
+        return fallback(dc, key, 1, GT_SRC_FALLBACK, out);
+    }
+    if (async_on()) {
+        gt_status s = fallback(dc, key, 1, GT_SRC_PENDING, out);
+        if (s == GT_SUCCESS && enqueue(dc, key)) return s;
+        if (s != GT_SUCCESS) return s;
+        /* Could not queue: the plan stays the default kernel; say so. */
+        return GT_SUCCESS;
+    }
+    /* Tuning works on its own stream and buffers; wait for the caller's work so its
+     * timings are not disturbed. */
+    CUresult r = gt_cu.stream_synchronize(stream);
+    if (r != CUDA_SUCCESS) return gt_cu_fail(r, "cuStreamSynchronize (caller's stream, before tuning)");
+    gt_tune_report rep;
+    gt_status st;
+    int won = tune_key(dc, key, &rep, &k, &st);
+    gt_tune_report_free(&rep);
+    if (won) return plan_of(dc, key, &k, GT_SRC_TUNED, out);
+    if (st != GT_SUCCESS) return st;
+    return fallback(dc, key, 1, GT_SRC_FALLBACK, out);
+}
 
-gt_status gt_dispatch(gt_devctx *dc, const gt_key *key, const gt_plan **out) {
-    pthread_mutex_lock(&tune_lock);
+gt_status gt_dispatch(gt_devctx *dc, const gt_key *key, CUstream stream, const gt_plan **out) {
+    pthread_mutex_lock(&dc->resolve_lock);
     gt_status s = GT_SUCCESS;
-    if (!(*out = gt_plan_find(dc->ctx, key))) s = resolve(dc, key, 0, NULL, out);
-    pthread_mutex_unlock(&tune_lock);
+    if (!(*out = gt_plan_find(dc->ctx, key))) s = resolve(dc, key, stream, out);
+    pthread_mutex_unlock(&dc->resolve_lock);
     return s;
 }
 
 gt_status gt_dispatch_tune(gt_devctx *dc, const gt_key *key, int force, gt_tune_report *rep,
                            int *source) {
-    pthread_mutex_lock(&tune_lock);
+    pthread_mutex_lock(&dc->resolve_lock);
+    open_layers();
     const gt_plan *p = force ? NULL : gt_plan_find(dc->ctx, key);
     gt_status s = GT_SUCCESS;
-    if (!p) s = resolve(dc, key, force, rep, &p);
+    gt_kern k;
+    if (!p && !force && from_layers(dc, key, &k)) s = plan_of(dc, key, &k, GT_SRC_CACHE, &p);
+    if (!p && s == GT_SUCCESS) {
+        gt_tune_report local;
+        gt_tune_report *r = rep ? rep : &local;
+        gt_status st;
+        if (tune_key(dc, key, r, &k, &st)) {
+            /* --force replaces a plan the process may already hold. */
+            gt_plan np = {.ctx = dc->ctx, .key = *key, .kern = k, .source = GT_SRC_TUNED};
+            p = gt_plan_replace(&np);
+            if (!p) s = gt_fail(GT_OUT_OF_MEMORY, "plan table");
+        } else if ((s = st) == GT_SUCCESS && !(p = gt_plan_find(dc->ctx, key))) {
+            s = fallback(dc, key, 1, GT_SRC_FALLBACK, &p);
+        }
+        if (r == &local) gt_tune_report_free(r);
+    }
     if (s == GT_SUCCESS && source) *source = p->source;
-    pthread_mutex_unlock(&tune_lock);
+    pthread_mutex_unlock(&dc->resolve_lock);
     return s;
+}
+
+void gt_dispatch_release(void) {
+    stop_worker();
+    close_layers();
 }

@@ -1,10 +1,18 @@
 /*
  * dispatch.h: the slow path of a call: find or make the plan of a key.
  *
- * Order: plan table, user cache, tuner, fallback. Tuning and cache look-ups of misses
- * are serialized within the process by one mutex (a second thread asking for the same
- * shape waits and then finds the plan); plan-table hits never take it.
- * A cache file that cannot be opened or read is reported once (warning) and bypassed.
+ * Order (DESIGN.md, "The path of one call"): plan table, then the cache layers (the
+ * writable user cache, then each read-only file of GEMMTUNE_CACHE_PATH in order), then,
+ * by mode (gt_mode): tune now (tune), tune on the background worker while the default
+ * kernel runs (tune with async on), the nearest tuned shape (cached), or the default
+ * kernel (off, and whenever tuning is skipped or fails).
+ * Every configuration read from a file is validated against the parameter table and the
+ * device before it is compiled. Kernels are loaded from the binary cache (cubins in the
+ * user cache, never from a shipped file) or compiled and stored there.
+ * Resolution and tuning are serialized per CUDA context (a second thread asking for the
+ * same shape waits and then finds the plan); plan-table hits take no lock but the
+ * table's read lock. A cache file that cannot be opened, read or written is reported
+ * once (warning) and bypassed for that use.
  */
 #ifndef GT_DISPATCH_H
 #define GT_DISPATCH_H
@@ -16,18 +24,28 @@
 #include "tune.h"
 
 /* The plan of key in dc's context, made if needed. Never fails for want of tuning:
- * a skipped or failed tuning gives the fallback kernel (source GT_SRC_FALLBACK). */
-gt_status gt_dispatch(gt_devctx *dc, const gt_key *key, const gt_plan **out);
+ * a skipped or failed tuning gives the default kernel (source GT_SRC_FALLBACK).
+ * stream is the caller's: it is synchronized before tuning in the calling thread, so
+ * that the caller's work does not disturb the timings. */
+gt_status gt_dispatch(gt_devctx *dc, const gt_key *key, CUstream stream, const gt_plan **out);
 
 /* For `gemmtune tune`: tunes key even when cached (force) or only on a miss, stores the
- * result, and reports. *source says where the plan came from. rep may be NULL. */
+ * result, and reports. Ignores the mode and async settings. *source says where the plan
+ * came from. rep may be NULL. */
 gt_status gt_dispatch_tune(gt_devctx *dc, const gt_key *key, int force, gt_tune_report *rep,
                            int *source);
 
 /* The user cache's path and whether it is open ("" when none could be formed). */
 const char *gt_dispatch_cache_path(int *open);
 
-/* Closes the cache (gt_release). */
+/* Settings (gemmtune.h: gt_set_mode, gt_set_tune_async). Until set, they come from
+ * GEMMTUNE_MODE and GEMMTUNE_TUNE_ASYNC. */
+gt_status gt_dispatch_set_mode(int mode);
+int gt_dispatch_mode(void);
+void gt_dispatch_set_async(int on);
+
+/* Stops the background worker (a tuning in progress finishes first), drops its queue and
+ * closes every cache file (gt_release, before plans and contexts are released). */
 void gt_dispatch_release(void);
 
 #endif

@@ -211,6 +211,29 @@ int gt_kcfg_parse(const char *text, gt_kcfg *c, char *why, size_t whysize) {
     return 0;
 }
 
+void gt_kcfg_limits_generic(const gt_key *key, gt_klimits *lim) {
+    lim->max_threads_per_block = 1024;
+    lim->smem_per_block = 48 * 1024;
+    lim->regs_per_block = 65536;
+    lim->regs_per_sm = 65536;
+    lim->sm_count = key->sm_count;
+}
+
+int gt_kcfg_validate(const char *text, const gt_key *key, const gt_klimits *lim, gt_kcfg *out,
+                     char *why, size_t whysize) {
+    char reason[256];
+    if (gt_kcfg_parse(text, out, reason, sizeof reason) != 0) {
+        snprintf(why, whysize, "configuration %s", reason);
+        return -1;
+    }
+    const gt_kconstraint *bad = gt_kcfg_check(out, key, lim, GT_KC_LEGAL);
+    if (bad) {
+        snprintf(why, whysize, "configuration '%s' breaks %s: %s", text, bad->name, bad->reason);
+        return -1;
+    }
+    return 0;
+}
+
 /* ===== options and defaults ===== */
 
 int gt_kcfg_options(const gt_kcfg *c, const gt_key *key, char storage[][64], const char **opts,

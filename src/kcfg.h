@@ -77,6 +77,17 @@ int gt_kcfg_parse(const char *text, gt_kcfg *c, char *why, size_t whysize);
 const gt_kconstraint *gt_kcfg_check(const gt_kcfg *c, const gt_key *key, const gt_klimits *lim,
                                     int kinds);
 
+/* Limits every GPU this library supports (sm_50 and later) shares: 1024 threads and
+ * 64 Ki registers per block, 48 KiB of static shared memory; sm_count from the key.
+ * For checking a configuration read from a file on a machine without that GPU. */
+void gt_kcfg_limits_generic(const gt_key *key, gt_klimits *lim);
+
+/* Parses text and checks every legal constraint for key and lim: 0 when the
+ * configuration may be compiled and run, else -1 with a message naming the entry and
+ * the reason (the parser's, or the failing constraint's name and reason) in why. */
+int gt_kcfg_validate(const char *text, const gt_key *key, const gt_klimits *lim, gt_kcfg *out,
+                     char *why, size_t whysize);
+
 /* Derived values, computed in one place (mirroring kernel_src/gemm_f32.cu). */
 int gt_kcfg_threads(const gt_kcfg *c);
 int gt_kcfg_smem_bytes(const gt_kcfg *c, const gt_key *key);

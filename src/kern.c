@@ -7,6 +7,7 @@
 #endif
 #include "kern.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "cu.h"
@@ -21,6 +22,14 @@ gt_status gt_kern_compile(const gt_kcfg *cfg, const gt_key *key, int arch, gt_rt
     gt_kcfg_format(cfg, name, sizeof name);
     strncat(name, ".cu", sizeof name - strlen(name) - 1);
     return gt_rtc_compile(gt_src_gemm_f32, name, opts, n, arch, out);
+}
+
+int gt_kern_program(const gt_kcfg *cfg, const gt_key *key, char *buf, size_t size) {
+    char c[64];
+    gt_kcfg_format(cfg, c, sizeof c);
+    return snprintf(buf, size, "%s|%c%c|%lldx%lldx%lld|a%d|b%d|%s", gt_dtype_name(key->dtype),
+                    key->opa ? 'T' : 'N', key->opb ? 'T' : 'N', (long long)key->m,
+                    (long long)key->n, (long long)key->k, key->align, key->beta0, c);
 }
 
 gt_status gt_kern_load(const void *image, const gt_kcfg *cfg, const gt_key *key, gt_kern *out) {

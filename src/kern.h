@@ -27,6 +27,11 @@ gt_status gt_kern_compile(const gt_kcfg *cfg, const gt_key *key, int arch, gt_rt
  * kernel cannot launch with the configuration's block (too many registers). */
 gt_status gt_kern_load(const void *image, const gt_kcfg *cfg, const gt_key *key, gt_kern *out);
 
+/* What a cubin is compiled from, as one line for the binary cache: the problem part of
+ * the key that reaches the compiler and the configuration, e.g.
+ * "f32|NT|4096x4096x4096|a16|b0|128x64x8_t8x4_v4". Returns the length needed. */
+int gt_kern_program(const gt_kcfg *cfg, const gt_key *key, char *buf, size_t size);
+
 /* Compile then load. */
 gt_status gt_kern_build(const gt_kcfg *cfg, const gt_key *key, int arch, gt_kern *out);
 

@@ -129,6 +129,10 @@ void gt_get_stats(gt_stats *out) {
     out->tunes = atomic_load(&stats[GT_STAT_TUNES]);
     out->fallbacks = atomic_load(&stats[GT_STAT_FALLBACKS]);
     out->compiles = atomic_load(&stats[GT_STAT_COMPILES]);
+    out->cubin_hits = atomic_load(&stats[GT_STAT_CUBIN_HITS]);
+    out->nearest = atomic_load(&stats[GT_STAT_NEAREST]);
+    out->rejected = atomic_load(&stats[GT_STAT_REJECTED]);
+    out->async_tunes = atomic_load(&stats[GT_STAT_ASYNC_TUNES]);
 }
 
 void gt_version(int *major, int *minor, int *patch) {

@@ -13,7 +13,13 @@
 #include "key.h"
 
 /* Where a plan's kernel came from. */
-enum { GT_SRC_FALLBACK = 0, GT_SRC_CACHE = 1, GT_SRC_TUNED = 2 };
+enum {
+    GT_SRC_FALLBACK = 0, /* the safe default kernel (mode off, tuning skipped or failed) */
+    GT_SRC_CACHE = 1,    /* the key's winner, from the user cache or a shipped file */
+    GT_SRC_TUNED = 2,    /* tuned by this process */
+    GT_SRC_NEAREST = 3,  /* mode cached: the winner of the nearest tuned shape */
+    GT_SRC_PENDING = 4,  /* async tuning: the default kernel while a worker tunes */
+};
 
 typedef struct gt_plan {
     CUcontext ctx;
@@ -29,6 +35,12 @@ const gt_plan *gt_plan_find(CUcontext ctx, const gt_key *key);
  * plan, p's module is unloaded and the existing plan returned. NULL when out of memory
  * (p's module is then unloaded too). */
 const gt_plan *gt_plan_insert(const gt_plan *p);
+
+/* Puts *p in place of the plan of (ctx, key) (async tuning: the winner replaces the
+ * pending default). The old plan is retired, not freed: a caller may still be launching
+ * it, so its module stays loaded until gt_plan_clear. NULL when out of memory (p's
+ * module is then unloaded and the old plan stays). */
+const gt_plan *gt_plan_replace(const gt_plan *p);
 
 /* Source of the plan last used for (ctx, key): GT_SRC_*, or -1 when none. */
 int gt_plan_source(CUcontext ctx, const gt_key *key);

@@ -16,7 +16,9 @@
 #include <ftw.h>
 #include <grp.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1069,6 +1071,1040 @@ static void test_threads(void) {
 }
 
 /* ===================================================================================
+ * Cases of schema version 2: merge, prune, neighbours, cubins, migration, limits
+ * =================================================================================== */
+
+/* The first column of the first row of sql, as text, through a raw read-only
+ * connection ("" when there is none). */
+static void raw_text(const char *path, const char *sql, char *buf, size_t size) {
+    sqlite3 *c = NULL;
+    sqlite3_stmt *st = NULL;
+    buf[0] = 0;
+    if (sqlite3_open_v2(path, &c, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(c, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW &&
+        sqlite3_column_text(st, 0))
+        snprintf(buf, size, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    sqlite3_close(c);
+}
+
+/* 1 when raw SQLite finds nothing wrong with the file. */
+static int integrity_ok(const char *path) {
+    char r[256];
+    raw_text(path, "PRAGMA integrity_check", r, sizeof r);
+    if (strcmp(r, "ok") != 0) printf("# integrity_check of %s: '%s'\n", path, r);
+    return strcmp(r, "ok") == 0;
+}
+
+static int count_timings(gt_db *db, const gt_key *key, const char *hash, int major) {
+    timing_acc acc = {0};
+    if (gt_db_timings(db, key, hash, major, collect_timing, &acc) != GT_SUCCESS) return -1;
+    return acc.n;
+}
+
+/* 13. Merge keeps the faster entry; ties keep what is there. */
+static void test_merge(void) {
+    char dir[DIR_MAX], path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/cache.db", case_dir("merge", dir, sizeof dir));
+    gt_db *db = open_ok(path, 0, 0);
+    if (!db) return;
+    gt_key key;
+    make_key(&key, 13);
+    gt_db_winner slow, fast, slower, tie, got;
+    make_winner(&slow, "cfg_slow", 100);
+    make_winner(&fast, "cfg_fast", 50);
+    snprintf(fast.host, sizeof fast.host, "node-b");
+    snprintf(fast.libver, sizeof fast.libver, "0.2.0");
+    snprintf(fast.nvrtc, sizeof fast.nvrtc, "13.1");
+    snprintf(fast.driver, sizeof fast.driver, "13010");
+    fast.tuned_at = 1800000000;
+    make_winner(&slower, "cfg_slower", 70);
+    snprintf(slower.host, sizeof slower.host, "node-c");
+    make_winner(&tie, "cfg_tie", 50);
+    snprintf(tie.host, sizeof tie.host, "node-d");
+    gt_db_timing ts[2], tf[1], tl[3];
+    make_timing(&ts[0], "cfg_slow", "ok", 100, "");
+    make_timing(&ts[1], "cfg_x", "compile_failed", -1, "too many registers");
+    make_timing(&tf[0], "cfg_fast", "ok", 50, "");
+    make_timing(&tl[0], "cfg_slower", "ok", 70, "");
+    make_timing(&tl[1], "cfg_y", "ok", 90, "");
+    make_timing(&tl[2], "cfg_z", "ok", 95, "");
+    TAP_CHECK(gt_db_store(db, &key, HASH, 0, &slow, ts, 2) == GT_SUCCESS, "%s", gt_db_errmsg(db));
+
+    int stored = -1, found = 0;
+    TAP_CHECK(gt_db_merge(db, &key, HASH, 0, &fast, tf, 1, &stored) == GT_SUCCESS, "merge: %s",
+              gt_db_errmsg(db));
+    TAP_CHECK(stored == 1, "faster entry not stored (stored %d)", stored);
+    TAP_CHECK(gt_db_lookup(db, &key, HASH, 0, &got, &found) == GT_SUCCESS && found &&
+                  winners_equal(&got, &fast),
+              "after a faster merge: '%s' host '%s' libver '%s' tuned_at %lld", got.config,
+              got.host, got.libver, (long long)got.tuned_at);
+    timing_acc acc = {0};
+    TAP_CHECK(gt_db_timings(db, &key, HASH, 0, collect_timing, &acc) == GT_SUCCESS && acc.n == 1 &&
+                  strcmp(acc.t[0].config, "cfg_fast") == 0,
+              "timings not replaced by the merged ones: %d rows, first '%s'", acc.n,
+              acc.t[0].config);
+
+    stored = -1;
+    TAP_CHECK(gt_db_merge(db, &key, HASH, 0, &slower, tl, 3, &stored) == GT_SUCCESS, "merge: %s",
+              gt_db_errmsg(db));
+    TAP_CHECK(stored == 0, "slower entry stored (stored %d)", stored);
+    TAP_CHECK(gt_db_lookup(db, &key, HASH, 0, &got, &found) == GT_SUCCESS && found &&
+                  winners_equal(&got, &fast),
+              "slower merge changed the winner to '%s'", got.config);
+    TAP_CHECK(count_timings(db, &key, HASH, 0) == 1, "slower merge touched the timings (%d)",
+              count_timings(db, &key, HASH, 0));
+
+    stored = -1;
+    TAP_CHECK(gt_db_merge(db, &key, HASH, 0, &tie, tl, 3, &stored) == GT_SUCCESS && stored == 0,
+              "tie: stored %d: %s", stored, gt_db_errmsg(db));
+    TAP_CHECK(gt_db_lookup(db, &key, HASH, 0, &got, &found) == GT_SUCCESS && found &&
+                  winners_equal(&got, &fast),
+              "a tie replaced the winner with '%s' from '%s'", got.config, got.host);
+    TAP_CHECK(count_timings(db, &key, HASH, 0) == 1, "tie touched the timings");
+
+    /* A new key is stored whatever its time; another source hash is another key; stored
+     * may be NULL. */
+    gt_key other;
+    make_key(&other, 14);
+    stored = -1;
+    TAP_CHECK(gt_db_merge(db, &other, HASH, 0, &slower, tl, 3, &stored) == GT_SUCCESS &&
+                  stored == 1,
+              "new key: stored %d: %s", stored, gt_db_errmsg(db));
+    TAP_CHECK(count_timings(db, &other, HASH, 0) == 3, "new key timings %d",
+              count_timings(db, &other, HASH, 0));
+    TAP_CHECK(gt_db_merge(db, &key, "otherhash", 0, &slower, NULL, 0, NULL) == GT_SUCCESS,
+              "merge under another hash: %s", gt_db_errmsg(db));
+    TAP_CHECK(gt_db_lookup(db, &key, "otherhash", 0, &got, &found) == GT_SUCCESS && found &&
+                  strcmp(got.config, "cfg_slower") == 0,
+              "entry under another hash: found %d '%s'", found, got.config);
+    TAP_CHECK(gt_db_lookup(db, &key, HASH, 0, &got, &found) == GT_SUCCESS && found &&
+                  winners_equal(&got, &fast),
+              "merge under another hash changed this one");
+
+    /* A stored winner without a time (NaN is stored as NULL) loses to a timed one; a NaN
+     * time and a NULL winner are refused. */
+    gt_key k3;
+    make_key(&k3, 15);
+    gt_db_winner untimed;
+    make_winner(&untimed, "cfg_untimed", 0);
+    untimed.time_us = 0.0 / 0.0;
+    TAP_CHECK(gt_db_store(db, &k3, HASH, 0, &untimed, NULL, 0) == GT_SUCCESS, "%s",
+              gt_db_errmsg(db));
+    TAP_CHECK(gt_db_merge(db, &k3, HASH, 0, &slower, NULL, 0, &stored) == GT_SUCCESS &&
+                  stored == 1,
+              "timed entry did not replace an untimed one (stored %d)", stored);
+    stored = -1;
+    TAP_CHECK(gt_db_merge(db, &k3, HASH, 0, &untimed, NULL, 0, &stored) == GT_INVALID_VALUE &&
+                  stored == 0,
+              "NaN time accepted (stored %d)", stored);
+    TAP_CHECK(strstr(gt_db_errmsg(db), path) != NULL, "message: %s", gt_db_errmsg(db));
+    TAP_CHECK(gt_db_merge(db, &k3, HASH, 0, NULL, NULL, 0, &stored) == GT_INVALID_VALUE,
+              "NULL winner accepted");
+    TAP_CHECK(gt_db_merge(db, &k3, HASH, 0, &fast, NULL, 1, &stored) == GT_INVALID_VALUE,
+              "NULL timings accepted");
+    TAP_CHECK(gt_db_merge(db, NULL, HASH, 0, &fast, NULL, 0, &stored) == GT_INVALID_VALUE,
+              "NULL key accepted");
+    gt_db_close(db);
+
+    /* Read-only: refused with a message, nothing written. */
+    db = open_ok(path, 1, 0);
+    if (!db) return;
+    gt_db_winner fastest;
+    make_winner(&fastest, "cfg_fastest", 1);
+    stored = -1;
+    gt_status s = gt_db_merge(db, &key, HASH, 0, &fastest, tf, 1, &stored);
+    TAP_CHECK(s == GT_CACHE_ERROR && stored == 0, "read-only merge: status %d stored %d", s,
+              stored);
+    TAP_CHECK(strstr(gt_db_errmsg(db), "read-only") && strstr(gt_db_errmsg(db), path),
+              "message: %s", gt_db_errmsg(db));
+    TAP_CHECK(gt_db_lookup(db, &key, HASH, 0, &got, &found) == GT_SUCCESS && found &&
+                  winners_equal(&got, &fast),
+              "read-only merge changed the winner to '%s'", got.config);
+    gt_db_close(db);
+}
+
+static void bin_key(gt_db_bin_key *bk, const char *hash, const char *program, int arch,
+                    const char *nvrtc, const char *driver) {
+    bk->src_hash = hash;
+    bk->program = program;
+    bk->arch = arch;
+    bk->nvrtc = nvrtc;
+    bk->driver = driver;
+}
+
+static const char *PROG = "f32|NT|4096x4096x4096|a16|b0|128x64x8_t8x4_v4";
+
+/* 14. Prune removes rows of other sources and library majors, and stale cubins. */
+static void test_prune(void) {
+    char dir[DIR_MAX], path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/cache.db", case_dir("prune", dir, sizeof dir));
+    gt_db *db = open_ok(path, 0, 0);
+    if (!db) return;
+    struct { int i; const char *hash; int major; } rows[] = {
+        {0, HASH, 0}, {1, HASH, 0}, {2, "oldhash", 0}, {3, HASH, 1}, {4, "oldhash", 3},
+    };
+    gt_db_timing t[2];
+    make_timing(&t[0], "cfg_a", "ok", 1, "");
+    make_timing(&t[1], "cfg_b", "ok", 2, "");
+    for (int r = 0; r < 5; r++) {
+        gt_key key;
+        make_key(&key, rows[r].i);
+        gt_db_winner w;
+        make_winner(&w, "cfg_a", 1);
+        TAP_CHECK(gt_db_store(db, &key, rows[r].hash, rows[r].major, &w, t, 2) == GT_SUCCESS,
+                  "%s", gt_db_errmsg(db));
+    }
+    /* A key whose winner is current but whose timings exist under an old hash too. */
+    gt_key k0;
+    make_key(&k0, 0);
+    TAP_CHECK(gt_db_store(db, &k0, "oldhash", 0, NULL, t, 2) == GT_SUCCESS, "%s",
+              gt_db_errmsg(db));
+
+    unsigned char img[64];
+    fill_random(img, sizeof img, 3);
+    gt_db_bin_key bk[5];
+    bin_key(&bk[0], HASH, PROG, 90, "13.0", "13000");        /* kept */
+    bin_key(&bk[1], HASH, "f32|NN|1x1x1|a4|b1|x", 80, "13.0", "13000"); /* kept */
+    bin_key(&bk[2], "oldhash", PROG, 90, "13.0", "13000");   /* other source */
+    bin_key(&bk[3], HASH, PROG, 90, "12.8", "13000");        /* other NVRTC */
+    bin_key(&bk[4], HASH, PROG, 90, "13.0", "12080");        /* other driver */
+    for (int i = 0; i < 5; i++)
+        TAP_CHECK(gt_db_cubin_put(db, &bk[i], img, sizeof img) == GT_SUCCESS, "put %d: %s", i,
+                  gt_db_errmsg(db));
+    TAP_CHECK(gt_db_cubin_count(db) == 5, "cubins %lld", (long long)gt_db_cubin_count(db));
+
+    int64_t nw = -1, nc = -1;
+    TAP_CHECK(gt_db_prune(db, HASH, 0, "13.0", "13000", &nw, &nc) == GT_SUCCESS, "prune: %s",
+              gt_db_errmsg(db));
+    TAP_CHECK(nw == 3, "deleted %lld winners, expected 3", (long long)nw);
+    TAP_CHECK(nc == 3, "deleted %lld cubins, expected 3", (long long)nc);
+    for (int r = 0; r < 5; r++) {
+        gt_key key;
+        make_key(&key, rows[r].i);
+        gt_db_winner got;
+        int found = -1;
+        int keep = r < 2;
+        TAP_CHECK(gt_db_lookup(db, &key, rows[r].hash, rows[r].major, &got, &found) ==
+                          GT_SUCCESS &&
+                      found == keep,
+                  "row %d: found %d, expected %d", r, found, keep);
+        int nt = count_timings(db, &key, rows[r].hash, rows[r].major);
+        TAP_CHECK(nt == (keep ? 2 : 0), "row %d: %d timings", r, nt);
+    }
+    TAP_CHECK(count_timings(db, &k0, "oldhash", 0) == 0, "timings of an old hash kept");
+    TAP_CHECK(gt_db_cubin_count(db) == 2, "cubins left %lld", (long long)gt_db_cubin_count(db));
+    for (int i = 0; i < 5; i++) {
+        void *image = NULL;
+        size_t size = 0;
+        int found = -1;
+        TAP_CHECK(gt_db_cubin_get(db, &bk[i], &image, &size, &found) == GT_SUCCESS &&
+                      found == (i < 2),
+                  "cubin %d: found %d", i, found);
+        free(image);
+    }
+
+    /* NULL nvrtc / driver: those columns are not filtered; the source hash still is. */
+    for (int i = 2; i < 5; i++) gt_db_cubin_put(db, &bk[i], img, sizeof img);
+    TAP_CHECK(gt_db_prune(db, HASH, 0, NULL, NULL, &nw, &nc) == GT_SUCCESS && nw == 0 && nc == 1,
+              "NULL filters: deleted %lld winners, %lld cubins", (long long)nw, (long long)nc);
+    TAP_CHECK(gt_db_cubin_count(db) == 4, "cubins %lld", (long long)gt_db_cubin_count(db));
+    TAP_CHECK(gt_db_prune(db, HASH, 0, NULL, "13000", NULL, &nc) == GT_SUCCESS && nc == 1,
+              "driver only: deleted %lld cubins", (long long)nc);
+    TAP_CHECK(gt_db_prune(db, HASH, 0, "13.0", NULL, &nw, NULL) == GT_SUCCESS && nw == 0,
+              "nvrtc only, NULL cubins count: %s", gt_db_errmsg(db));
+    TAP_CHECK(gt_db_cubin_count(db) == 2, "cubins %lld", (long long)gt_db_cubin_count(db));
+    TAP_CHECK(gt_db_prune(db, NULL, 0, NULL, NULL, NULL, NULL) == GT_INVALID_VALUE,
+              "NULL src_hash accepted");
+    TAP_CHECK(gt_db_prune(NULL, HASH, 0, NULL, NULL, NULL, NULL) == GT_INVALID_VALUE, "NULL db");
+    gt_db_close(db);
+
+    db = open_ok(path, 1, 0);
+    if (!db) return;
+    nw = nc = -1;
+    gt_status s = gt_db_prune(db, "newhash", 0, NULL, NULL, &nw, &nc);
+    TAP_CHECK(s == GT_CACHE_ERROR && nw == 0 && nc == 0, "read-only prune: status %d", s);
+    TAP_CHECK(strstr(gt_db_errmsg(db), "read-only") && strstr(gt_db_errmsg(db), path),
+              "message: %s", gt_db_errmsg(db));
+    gt_db_winner got;
+    int found = 0;
+    TAP_CHECK(gt_db_lookup(db, &k0, HASH, 0, &got, &found) == GT_SUCCESS && found,
+              "read-only prune deleted a row");
+    gt_db_close(db);
+}
+
+/* 15. Neighbours: same device, dtype, operations and alignment; any shape; ordered. */
+static void test_neighbors(void) {
+    char dir[DIR_MAX], path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/cache.db", case_dir("neighbors", dir, sizeof dir));
+    gt_db *db = open_ok(path, 0, 0);
+    if (!db) return;
+    /* The family, in expected order; stored scrambled. */
+    struct { int64_t m, n, k; int beta0; } fam[] = {
+        {64, 64, 64, 0}, {64, 64, 64, 1}, {64, 128, 32, 0}, {512, 8, 8, 1}, {512, 64, 64, 0},
+    };
+    int nfam = (int)(sizeof fam / sizeof fam[0]);
+    int order[] = {3, 0, 4, 1, 2};
+    for (int j = 0; j < nfam; j++) {
+        int i = order[j];
+        gt_key key;
+        make_key(&key, 0);
+        key.m = fam[i].m, key.n = fam[i].n, key.k = fam[i].k, key.beta0 = fam[i].beta0;
+        char cfg[16];
+        snprintf(cfg, sizeof cfg, "fam%d", i);
+        gt_db_winner w;
+        make_winner(&w, cfg, i);
+        TAP_CHECK(gt_db_store(db, &key, HASH, 0, &w, NULL, 0) == GT_SUCCESS, "%s",
+                  gt_db_errmsg(db));
+    }
+    /* Outsiders: each differs from the family in one of the matched parts. */
+    for (int f = 0; f < 8; f++) {
+        gt_key key;
+        make_key(&key, 0);
+        const char *hash = HASH;
+        int major = 0;
+        switch (f) {
+        case 0: snprintf(key.device, sizeof key.device, "NVIDIA Test GPU 40GB"); break;
+        case 1: key.cc_minor = 1; break;
+        case 2: key.sm_count = 114; break;
+        case 3: key.opa = 1; break;
+        case 4: key.opb = 0; break;
+        case 5: key.align = 8; break;
+        case 6: hash = "otherhash"; break;
+        case 7: major = 1; break;
+        }
+        gt_db_winner w;
+        make_winner(&w, "outsider", 0.5);
+        TAP_CHECK(gt_db_store(db, &key, hash, major, &w, NULL, 0) == GT_SUCCESS, "%s",
+                  gt_db_errmsg(db));
+    }
+    gt_db_close(db);
+    /* And a row of a data type this build does not know, otherwise a family member. */
+    TAP_CHECK(raw_exec(path, "INSERT INTO winners SELECT device, cc, sms, 'f16', opa, opb, m, "
+                             "n, k, align, beta0, src_hash, lib_major, 'f16row', time_us, "
+                             "tflops, tuned_at, nvrtc, driver, host, libver FROM winners "
+                             "WHERE config = 'fam0'") == SQLITE_OK,
+              "forging an f16 row");
+    db = open_ok(path, 1, 0); /* a read-only handle serves neighbours too */
+    if (!db) return;
+
+    gt_key probe;
+    make_key(&probe, 0);
+    probe.m = 1000, probe.n = 1000, probe.k = 1000, probe.beta0 = 1;
+    list_acc *acc = calloc(1, sizeof *acc);
+    TAP_CHECK(gt_db_neighbors(db, &probe, HASH, 0, collect_winner, acc) == GT_SUCCESS, "%s",
+              gt_db_errmsg(db));
+    TAP_CHECK(acc->n == nfam, "%d neighbours, expected %d", acc->n, nfam);
+    for (int i = 0; i < nfam && i < acc->n; i++) {
+        char cfg[16];
+        snprintf(cfg, sizeof cfg, "fam%d", i);
+        gt_key want;
+        make_key(&want, 0);
+        want.m = fam[i].m, want.n = fam[i].n, want.k = fam[i].k, want.beta0 = fam[i].beta0;
+        TAP_CHECK(strcmp(acc->winners[i].config, cfg) == 0, "position %d holds %s", i,
+                  acc->winners[i].config);
+        TAP_CHECK(gt_key_equal(&acc->keys[i], &want) && strcmp(acc->hashes[i], HASH) == 0 &&
+                      acc->majors[i] == 0,
+                  "key %d read back wrong", i);
+    }
+    /* The probe's own shape is one of them when tuned: nothing special about it. */
+    probe.m = 64, probe.n = 64, probe.k = 64, probe.beta0 = 0;
+    memset(acc, 0, sizeof *acc);
+    acc->stop_after = 2;
+    TAP_CHECK(gt_db_neighbors(db, &probe, HASH, 0, collect_winner, acc) == GT_SUCCESS &&
+                  acc->n == 2 && strcmp(acc->winners[1].config, "fam1") == 0,
+              "stop after 2: called %d times", acc->n);
+    /* Nothing under an unknown source hash; bad arguments refused. */
+    memset(acc, 0, sizeof *acc);
+    TAP_CHECK(gt_db_neighbors(db, &probe, "nohash", 0, collect_winner, acc) == GT_SUCCESS &&
+                  acc->n == 0,
+              "unknown hash: %d rows", acc->n);
+    TAP_CHECK(gt_db_neighbors(db, &probe, HASH, 0, NULL, NULL) == GT_INVALID_VALUE, "NULL fn");
+    TAP_CHECK(gt_db_neighbors(db, NULL, HASH, 0, collect_winner, acc) == GT_INVALID_VALUE,
+              "NULL key");
+    /* The callback may not re-enter its handle, and the handle works afterwards. */
+    reenter_result = 0;
+    TAP_CHECK(gt_db_neighbors(db, &probe, HASH, 0, reenter_outer, db) == GT_SUCCESS, "%s",
+              gt_db_errmsg(db));
+    TAP_CHECK(reenter_result == 1, "re-entry from a neighbours callback (%d)", reenter_result);
+    memset(acc, 0, sizeof *acc);
+    TAP_CHECK(gt_db_neighbors(db, &probe, HASH, 0, collect_winner, acc) == GT_SUCCESS &&
+                  acc->n == nfam,
+              "after re-entry: %d rows", acc->n);
+    free(acc);
+    gt_db_close(db);
+}
+
+/* 16. Cubins: round trip, exact key, replace, read-only, bad arguments, damaged rows. */
+static void test_cubins(void) {
+    char dir[DIR_MAX], path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/cache.db", case_dir("cubins", dir, sizeof dir));
+    gt_db *db = open_ok(path, 0, 0);
+    if (!db) return;
+    TAP_CHECK(gt_db_cubin_count(db) == 0, "fresh file holds %lld cubins",
+              (long long)gt_db_cubin_count(db));
+    enum { N = 10240 };
+    unsigned char *img = malloc(N), *img2 = malloc(N / 2);
+    fill_random(img, N, 11);
+    fill_random(img2, N / 2, 12);
+    gt_db_bin_key bk;
+    bin_key(&bk, HASH, PROG, 90, "13.0", "13000");
+    TAP_CHECK(gt_db_cubin_put(db, &bk, img, N) == GT_SUCCESS, "put: %s", gt_db_errmsg(db));
+    void *image = NULL;
+    size_t size = 0;
+    int found = 0;
+    TAP_CHECK(gt_db_cubin_get(db, &bk, &image, &size, &found) == GT_SUCCESS && found == 1,
+              "get: found %d: %s", found, gt_db_errmsg(db));
+    TAP_CHECK(image && size == N && memcmp(image, img, N) == 0, "image differs (%zu bytes)",
+              size);
+    free(image);
+
+    for (int f = 0; f < 5; f++) {
+        gt_db_bin_key o = bk;
+        switch (f) {
+        case 0: o.src_hash = "src0123abce"; break;
+        case 1: o.program = "f32|NT|4096x4096x4096|a16|b1|128x64x8_t8x4_v4"; break;
+        case 2: o.arch = 89; break;
+        case 3: o.nvrtc = "13.1"; break;
+        case 4: o.driver = "13010"; break;
+        }
+        image = (void *)0x1;
+        size = 7;
+        found = -1;
+        TAP_CHECK(gt_db_cubin_get(db, &o, &image, &size, &found) == GT_SUCCESS && found == 0 &&
+                      image == NULL && size == 0,
+                  "key part %d changed: found %d", f, found);
+    }
+
+    /* Replace, then a second key. */
+    TAP_CHECK(gt_db_cubin_put(db, &bk, img2, N / 2) == GT_SUCCESS, "replace: %s",
+              gt_db_errmsg(db));
+    TAP_CHECK(gt_db_cubin_get(db, &bk, &image, &size, &found) == GT_SUCCESS && found &&
+                  size == N / 2 && memcmp(image, img2, N / 2) == 0,
+              "replaced image not returned (%zu bytes)", size);
+    free(image);
+    TAP_CHECK(gt_db_cubin_count(db) == 1, "count after replace %lld",
+              (long long)gt_db_cubin_count(db));
+    gt_db_bin_key bk2 = bk;
+    bk2.arch = 80;
+    TAP_CHECK(gt_db_cubin_put(db, &bk2, img, N) == GT_SUCCESS, "%s", gt_db_errmsg(db));
+    TAP_CHECK(gt_db_cubin_count(db) == 2, "count %lld", (long long)gt_db_cubin_count(db));
+
+    /* Bad arguments: GT_INVALID_VALUE with a message naming the file. */
+    gt_db_bin_key bad[7];
+    for (int i = 0; i < 7; i++) bad[i] = bk;
+    bad[0].src_hash = NULL;
+    bad[1].program = "";
+    bad[2].nvrtc = NULL;
+    bad[3].driver = "";
+    bad[4].arch = 0;
+    bad[5].src_hash = "";
+    bad[6].program = NULL;
+    for (int i = 0; i < 7; i++) {
+        gt_status s = gt_db_cubin_put(db, &bad[i], img, N);
+        TAP_CHECK(s == GT_INVALID_VALUE && strstr(gt_db_errmsg(db), path),
+                  "bad key %d put: status %d: %s", i, s, gt_db_errmsg(db));
+        s = gt_db_cubin_get(db, &bad[i], &image, &size, &found);
+        TAP_CHECK(s == GT_INVALID_VALUE && found == 0, "bad key %d get: status %d", i, s);
+    }
+    TAP_CHECK(gt_db_cubin_put(db, NULL, img, N) == GT_INVALID_VALUE, "NULL key put");
+    TAP_CHECK(gt_db_cubin_put(db, &bk, NULL, N) == GT_INVALID_VALUE, "NULL image put");
+    TAP_CHECK(gt_db_cubin_put(db, &bk, img, 0) == GT_INVALID_VALUE, "size 0 put");
+    printf("# %s\n", gt_db_errmsg(db));
+    TAP_CHECK(gt_db_cubin_get(db, &bk, NULL, &size, &found) == GT_INVALID_VALUE, "NULL image");
+    TAP_CHECK(gt_db_cubin_get(db, &bk, &image, NULL, &found) == GT_INVALID_VALUE, "NULL size");
+    TAP_CHECK(gt_db_cubin_get(db, &bk, &image, &size, NULL) == GT_INVALID_VALUE, "NULL found");
+    TAP_CHECK(gt_db_cubin_get(NULL, &bk, &image, &size, &found) == GT_INVALID_VALUE, "NULL db");
+    TAP_CHECK(gt_db_cubin_count(NULL) == -1, "count of NULL");
+    TAP_CHECK(gt_db_cubin_count(db) == 2, "bad calls changed the count");
+    gt_db_close(db);
+
+    /* A read-only handle never yields a cubin, though the file holds two. */
+    db = open_ok(path, 1, 0);
+    if (db) {
+        image = (void *)0x1;
+        found = -1;
+        TAP_CHECK(gt_db_cubin_get(db, &bk, &image, &size, &found) == GT_SUCCESS && found == 0 &&
+                      image == NULL,
+                  "read-only handle yielded a cubin (found %d)", found);
+        TAP_CHECK(gt_db_cubin_count(db) == 2, "read-only count %lld",
+                  (long long)gt_db_cubin_count(db));
+        gt_status s = gt_db_cubin_put(db, &bk, img, N);
+        TAP_CHECK(s == GT_CACHE_ERROR && strstr(gt_db_errmsg(db), "read-only") &&
+                      strstr(gt_db_errmsg(db), path),
+                  "read-only put: status %d: %s", s, gt_db_errmsg(db));
+        gt_db_close(db);
+    }
+
+    /* Damaged rows: a size column that disagrees with the blob, or an image that is not
+     * a blob, read as misses; the other row is untouched and a put repairs the row. */
+    TAP_CHECK(raw_exec(path, "UPDATE cubins SET size = size + 1 WHERE arch = 90") == SQLITE_OK,
+              "forging a size");
+    db = open_ok(path, 0, 0);
+    if (!db) goto out;
+    image = (void *)0x1;
+    found = -1;
+    TAP_CHECK(gt_db_cubin_get(db, &bk, &image, &size, &found) == GT_SUCCESS && found == 0 &&
+                  image == NULL,
+              "a row with a wrong size was returned (found %d)", found);
+    TAP_CHECK(gt_db_cubin_get(db, &bk2, &image, &size, &found) == GT_SUCCESS && found &&
+                  size == N && memcmp(image, img, N) == 0,
+              "the intact row was not returned");
+    free(image);
+    TAP_CHECK(gt_db_cubin_put(db, &bk, img2, N / 2) == GT_SUCCESS, "%s", gt_db_errmsg(db));
+    TAP_CHECK(gt_db_cubin_get(db, &bk, &image, &size, &found) == GT_SUCCESS && found &&
+                  size == N / 2,
+              "repaired row not returned");
+    free(image);
+    gt_db_close(db);
+    TAP_CHECK(raw_exec(path, "UPDATE cubins SET image = 'abc', size = 3 WHERE arch = 90") ==
+                  SQLITE_OK,
+              "forging a text image");
+    db = open_ok(path, 0, 0);
+    if (!db) goto out;
+    found = -1;
+    TAP_CHECK(gt_db_cubin_get(db, &bk, &image, &size, &found) == GT_SUCCESS && found == 0,
+              "a text image was returned");
+    gt_db_close(db);
+out:
+    free(img);
+    free(img2);
+}
+
+/* The schema exactly as migrate_v0_v1 (schema version 1, the previous release) wrote it,
+ * in WAL mode, with one winner and one timing. */
+#define V1_KEY_DECL                                                                        \
+    "device TEXT NOT NULL, cc INTEGER NOT NULL, sms INTEGER NOT NULL, "                   \
+    "dtype TEXT NOT NULL, opa TEXT NOT NULL, opb TEXT NOT NULL, "                          \
+    "m INTEGER NOT NULL, n INTEGER NOT NULL, k INTEGER NOT NULL, "                         \
+    "align INTEGER NOT NULL, beta0 INTEGER NOT NULL, "                                     \
+    "src_hash TEXT NOT NULL, lib_major INTEGER NOT NULL"
+#define V1_KEY_COLS "device, cc, sms, dtype, opa, opb, m, n, k, align, beta0, src_hash, lib_major"
+static const char V1_FILE[] =
+    "PRAGMA journal_mode=WAL;"
+    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);"
+    "CREATE TABLE winners(" V1_KEY_DECL ", "
+    "config TEXT NOT NULL, time_us REAL, tflops REAL, tuned_at INTEGER, "
+    "nvrtc TEXT, driver TEXT, host TEXT, libver TEXT, "
+    "PRIMARY KEY(" V1_KEY_COLS "));"
+    "CREATE TABLE timings(" V1_KEY_DECL ", "
+    "config TEXT NOT NULL, status TEXT NOT NULL, time_us REAL, tflops REAL, "
+    "message TEXT, "
+    "PRIMARY KEY(" V1_KEY_COLS ", config));"
+    "INSERT INTO meta(key, value) VALUES('schema_version', '1');"
+    "INSERT INTO winners VALUES('NVIDIA Test GPU 80GB', 90, 132, 'f32', 'N', 'T', 64, 128, "
+    "256, 16, 0, 'src0123abcd', 0, 'v1cfg', 42.5, 3.25, 1600000000, '12.4', '12040', "
+    "'old-host', '0.0.9');"
+    "INSERT INTO timings VALUES('NVIDIA Test GPU 80GB', 90, 132, 'f32', 'N', 'T', 64, 128, "
+    "256, 16, 0, 'src0123abcd', 0, 'v1cfg', 'ok', 42.5, 3.25, '');";
+
+/* 17. A file of schema version 1 is migrated when writable and keeps its rows;
+ * read-only, it is refused and left as it was. */
+static void test_migrate_v1(void) {
+    char dir[DIR_MAX], path[PATH_MAX], ro[PATH_MAX], v[16];
+    case_dir("migrate", dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/v1.db", dir);
+    TAP_CHECK(raw_exec(path, V1_FILE) == SQLITE_OK, "forging a v1 file");
+    raw_meta_version(path, v, sizeof v);
+    TAP_CHECK(strcmp(v, "1") == 0, "forged version '%s'", v);
+
+    gt_db *db = open_ok(path, 0, 0);
+    if (!db) return;
+    TAP_CHECK(gt_db_file_schema_version(db) == 2, "version after migration %d",
+              gt_db_file_schema_version(db));
+    gt_key key;
+    make_key(&key, 0);
+    gt_db_winner got;
+    int found = 0;
+    TAP_CHECK(gt_db_lookup(db, &key, HASH, 0, &got, &found) == GT_SUCCESS && found &&
+                  strcmp(got.config, "v1cfg") == 0 && got.time_us == 42.5 &&
+                  got.tflops == 3.25 && got.tuned_at == 1600000000 &&
+                  strcmp(got.nvrtc, "12.4") == 0 && strcmp(got.driver, "12040") == 0 &&
+                  strcmp(got.host, "old-host") == 0 && strcmp(got.libver, "0.0.9") == 0,
+              "v1 winner after migration: found %d '%s'", found, got.config);
+    TAP_CHECK(count_timings(db, &key, HASH, 0) == 1, "v1 timings after migration: %d",
+              count_timings(db, &key, HASH, 0));
+    gt_db_bin_key bk;
+    bin_key(&bk, HASH, PROG, 90, "13.0", "13000");
+    unsigned char img[100];
+    fill_random(img, sizeof img, 5);
+    void *image = NULL;
+    size_t size = 0;
+    TAP_CHECK(gt_db_cubin_put(db, &bk, img, sizeof img) == GT_SUCCESS, "%s", gt_db_errmsg(db));
+    TAP_CHECK(gt_db_cubin_get(db, &bk, &image, &size, &found) == GT_SUCCESS && found &&
+                  size == sizeof img && memcmp(image, img, size) == 0,
+              "cubin in a migrated file");
+    free(image);
+    TAP_CHECK(gt_db_cubin_count(db) == 1, "count %lld", (long long)gt_db_cubin_count(db));
+    gt_db_close(db);
+    raw_meta_version(path, v, sizeof v);
+    TAP_CHECK(strcmp(v, "2") == 0, "meta schema_version '%s'", v);
+    db = open_ok(path, 1, 0); /* now readable read-only */
+    if (db) {
+        TAP_CHECK(gt_db_lookup(db, &key, HASH, 0, &got, &found) == GT_SUCCESS && found,
+                  "read-only lookup after migration");
+        gt_db_close(db);
+    }
+
+    /* Read-only: refused, untouched. */
+    snprintf(ro, sizeof ro, "%s/v1_ro.db", dir);
+    TAP_CHECK(raw_exec(ro, V1_FILE) == SQLITE_OK, "forging a v1 file");
+    size_t len = 0;
+    unsigned char *before = read_all(ro, &len);
+    expect_refused(ro, 1, "older");
+    TAP_CHECK(before && same_bytes(ro, before, len), "refused v1 file was modified");
+    raw_meta_version(ro, v, sizeof v);
+    TAP_CHECK(strcmp(v, "1") == 0, "refused file's version is now '%s'", v);
+    free(before);
+
+    /* A new file goes 0 -> 1 -> 2 and has every table. */
+    snprintf(path, sizeof path, "%s/new.db", dir);
+    db = open_ok(path, 0, 0);
+    if (db) {
+        TAP_CHECK(gt_db_file_schema_version(db) == 2 && gt_db_cubin_count(db) == 0,
+                  "new file: version %d", gt_db_file_schema_version(db));
+        gt_db_close(db);
+    }
+    char n[16];
+    raw_text(path, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN "
+                   "('meta', 'winners', 'timings', 'cubins')", n, sizeof n);
+    TAP_CHECK(strcmp(n, "4") == 0, "new file has %s of the 4 tables", n);
+
+    /* A file that says version 2 but lacks the cubins table is not a usable cache. */
+    TAP_CHECK(raw_exec(path, "DROP TABLE cubins") == SQLITE_OK, "dropping cubins");
+    expect_refused(path, 0, "cubins");
+    expect_refused(path, 1, "cubins");
+}
+
+/* 18. GEMMTUNE_CACHE_MAX_MB: a store beyond the cap fails as "full" and leaves every
+ * committed entry readable. */
+static void full_timings(gt_db_timing *t, int n, int i) {
+    for (int j = 0; j < n; j++) {
+        char cfg[64], msg[256];
+        snprintf(cfg, sizeof cfg, "cfg_%d_%d", i, j);
+        memset(msg, 'm', sizeof msg - 1);
+        msg[sizeof msg - 1] = 0;
+        make_timing(&t[j], cfg, "launch_failed", -1, msg);
+    }
+}
+
+static void test_full_disk(void) {
+    char dir[DIR_MAX], path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/cache.db", case_dir("full", dir, sizeof dir));
+    enum { NT = 200, MAXN = 200 };
+    gt_db_timing *t = calloc(NT, sizeof *t);
+    setenv("GEMMTUNE_CACHE_MAX_MB", "1", 1);
+    gt_db *db = open_ok(path, 0, 0);
+    unsetenv("GEMMTUNE_CACHE_MAX_MB"); /* read at open; the handle keeps its cap */
+    if (!db) {
+        free(t);
+        return;
+    }
+    int nstored = 0;
+    gt_status s = GT_SUCCESS;
+    for (int i = 0; i < MAXN; i++) {
+        gt_key key;
+        make_key(&key, i);
+        gt_db_winner w;
+        make_winner(&w, "cfg_full", i);
+        full_timings(t, NT, i);
+        s = gt_db_store(db, &key, HASH, 0, &w, t, NT);
+        if (s != GT_SUCCESS) break;
+        nstored++;
+    }
+    const char *m = gt_db_errmsg(db);
+    printf("# %d entries fit; then: %s\n", nstored, m);
+    TAP_CHECK(nstored > 0 && nstored < MAXN, "%d of %d entries stored under a 1 MiB cap",
+              nstored, MAXN);
+    TAP_CHECK(s == GT_CACHE_ERROR, "status %d", s);
+    TAP_CHECK(strstr(m, "full") && strstr(m, path), "message: %s", m);
+    /* The failed entry left nothing; a cubin beyond the cap fails the same way. */
+    gt_key failed;
+    make_key(&failed, nstored);
+    gt_db_winner got;
+    int found = 1;
+    TAP_CHECK(gt_db_lookup(db, &failed, HASH, 0, &got, &found) == GT_SUCCESS && !found &&
+                  count_timings(db, &failed, HASH, 0) == 0,
+              "the failed store left rows");
+    size_t big = 2u << 20;
+    unsigned char *img = calloc(1, big);
+    gt_db_bin_key bk;
+    bin_key(&bk, HASH, PROG, 90, "13.0", "13000");
+    s = gt_db_cubin_put(db, &bk, img, big);
+    TAP_CHECK(s == GT_CACHE_ERROR && strstr(gt_db_errmsg(db), "full"),
+              "2 MiB cubin under a 1 MiB cap: status %d: %s", s, gt_db_errmsg(db));
+    TAP_CHECK(gt_db_cubin_count(db) == 0, "the failed put left a row");
+    gt_db_close(db);
+    struct stat st;
+    TAP_CHECK(stat(path, &st) == 0 && st.st_size <= (1 << 20), "file is %lld bytes",
+              (long long)st.st_size);
+
+    /* Without the cap the file opens, holds every entry stored before, and grows. */
+    db = open_ok(path, 0, 0);
+    if (db) {
+        int missing = 0;
+        for (int i = 0; i < nstored; i++) {
+            gt_key key;
+            make_key(&key, i);
+            if (gt_db_lookup(db, &key, HASH, 0, &got, &found) != GT_SUCCESS || !found ||
+                got.time_us != i || count_timings(db, &key, HASH, 0) != NT)
+                missing++;
+        }
+        TAP_CHECK(missing == 0, "%d of %d stored entries missing or incomplete", missing,
+                  nstored);
+        TAP_CHECK(gt_db_cubin_put(db, &bk, img, big) == GT_SUCCESS,
+                  "uncapped put after a full one: %s", gt_db_errmsg(db));
+        gt_db_close(db);
+    }
+    TAP_CHECK(integrity_ok(path), "integrity_check failed");
+
+    /* Values that are not positive integers are ignored: no cap. */
+    static const char *ignored[] = {"0", "-1", "abc", "1x", ""};
+    for (int j = 0; j < 5; j++) {
+        setenv("GEMMTUNE_CACHE_MAX_MB", ignored[j], 1);
+        db = open_ok(path, 0, 0);
+        unsetenv("GEMMTUNE_CACHE_MAX_MB");
+        if (!db) continue;
+        bk.arch = 100 + j;
+        TAP_CHECK(gt_db_cubin_put(db, &bk, img, big) == GT_SUCCESS,
+                  "GEMMTUNE_CACHE_MAX_MB='%s' capped the file: %s", ignored[j],
+                  gt_db_errmsg(db));
+        gt_db_close(db);
+    }
+    /* A cap below the current size: the file stays readable, only growth fails. */
+    setenv("GEMMTUNE_CACHE_MAX_MB", "1", 1);
+    db = open_ok(path, 0, 0);
+    unsetenv("GEMMTUNE_CACHE_MAX_MB");
+    if (db) {
+        gt_key key;
+        make_key(&key, 0);
+        TAP_CHECK(gt_db_lookup(db, &key, HASH, 0, &got, &found) == GT_SUCCESS && found,
+                  "lookup in a file above its cap: %s", gt_db_errmsg(db));
+        bk.arch = 200;
+        TAP_CHECK(gt_db_cubin_put(db, &bk, img, big) == GT_CACHE_ERROR, "grew beyond the cap");
+        gt_db_close(db);
+    }
+    free(img);
+    free(t);
+}
+
+/* 19. SIGKILL in the middle of a transaction (one whose pages already spilled into the
+ * WAL), and at random moments of repeated stores: committed entries survive, uncommitted
+ * rows do not, the file stays sound. */
+#define KILL_COMMITTED 20
+#define KILL_MARKER 200
+#define KILL_ERROR 201
+
+/* 1 byte from fd within ms; -1 on timeout, EOF or error. */
+static int read_byte(int fd, int ms) {
+    struct pollfd p = {fd, POLLIN, 0};
+    if (poll(&p, 1, ms) <= 0) return -1;
+    unsigned char b;
+    return read(fd, &b, 1) == 1 ? b : -1;
+}
+
+static void kill_child_spill(const char *path, int out) {
+    gt_db *db = NULL;
+    char msg[512];
+    unsigned char e = KILL_ERROR;
+    if (gt_db_open(path, 0, 0, &db, msg, sizeof msg) != GT_SUCCESS) {
+        if (write(out, &e, 1) != 1) _exit(3);
+        _exit(1);
+    }
+    for (int i = 0; i < KILL_COMMITTED; i++) {
+        gt_key key;
+        make_key(&key, i);
+        char cfg[32];
+        snprintf(cfg, sizeof cfg, "committed%d", i);
+        gt_db_winner w;
+        make_winner(&w, cfg, i);
+        gt_db_timing t;
+        make_timing(&t, cfg, "ok", i, "");
+        if (gt_db_store(db, &key, HASH, 0, &w, &t, 1) != GT_SUCCESS) {
+            if (write(out, &e, 1) != 1) _exit(3);
+            _exit(1);
+        }
+        unsigned char b = (unsigned char)i;
+        if (write(out, &b, 1) != 1) _exit(3);
+    }
+    /* A tiny page cache forces the pager to spill dirty pages into the WAL long before
+     * COMMIT: the file then holds frames of a transaction that never commits. */
+    sqlite3 *c = NULL;
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_open(path, &c);
+    if (rc == SQLITE_OK) rc = sqlite3_exec(c, "PRAGMA cache_size=10", NULL, NULL, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_exec(c, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v2(c, "INSERT INTO winners(" V1_KEY_COLS ", config, host) "
+                                   "VALUES('Uncommitted GPU', 90, 132, 'f32', 'N', 'T', ?1, 1, "
+                                   "1, 16, 0, 'src0123abcd', 0, 'uncommitted', ?2)",
+                                -1, &st, NULL);
+    char host[200];
+    memset(host, 'u', sizeof host - 1);
+    host[sizeof host - 1] = 0;
+    for (int i = 0; rc == SQLITE_OK && i < 20000; i++) {
+        sqlite3_bind_int(st, 1, i);
+        sqlite3_bind_text(st, 2, host, -1, SQLITE_STATIC);
+        rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+        sqlite3_reset(st);
+    }
+    unsigned char b = rc == SQLITE_OK ? KILL_MARKER : KILL_ERROR;
+    if (write(out, &b, 1) != 1) _exit(3);
+    for (;;) pause(); /* killed here, the transaction open */
+}
+
+static int count_device(const gt_key *key, const char *h, int major, const gt_db_winner *w,
+                        void *user) {
+    (void)h, (void)major, (void)w;
+    struct { const char *dev; int n, total; } *c = user;
+    c->total++;
+    if (strcmp(key->device, c->dev) == 0) c->n++;
+    return 0;
+}
+
+static void test_kill_mid_transaction(void) {
+    char dir[DIR_MAX], path[PATH_MAX], wal[PATH_MAX + 8];
+    snprintf(path, sizeof path, "%s/cache.db", case_dir("kill", dir, sizeof dir));
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    int p[2];
+    if (pipe(p) != 0) TAP_SKIP("pipe: %s", strerror(errno));
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(p[0]);
+        kill_child_spill(path, p[1]);
+        _exit(0);
+    }
+    close(p[1]);
+    if (pid < 0) {
+        close(p[0]);
+        TAP_SKIP("fork: %s", strerror(errno));
+    }
+    int reported = 0, b;
+    while ((b = read_byte(p[0], 30000)) >= 0 && b < KILL_COMMITTED) reported++;
+    struct stat st;
+    long long walsize = stat(wal, &st) == 0 ? (long long)st.st_size : -1;
+    kill(pid, SIGKILL);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    close(p[0]);
+    TAP_CHECK(b == KILL_MARKER, "child did not reach the open transaction (byte %d)", b);
+    TAP_CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "child status 0x%x", status);
+    TAP_CHECK(reported == KILL_COMMITTED, "%d entries reported", reported);
+    printf("# killed with %lld bytes of WAL\n", walsize);
+    TAP_CHECK(walsize > (2 << 20), "the open transaction did not spill into the WAL (%lld bytes)",
+              walsize);
+
+    gt_db *db = open_ok(path, 0, 0);
+    if (!db) return;
+    int missing = 0;
+    for (int i = 0; i < reported; i++) {
+        gt_key key;
+        make_key(&key, i);
+        gt_db_winner got;
+        int found = 0;
+        char cfg[32];
+        snprintf(cfg, sizeof cfg, "committed%d", i);
+        if (gt_db_lookup(db, &key, HASH, 0, &got, &found) != GT_SUCCESS || !found ||
+            strcmp(got.config, cfg) != 0 || count_timings(db, &key, HASH, 0) != 1)
+            missing++;
+    }
+    TAP_CHECK(missing == 0, "%d committed entries missing", missing);
+    struct { const char *dev; int n, total; } c = {"Uncommitted GPU", 0, 0};
+    TAP_CHECK(gt_db_list(db, count_device, &c) == GT_SUCCESS, "list: %s", gt_db_errmsg(db));
+    TAP_CHECK(c.n == 0 && c.total == reported, "%d uncommitted rows visible, %d rows in all",
+              c.n, c.total);
+    /* And the file takes new writes. */
+    gt_key key;
+    make_key(&key, 999);
+    gt_db_winner w;
+    make_winner(&w, "after", 1);
+    TAP_CHECK(gt_db_store(db, &key, HASH, 0, &w, NULL, 0) == GT_SUCCESS, "%s", gt_db_errmsg(db));
+    gt_db_close(db);
+    TAP_CHECK(integrity_ok(path), "integrity_check failed");
+}
+
+/* The child of the random-kill rounds: stores entries of device dev until killed,
+ * reporting each committed index (4 bytes: atomic on a pipe). */
+static void kill_child_stores(const char *path, const char *dev, int out) {
+    gt_db *db = NULL;
+    char msg[512];
+    if (gt_db_open(path, 0, 0, &db, msg, sizeof msg) != GT_SUCCESS) _exit(1);
+    gt_db_timing t[10];
+    for (int i = 0;; i++) {
+        gt_key key;
+        make_key(&key, i);
+        snprintf(key.device, sizeof key.device, "%s", dev);
+        gt_db_winner w;
+        make_winner(&w, "cfg_kill", i);
+        for (int j = 0; j < 10; j++) {
+            char cfg[32];
+            snprintf(cfg, sizeof cfg, "cfg_%d", j);
+            make_timing(&t[j], cfg, "ok", i + j, "");
+        }
+        if (gt_db_store(db, &key, HASH, 0, &w, t, 10) != GT_SUCCESS) _exit(2);
+        if (write(out, &i, sizeof i) != (ssize_t)sizeof i) _exit(3);
+    }
+}
+
+static void test_kill_random(void) {
+    char dir[DIR_MAX], path[PATH_MAX];
+    case_dir("killrand", dir, sizeof dir);
+    unsigned seed = (unsigned)time(NULL) ^ (unsigned)getpid();
+    printf("# seed %u\n", seed);
+    srand(seed);
+    /* Even rounds share one file and kill after the child's first commit; odd rounds
+     * kill a child on a fresh file within 5 ms of fork, often while it creates the file
+     * or its schema. */
+    for (int round = 0; round < 8; round++) {
+        int early = round % 2;
+        if (early) snprintf(path, sizeof path, "%s/early%d.db", dir, round);
+        else snprintf(path, sizeof path, "%s/cache.db", dir);
+        char dev[32];
+        snprintf(dev, sizeof dev, "Kill GPU %d", round);
+        int p[2];
+        if (pipe(p) != 0) TAP_SKIP("pipe: %s", strerror(errno));
+        fflush(stdout);
+        fflush(stderr);
+        pid_t pid = fork();
+        if (pid == 0) {
+            close(p[0]);
+            kill_child_stores(path, dev, p[1]);
+            _exit(0);
+        }
+        close(p[1]);
+        if (pid < 0) {
+            close(p[0]);
+            TAP_SKIP("fork: %s", strerror(errno));
+        }
+        /* Wait for the first commit (the child is then past open), then a random delay. */
+        struct pollfd pf = {p[0], POLLIN, 0};
+        int started = early || poll(&pf, 1, 30000) == 1;
+        int delay_us = early ? rand() % 5000 : rand() % 30000;
+        usleep((useconds_t)delay_us);
+        kill(pid, SIGKILL);
+        int status = 0;
+        waitpid(pid, &status, 0);
+        int rec, last = -1;
+        while (read(p[0], &rec, sizeof rec) == (ssize_t)sizeof rec) {
+            TAP_CHECK(rec == last + 1, "round %d: record %d after %d", round, rec, last);
+            last = rec;
+        }
+        close(p[0]);
+        TAP_CHECK(started, "round %d: child never committed", round);
+        TAP_CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
+                  "round %d: child status 0x%x", round, status);
+        int reported = last + 1;
+        gt_db *db = open_ok(path, 0, 0);
+        if (!db) return;
+        int missing = 0;
+        for (int i = 0; i < reported; i++) {
+            gt_key key;
+            make_key(&key, i);
+            snprintf(key.device, sizeof key.device, "%s", dev);
+            gt_db_winner got;
+            int found = 0;
+            if (gt_db_lookup(db, &key, HASH, 0, &got, &found) != GT_SUCCESS || !found ||
+                got.time_us != i || count_timings(db, &key, HASH, 0) != 10)
+                missing++;
+        }
+        struct { const char *dev; int n, total; } c = {dev, 0, 0};
+        TAP_CHECK(gt_db_list(db, count_device, &c) == GT_SUCCESS, "list");
+        gt_db_close(db);
+        printf("# round %d (%s): killed after %d us, %d entries reported, %d in the file\n",
+               round, early ? "fresh file" : "after a commit", delay_us, reported, c.n);
+        TAP_CHECK(missing == 0, "round %d: %d of %d reported entries missing", round, missing,
+                  reported);
+        /* At most the one store in flight committed without being reported. */
+        TAP_CHECK(c.n == reported || c.n == reported + 1, "round %d: %d rows for %d reported",
+                  round, c.n, reported);
+        TAP_CHECK(integrity_ok(path), "round %d: integrity_check failed", round);
+    }
+}
+
+/* 20. GEMMTUNE_CACHE_TIMEOUT_MS sets the busy timeout of handles opened without one. */
+typedef struct {
+    sqlite3 *c;
+    int hold_ms;
+} release_arg;
+
+static void *release_later(void *p) {
+    release_arg *a = p;
+    usleep((useconds_t)a->hold_ms * 1000);
+    sqlite3_exec(a->c, "COMMIT", NULL, NULL, NULL);
+    return NULL;
+}
+
+/* Stores one entry through a handle opened with busy_ms while a raw connection holds the
+ * write lock; releases it after hold_ms (never when hold_ms < 0). Returns the status and
+ * the time taken; msg gets the handle's message. */
+static gt_status store_under_lock(const char *path, int busy_ms, int hold_ms, double *dt,
+                                  char *msg, size_t msgsize) {
+    sqlite3 *c = NULL;
+    *dt = 0;
+    msg[0] = 0;
+    if (sqlite3_open(path, &c) != SQLITE_OK ||
+        sqlite3_exec(c, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+        sqlite3_close(c);
+        snprintf(msg, msgsize, "cannot take the lock");
+        return GT_INTERNAL;
+    }
+    gt_db *db = open_ok(path, 0, busy_ms);
+    gt_status s = GT_INTERNAL;
+    if (db) {
+        release_arg a = {c, hold_ms};
+        pthread_t th;
+        int started = hold_ms >= 0 && pthread_create(&th, NULL, release_later, &a) == 0;
+        gt_key key;
+        make_key(&key, 20);
+        gt_db_winner w;
+        make_winner(&w, "cfg_timeout", 1);
+        double t0 = now_s();
+        s = gt_db_store(db, &key, HASH, 0, &w, NULL, 0);
+        *dt = now_s() - t0;
+        snprintf(msg, msgsize, "%s", gt_db_errmsg(db));
+        if (started) pthread_join(th, NULL);
+        gt_db_close(db);
+    }
+    sqlite3_exec(c, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_close(c);
+    return s;
+}
+
+static void test_timeout_env(void) {
+    char dir[DIR_MAX], path[PATH_MAX], msg[512];
+    snprintf(path, sizeof path, "%s/cache.db", case_dir("timeout", dir, sizeof dir));
+    gt_db *db = open_ok(path, 0, 0);
+    if (!db) return;
+    gt_db_close(db);
+    double dt;
+
+    setenv("GEMMTUNE_CACHE_TIMEOUT_MS", "200", 1);
+    gt_status s = store_under_lock(path, 0, -1, &dt, msg, sizeof msg);
+    printf("# 200 ms from the environment: %.3f s: %s\n", dt, msg);
+    TAP_CHECK(s == GT_CACHE_ERROR, "status %d", s);
+    TAP_CHECK(dt >= 0.15 && dt < 2.0, "store took %.3f s", dt);
+    TAP_CHECK(strstr(msg, "locked") && strstr(msg, "busy timeout (200 ms)") && strstr(msg, path),
+              "message: %s", msg);
+    /* The caller's own timeout wins over the environment. */
+    s = store_under_lock(path, 1500, 400, &dt, msg, sizeof msg);
+    TAP_CHECK(s == GT_SUCCESS, "busy_timeout_ms 1500, lock held 400 ms: status %d (%.3f s): %s",
+              s, dt, msg);
+    /* Unset, or not a positive integer: the default (5000 ms), far above a 400 ms hold. */
+    static const char *defaults[] = {NULL, "12abc", "0", "-5"};
+    for (int i = 0; i < 4; i++) {
+        if (defaults[i]) setenv("GEMMTUNE_CACHE_TIMEOUT_MS", defaults[i], 1);
+        else unsetenv("GEMMTUNE_CACHE_TIMEOUT_MS");
+        s = store_under_lock(path, 0, 400, &dt, msg, sizeof msg);
+        TAP_CHECK(s == GT_SUCCESS && dt >= 0.3,
+                  "GEMMTUNE_CACHE_TIMEOUT_MS=%s, lock held 400 ms: status %d (%.3f s): %s",
+                  defaults[i] ? defaults[i] : "(unset)", s, dt, msg);
+    }
+    unsetenv("GEMMTUNE_CACHE_TIMEOUT_MS");
+}
+
+/* ===================================================================================
  * Main
  * =================================================================================== */
 
@@ -1095,6 +2131,15 @@ int main(void) {
     TAP_RUN(test_locked_file);
     TAP_RUN(test_invalid_args);
     TAP_RUN(test_threads);
+    TAP_RUN(test_merge);
+    TAP_RUN(test_prune);
+    TAP_RUN(test_neighbors);
+    TAP_RUN(test_cubins);
+    TAP_RUN(test_migrate_v1);
+    TAP_RUN(test_full_disk);
+    TAP_RUN(test_kill_mid_transaction);
+    TAP_RUN(test_kill_random);
+    TAP_RUN(test_timeout_env);
     nftw(root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
     return tap_done();
 }

@@ -10,9 +10,16 @@
  * reason); info and run on this machine as it is (exit 1 without a GPU; with one, exit 0
  * and a passing check); list on a missing cache, through --cache, on a cache holding
  * winners written by the library, and on a file of random bytes (exit 1, no crash, file
- * untouched).
+ * untouched); the cache-file verbs on fixture caches written with the library's db API:
+ * export (per device, timings carried, no cubins, old sources left out, no temporary file
+ * left on failure), merge (per key the faster entry with its provenance, tampered
+ * configurations rejected, output never an input, a bad input writes nothing), import
+ * (faster replaces, slower kept, bad file leaves the cache's bytes alone), show, prune;
+ * tune --shard / --dry-run with Slurm's variables (unset unless a case sets them), and
+ * tune --devices (usage without a GPU; on one, every shape tuned and listed).
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -27,7 +34,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cu.h"
 #include "db.h"
+#include "fixtures.h"
 #include "gemmtune.h"
 #include "kcfg.h"
 #include "kernel_sources.h"
@@ -100,6 +109,11 @@ static void run_cmd(result *r, const char *const *env, const char *const *args) 
         setenv("GEMMTUNE_TUNE_MAX_CANDIDATES", "4", 1);
         setenv("GEMMTUNE_TUNE_BUDGET_S", "1", 1);
         unsetenv("GEMMTUNE_LOG");
+        /* CI may run inside Slurm: no test shards unless it says so. */
+        static const char *const slurm[] = {"SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT",
+                                            "SLURM_ARRAY_TASK_MIN", "SLURM_PROCID",
+                                            "SLURM_NTASKS"};
+        for (size_t i = 0; i < sizeof slurm / sizeof slurm[0]; i++) unsetenv(slurm[i]);
         for (int i = 0; env && env[i]; i++) {
             const char *eq = strchr(env[i], '=');
             if (eq) {
@@ -196,8 +210,13 @@ static void cli_help(void) {
         result r;
         run_cmd(&r, NULL, variants[v]);
         CHECK_RUN(&r, r.code == 0, "%s: exit %d", variants[v][0], r.code);
-        static const char *verbs[] = {"info", "tune", "list", "run", "usage", "SHAPE",
-                                      "--cache", "GEMMTUNE_CACHE"};
+        static const char *verbs[] = {
+            "info", "tune", "list", "run", "show", "export", "import", "merge", "prune",
+            "usage", "SHAPE", "--cache", "--devices", "--shard", "--dry-run", "--force",
+            "--device", "--dtype", "-o FILE", "SLURM_ARRAY_TASK_ID", "SLURM_PROCID",
+            "GEMMTUNE_CACHE", "GEMMTUNE_CACHE_PATH", "GEMMTUNE_MODE", "GEMMTUNE_TUNE_ASYNC",
+            "GEMMTUNE_CACHE_TIMEOUT_MS", "GEMMTUNE_CACHE_MAX_MB", "GEMMTUNE_LOG",
+            "GEMMTUNE_TUNE_MAX_CANDIDATES", "GEMMTUNE_TUNE_BUDGET_S", "GEMMTUNE_TUNE_MEM_MB"};
         for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
             CHECK_RUN(&r, strstr(r.out, verbs[i]) != NULL, "%s: help lacks '%s'", variants[v][0],
                       verbs[i]);
@@ -210,9 +229,12 @@ static void cli_help(void) {
         result_free(&r);
     }
     /* Verbs take --help too. */
-    const char *const *verbs[4] = {ARGS("info", "--help"), ARGS("tune", "--help"),
-                                   ARGS("list", "--help"), ARGS("run", "--help")};
-    for (int v = 0; v < 4; v++) {
+    const char *const *verbs[9] = {ARGS("info", "--help"),   ARGS("tune", "--help"),
+                                   ARGS("list", "--help"),   ARGS("run", "--help"),
+                                   ARGS("show", "--help"),   ARGS("export", "--help"),
+                                   ARGS("import", "--help"), ARGS("merge", "--help"),
+                                   ARGS("prune", "--help")};
+    for (int v = 0; v < 9; v++) {
         result r;
         run_cmd(&r, NULL, verbs[v]);
         CHECK_RUN(&r, r.code == 0 && strstr(r.out, "usage") != NULL, "%s --help: exit %d",
@@ -532,6 +554,723 @@ static void cli_list_shows_winners(void) {
     result_free(&r);
 }
 
+/* ===== cache-file verbs: fixtures ===== */
+
+#define OLD_SRC "0000000000000000-old-source"
+#define H100_NAME "NVIDIA H100 80GB HBM3"
+#define A100_NAME "NVIDIA A100-SXM4-80GB"
+
+static gt_db *fx_open(const char *path) {
+    char msg[512];
+    gt_db *db = NULL;
+    unlink(path);
+    gt_status s = gt_db_open(path, 0, 0, &db, msg, sizeof msg);
+    TAP_CHECK(s == GT_SUCCESS && db, "gt_db_open %s: %s", path, msg);
+    return s == GT_SUCCESS ? db : NULL;
+}
+
+/* Stores a winner (cfg, us, host, when) and two candidate rows: the winner's, and a
+ * failed 128x128x8_t8x8_v1 (legal for every key). */
+static void fx_put(gt_db *db, const gt_key *k, const char *src, const char *cfg, double us,
+                   const char *host, int64_t when, const char *libver) {
+    if (!db) return;
+    gt_db_winner w;
+    memset(&w, 0, sizeof w);
+    snprintf(w.config, sizeof w.config, "%s", cfg);
+    w.time_us = us;
+    w.tflops = 2.0 * (double)k->m * (double)k->n * (double)k->k / (us * 1e6);
+    w.tuned_at = when;
+    snprintf(w.nvrtc, sizeof w.nvrtc, "13.0");
+    snprintf(w.driver, sizeof w.driver, "13000");
+    snprintf(w.host, sizeof w.host, "%s", host);
+    snprintf(w.libver, sizeof w.libver, "%s", libver);
+    gt_db_timing t[2];
+    memset(t, 0, sizeof t);
+    snprintf(t[0].config, sizeof t[0].config, "%s", cfg);
+    snprintf(t[0].status, sizeof t[0].status, "ok");
+    t[0].time_us = us, t[0].tflops = w.tflops;
+    snprintf(t[1].config, sizeof t[1].config, "128x128x8_t8x8_v1");
+    snprintf(t[1].status, sizeof t[1].status, "compile_failed");
+    t[1].time_us = -1;
+    snprintf(t[1].message, sizeof t[1].message, "fixture: ptxas said no");
+    gt_status s = gt_db_store(db, k, src, GT_VERSION_MAJOR, &w, t, 2);
+    TAP_CHECK(s == GT_SUCCESS, "store %s: %s", cfg, gt_db_errmsg(db));
+}
+
+static void fx_cubin(gt_db *db, const char *src, const char *nvrtc, const char *driver) {
+    if (!db) return;
+    gt_db_bin_key bk = {src, "f32|NN|64x64x64|a16|b1|64x64x16_t4x4_v4", 90, nvrtc, driver};
+    static const unsigned char image[64] = {0x7f, 'E', 'L', 'F'};
+    gt_status s = gt_db_cubin_put(db, &bk, image, sizeof image);
+    TAP_CHECK(s == GT_SUCCESS, "cubin put: %s", gt_db_errmsg(db));
+}
+
+/* What a file holds, read back with the library. */
+typedef struct fx_row {
+    gt_key key;
+    char src[80];
+    gt_db_winner w;
+} fx_row;
+
+typedef struct fx_rows {
+    fx_row v[32];
+    int n;
+} fx_rows;
+
+static int fx_collect(const gt_key *key, const char *src, int major, const gt_db_winner *w,
+                      void *user) {
+    (void)major;
+    fx_rows *r = user;
+    if (r->n < 32) {
+        r->v[r->n].key = *key;
+        snprintf(r->v[r->n].src, sizeof r->v[r->n].src, "%s", src);
+        r->v[r->n].w = *w;
+        r->n++;
+    }
+    return 0;
+}
+
+/* Reads every winner of path; -1 when it cannot be opened. */
+static int fx_read(const char *path, fx_rows *rows, int64_t *cubins) {
+    char msg[512];
+    gt_db *db = NULL;
+    memset(rows, 0, sizeof *rows);
+    if (gt_db_open(path, 1, 0, &db, msg, sizeof msg) != GT_SUCCESS) return -1;
+    gt_status s = gt_db_list(db, fx_collect, rows);
+    if (cubins) *cubins = gt_db_cubin_count(db);
+    gt_db_close(db);
+    return s == GT_SUCCESS ? 0 : -1;
+}
+
+static const fx_row *fx_find(const fx_rows *rows, const gt_key *k) {
+    for (int i = 0; i < rows->n; i++)
+        if (gt_key_equal(&rows->v[i].key, k)) return &rows->v[i];
+    return NULL;
+}
+
+static int fx_ntimings_cb(const gt_db_timing *t, void *user) {
+    (void)t;
+    ++*(int *)user;
+    return 0;
+}
+
+/* Candidate rows of k in path (current source); -1 on error. */
+static int fx_ntimings(const char *path, const gt_key *k) {
+    char msg[512];
+    gt_db *db = NULL;
+    int n = 0;
+    if (gt_db_open(path, 1, 0, &db, msg, sizeof msg) != GT_SUCCESS) return -1;
+    gt_status s = gt_db_timings(db, k, gt_kernel_source_hash, GT_VERSION_MAJOR, fx_ntimings_cb, &n);
+    gt_db_close(db);
+    return s == GT_SUCCESS ? n : -1;
+}
+
+/* Names in root containing ".tmp.": temporary files left behind. */
+static int leftover_tmp(void) {
+    DIR *d = opendir(root);
+    int n = 0;
+    if (!d) return -1;
+    for (struct dirent *e; (e = readdir(d));)
+        if (strstr(e->d_name, ".tmp.")) {
+            printf("#   left behind: %s\n", e->d_name);
+            n++;
+        }
+    closedir(d);
+    return n;
+}
+
+static int count_substr(const char *s, const char *sub) {
+    int n = 0;
+    for (const char *p = s; (p = strstr(p, sub)); p += strlen(sub)) n++;
+    return n;
+}
+
+static char *read_all(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc(n > 0 ? (size_t)n : 1);
+    *len = buf && n > 0 ? fread(buf, 1, (size_t)n, f) : 0;
+    fclose(f);
+    return buf;
+}
+
+static void cache_env(char *buf, size_t size, const char *path) {
+    snprintf(buf, size, "GEMMTUNE_CACHE=%s", path);
+}
+
+/* ===== export ===== */
+
+static void cli_export(void) {
+    char cache[PATH_MAX], env[PATH_MAX + 32], out[PATH_MAX], out2[PATH_MAX];
+    case_path("export-cache.db", cache, sizeof cache);
+    gt_db *db = fx_open(cache);
+    if (!db) return;
+    gt_key h1, h2, a1, old;
+    fixture_key(&h1, 90, 0, 0, 64, 64, 64, 16, 1);
+    fixture_key(&h2, 90, 1, 0, 128, 256, 512, 16, 0);
+    fixture_key(&a1, 80, 0, 0, 64, 64, 64, 16, 1);
+    fixture_key(&old, 90, 1, 0, 17, 33, 65, 4, 1);
+    fx_put(db, &h1, gt_kernel_source_hash, "64x64x16_t4x4_v4", 10.5, "node-h", 1700000000,
+           GT_VERSION_STRING);
+    fx_put(db, &h2, gt_kernel_source_hash, "128x64x16_t8x4_v4", 80.25, "node-h", 1700000100,
+           GT_VERSION_STRING);
+    fx_put(db, &a1, gt_kernel_source_hash, "128x128x16_t8x8_v4", 12.75, "node-a", 1700000200,
+           GT_VERSION_STRING);
+    fx_put(db, &old, OLD_SRC, "32x32x8_t2x2_v1", 3.0, "node-h", 1600000000, "0.0.1");
+    fx_cubin(db, gt_kernel_source_hash, gt_rtc_version(), "13000");
+    TAP_CHECK(gt_db_cubin_count(db) == 1, "fixture cubin not stored");
+    gt_db_close(db);
+    cache_env(env, sizeof env, cache);
+
+    /* Everything of the current source. */
+    case_path("export-all.db", out, sizeof out);
+    result r;
+    run_cmd(&r, ENV(env), ARGS("export", "-o", out));
+    CHECK_RUN(&r, r.code == 0, "export: exit %d", r.code);
+    char want[PATH_MAX + 64];
+    snprintf(want, sizeof want, "exported 3 entries to %s", out);
+    CHECK_RUN(&r, strstr(r.out, want) != NULL, "no '%s'", want);
+    CHECK_RUN(&r, strstr(r.err, "left out 1 ") != NULL, "old-source entry not reported");
+    result_free(&r);
+    fx_rows rows;
+    int64_t cubins = -1;
+    TAP_CHECK(fx_read(out, &rows, &cubins) == 0, "cannot read %s", out);
+    TAP_CHECK(rows.n == 3, "%d entries in the export, want 3", rows.n);
+    TAP_CHECK(cubins == 0, "the export holds %lld cubins", (long long)cubins);
+    for (int i = 0; i < rows.n; i++)
+        TAP_CHECK(strcmp(rows.v[i].src, gt_kernel_source_hash) == 0, "entry of source %s",
+                  rows.v[i].src);
+    const fx_row *e = fx_find(&rows, &h2);
+    TAP_CHECK(e && strcmp(e->w.config, "128x64x16_t8x4_v4") == 0 && e->w.time_us == 80.25 &&
+                  e->w.tuned_at == 1700000100 && strcmp(e->w.host, "node-h") == 0,
+              "h2 not carried as it was");
+    TAP_CHECK(fx_find(&rows, &old) == NULL, "old-source entry exported");
+    TAP_CHECK(fx_ntimings(out, &h1) == 2, "timings of h1: %d, want 2", fx_ntimings(out, &h1));
+
+    /* One device only, and --dtype. */
+    case_path("export-a100.db", out2, sizeof out2);
+    run_cmd(&r, ENV(env), ARGS("export", "--device", A100_NAME, "--dtype", "f32", "-o", out2));
+    CHECK_RUN(&r, r.code == 0, "export --device: exit %d", r.code);
+    CHECK_RUN(&r, strstr(r.out, "exported 1 entries") != NULL, "export --device: count");
+    result_free(&r);
+    TAP_CHECK(fx_read(out2, &rows, &cubins) == 0, "cannot read %s", out2);
+    TAP_CHECK(rows.n == 1 && fx_find(&rows, &a1) != NULL && cubins == 0,
+              "export --device: %d entries", rows.n);
+    /* A name that matches nothing exactly: an empty file, still exit 0. */
+    run_cmd(&r, ENV(env), ARGS("export", "--device", "NVIDIA H100", "-o", out2));
+    CHECK_RUN(&r, r.code == 0 && strstr(r.out, "exported 0 entries") != NULL,
+              "export --device prefix: exit %d", r.code);
+    result_free(&r);
+
+    /* Unwritable: a directory that is a file; a target that is a directory (the temp
+     * file is written, the rename fails): exit 1, no temp file left. */
+    char notdir[PATH_MAX], bad[PATH_MAX + 16], adir[PATH_MAX];
+    case_path("export-not-a-dir", notdir, sizeof notdir);
+    TAP_CHECK(write_file(notdir, "x", 1) == 0, "cannot write %s", notdir);
+    snprintf(bad, sizeof bad, "%s/out.db", notdir);
+    run_cmd(&r, ENV(env), ARGS("export", "-o", bad));
+    CHECK_RUN(&r, r.code == 1 && strstr(r.err, bad) != NULL, "export to %s: exit %d", bad,
+              r.code);
+    result_free(&r);
+    case_path("export-dir", adir, sizeof adir);
+    mkdir(adir, 0755);
+    run_cmd(&r, ENV(env), ARGS("export", "-o", adir));
+    CHECK_RUN(&r, r.code == 1 && r.err[0], "export over a directory: exit %d", r.code);
+    result_free(&r);
+    TAP_CHECK(leftover_tmp() == 0, "temporary files left behind");
+
+    /* Usage. */
+    expect_usage_error(ENV(env), ARGS("export"), "-o", "export without -o");
+    expect_usage_error(ENV(env), ARGS("export", "-o", out, "extra"), "extra", "export extra");
+    expect_usage_error(ENV(env), ARGS("export", "-o", out, "--dtype", "f99"), "f99",
+                       "export --dtype f99");
+    expect_usage_error(ENV(env), ARGS("export", "-o", cache), "cache", "export onto the cache");
+    /* A cache that does not exist: exit 1, nothing created. */
+    char none[PATH_MAX], noneenv[PATH_MAX + 32], out3[PATH_MAX];
+    case_path("export-no-cache.db", none, sizeof none);
+    case_path("export-none.db", out3, sizeof out3);
+    cache_env(noneenv, sizeof noneenv, none);
+    run_cmd(&r, ENV(noneenv), ARGS("export", "-o", out3));
+    CHECK_RUN(&r, r.code == 1 && strstr(r.err, none) != NULL, "export of no cache: exit %d",
+              r.code);
+    TAP_CHECK(!exists(none) && !exists(out3), "export of no cache created a file");
+    result_free(&r);
+}
+
+/* ===== merge ===== */
+
+static void cli_merge(void) {
+    char a[PATH_MAX], b[PATH_MAX], c[PATH_MAX];
+    case_path("merge-a.db", a, sizeof a);
+    case_path("merge-b.db", b, sizeof b);
+    case_path("merge-c.db", c, sizeof c);
+    gt_key k1, k2, k3, k4, k5, k6, k7, k8;
+    fixture_key(&k1, 90, 0, 0, 256, 256, 256, 16, 1);
+    fixture_key(&k2, 90, 0, 1, 512, 512, 512, 16, 1);
+    fixture_key(&k3, 90, 0, 0, 17, 33, 65, 16, 1);  /* tampered in A: out-of-range tile */
+    fixture_key(&k4, 90, 0, 0, 1000, 1000, 8, 16, 1); /* tampered in B: unknown parameter */
+    fixture_key(&k5, 80, 1, 1, 96, 96, 96, 16, 0);  /* only in B */
+    fixture_key(&k6, 90, 1, 0, 640, 480, 320, 16, 1); /* a tie: A's stays */
+    fixture_key(&k7, 90, 0, 0, 33, 33, 33, 4, 1);   /* align 4: v4 is illegal */
+    fixture_key(&k8, 90, 1, 1, 44, 44, 44, 4, 0);   /* align 4, and not whole vectors */
+    gt_db *db = fx_open(a);
+    fx_put(db, &k1, gt_kernel_source_hash, "64x64x16_t4x4_v4", 5.0, "alpha", 1700000001, "0.1.0");
+    fx_put(db, &k2, gt_kernel_source_hash, "64x64x16_t4x4_v4", 20.0, "alpha", 1700000002, "0.1.0");
+    fx_put(db, &k3, gt_kernel_source_hash, "999x64x8_t4x4_v1", 1.0, "alpha", 1700000003, "0.1.0");
+    fx_put(db, &k6, gt_kernel_source_hash, "64x64x16_t4x4_v4", 7.0, "alpha", 1700000006, "0.1.0");
+    fx_put(db, &k7, gt_kernel_source_hash, "64x64x16_t4x4_v4", 1.0, "alpha", 1700000007, "0.1.0");
+    fx_put(db, &k8, gt_kernel_source_hash, "64x64x8_t4x4_v4", 1.0, "alpha", 1700000008, "0.1.0");
+    fx_put(db, &k1, OLD_SRC, "64x64x16_t4x4_v4", 0.5, "alpha", 1600000000, "0.0.1");
+    if (db) gt_db_close(db);
+    db = fx_open(b);
+    fx_put(db, &k1, gt_kernel_source_hash, "128x64x16_t8x4_v4", 8.0, "beta", 1700000011, "0.1.1");
+    fx_put(db, &k2, gt_kernel_source_hash, "128x64x16_t8x4_v4", 10.0, "beta", 1700000012, "0.1.1");
+    fx_put(db, &k4, gt_kernel_source_hash, "64x64x8_t4x4_v1_q3", 1.0, "beta", 1700000014, "0.1.1");
+    fx_put(db, &k5, gt_kernel_source_hash, "64x64x16_t4x4_v4", 9.0, "beta", 1700000015, "0.1.1");
+    fx_put(db, &k6, gt_kernel_source_hash, "128x64x16_t8x4_v4", 7.0, "beta", 1700000016, "0.1.1");
+    if (db) gt_db_close(db);
+
+    result r;
+    run_cmd(&r, NULL, ARGS("merge", a, b, "-o", c));
+    CHECK_RUN(&r, r.code == 0, "merge: exit %d", r.code);
+    CHECK_RUN(&r, strstr(r.out, "merged 4 entries") != NULL, "no 'merged 4 entries'");
+    CHECK_RUN(&r, strstr(r.err, "999x64x8_t4x4_v1") != NULL, "out-of-range tile not named");
+    CHECK_RUN(&r, strstr(r.err, "64x64x8_t4x4_v1_q3") != NULL, "unknown parameter not named");
+    CHECK_RUN(&r, strstr(r.err, "aligned") != NULL, "v4 on align 4 not rejected as unaligned");
+    CHECK_RUN(&r, strstr(r.err, "|TT|44x44x44|") != NULL, "64x64x8_t4x4_v4 on align 4 accepted");
+    CHECK_RUN(&r, count_substr(r.err, ": rejected ") == 4, "not 4 rejections");
+    CHECK_RUN(&r, strstr(r.err, "|NN|17x33x65|") != NULL, "the rejected key is not named");
+    result_free(&r);
+    fx_rows rows;
+    int64_t cubins = -1;
+    TAP_CHECK(fx_read(c, &rows, &cubins) == 0, "cannot read %s", c);
+    TAP_CHECK(rows.n == 4 && cubins == 0, "%d entries, %lld cubins", rows.n, (long long)cubins);
+    const fx_row *e = fx_find(&rows, &k1);
+    TAP_CHECK(e && e->w.time_us == 5.0 && strcmp(e->w.host, "alpha") == 0 &&
+                  e->w.tuned_at == 1700000001 && strcmp(e->w.libver, "0.1.0") == 0 &&
+                  strcmp(e->src, gt_kernel_source_hash) == 0,
+              "k1: want A's (alpha, 5 us)");
+    e = fx_find(&rows, &k2);
+    TAP_CHECK(e && e->w.time_us == 10.0 && strcmp(e->w.host, "beta") == 0 &&
+                  e->w.tuned_at == 1700000012 && strcmp(e->w.libver, "0.1.1") == 0 &&
+                  strcmp(e->w.config, "128x64x16_t8x4_v4") == 0,
+              "k2: want B's (beta, 10 us)");
+    e = fx_find(&rows, &k6);
+    TAP_CHECK(e && strcmp(e->w.host, "alpha") == 0, "k6: a tie must keep the first input's");
+    TAP_CHECK(fx_find(&rows, &k5) != NULL, "k5 (only in B) missing");
+    TAP_CHECK(!fx_find(&rows, &k3) && !fx_find(&rows, &k4) && !fx_find(&rows, &k7) &&
+                  !fx_find(&rows, &k8),
+              "a tampered entry was merged");
+    TAP_CHECK(fx_ntimings(c, &k2) == 2, "k2's timings not carried");
+
+    /* The output may not be an input; a missing input writes nothing. */
+    expect_usage_error(NULL, ARGS("merge", a, b, "-o", b), "input", "merge -o an input");
+    char d[PATH_MAX], missing[PATH_MAX], garbage[PATH_MAX];
+    case_path("merge-d.db", d, sizeof d);
+    case_path("merge-missing.db", missing, sizeof missing);
+    run_cmd(&r, NULL, ARGS("merge", a, missing, "-o", d));
+    CHECK_RUN(&r, r.code == 1 && strstr(r.err, missing) != NULL, "missing input: exit %d",
+              r.code);
+    TAP_CHECK(!exists(d), "merge with a missing input wrote %s", d);
+    result_free(&r);
+    case_path("merge-garbage.db", garbage, sizeof garbage);
+    make_random_file(garbage);
+    run_cmd(&r, NULL, ARGS("merge", a, garbage, "-o", d));
+    CHECK_RUN(&r, r.code == 1 && strstr(r.err, garbage) != NULL, "garbage input: exit %d",
+              r.code);
+    TAP_CHECK(!exists(d), "merge with a garbage input wrote %s", d);
+    result_free(&r);
+    TAP_CHECK(leftover_tmp() == 0, "temporary files left behind");
+    expect_usage_error(NULL, ARGS("merge", a, b), "-o", "merge without -o");
+    expect_usage_error(NULL, ARGS("merge", "-o", d), NULL, "merge without inputs");
+}
+
+/* ===== import ===== */
+
+static void cli_import(void) {
+    char cache[PATH_MAX], env[PATH_MAX + 32], file[PATH_MAX];
+    case_path("import-cache.db", cache, sizeof cache);
+    case_path("import-file.db", file, sizeof file);
+    gt_key k1, k2, k3, k4, k5;
+    fixture_key(&k1, 90, 0, 0, 300, 300, 300, 16, 1);
+    fixture_key(&k2, 90, 0, 0, 400, 400, 400, 16, 1);
+    fixture_key(&k3, 80, 0, 1, 500, 500, 500, 16, 0);
+    fixture_key(&k4, 90, 0, 0, 600, 600, 600, 16, 1);
+    fixture_key(&k5, 90, 0, 0, 700, 700, 700, 16, 1);
+    gt_db *db = fx_open(cache);
+    fx_put(db, &k1, gt_kernel_source_hash, "64x64x16_t4x4_v4", 7.0, "local", 1700000101, "0.1.0");
+    fx_put(db, &k2, gt_kernel_source_hash, "64x64x16_t4x4_v4", 3.0, "local", 1700000102, "0.1.0");
+    if (db) gt_db_close(db);
+    db = fx_open(file);
+    fx_put(db, &k1, gt_kernel_source_hash, "128x64x16_t8x4_v4", 5.0, "shipped", 1700000201,
+           "0.1.0");
+    fx_put(db, &k2, gt_kernel_source_hash, "128x64x16_t8x4_v4", 9.0, "shipped", 1700000202,
+           "0.1.0");
+    fx_put(db, &k3, gt_kernel_source_hash, "64x64x16_t4x4_v4", 4.0, "shipped", 1700000203,
+           "0.1.0");
+    fx_put(db, &k4, gt_kernel_source_hash, "64x64x8_t4x4_v4_x1", 1.0, "shipped", 1700000204,
+           "0.1.0");
+    fx_put(db, &k5, OLD_SRC, "64x64x16_t4x4_v4", 1.0, "shipped", 1600000000, "0.0.1");
+    if (db) gt_db_close(db);
+    cache_env(env, sizeof env, cache);
+
+    result r;
+    run_cmd(&r, ENV(env), ARGS("import", file));
+    CHECK_RUN(&r, r.code == 0, "import: exit %d", r.code);
+    CHECK_RUN(&r, strstr(r.out, "imported 2 ") != NULL, "no 'imported 2'");
+    CHECK_RUN(&r, strstr(r.out, "kept 1 ") != NULL, "no 'kept 1'");
+    CHECK_RUN(&r, strstr(r.out, "rejected 1") != NULL, "no 'rejected 1'");
+    CHECK_RUN(&r, strstr(r.out, "skipped 1 ") != NULL, "no 'skipped 1'");
+    CHECK_RUN(&r, strstr(r.err, "64x64x8_t4x4_v4_x1") != NULL, "rejected config not named");
+    result_free(&r);
+    fx_rows rows;
+    TAP_CHECK(fx_read(cache, &rows, NULL) == 0, "cannot read %s", cache);
+    const fx_row *e = fx_find(&rows, &k1);
+    TAP_CHECK(e && e->w.time_us == 5.0 && strcmp(e->w.host, "shipped") == 0,
+              "k1: the faster imported entry did not replace the cache's");
+    e = fx_find(&rows, &k2);
+    TAP_CHECK(e && e->w.time_us == 3.0 && strcmp(e->w.host, "local") == 0,
+              "k2: the cache's faster entry was replaced");
+    TAP_CHECK(fx_find(&rows, &k3) != NULL, "k3 not imported");
+    TAP_CHECK(fx_find(&rows, &k4) == NULL, "tampered k4 imported");
+    TAP_CHECK(rows.n == 3, "%d entries, want 3", rows.n);
+
+    /* A file of random bytes, and a missing file: exit 1, cache untouched. */
+    char garbage[PATH_MAX], missing[PATH_MAX];
+    case_path("import-garbage.db", garbage, sizeof garbage);
+    make_random_file(garbage);
+    size_t nb = 0, na = 0;
+    char *before = read_all(cache, &nb);
+    run_cmd(&r, ENV(env), ARGS("import", garbage));
+    CHECK_RUN(&r, r.code == 1 && strstr(r.err, garbage) != NULL, "garbage: exit %d", r.code);
+    result_free(&r);
+    case_path("import-missing.db", missing, sizeof missing);
+    run_cmd(&r, ENV(env), ARGS("import", missing));
+    CHECK_RUN(&r, r.code == 1 && strstr(r.err, missing) != NULL, "missing: exit %d", r.code);
+    result_free(&r);
+    char *after = read_all(cache, &na);
+    TAP_CHECK(before && after && nb == na && nb > 0 && memcmp(before, after, nb) == 0,
+              "the cache changed (%zu -> %zu bytes)", nb, na);
+    free(before), free(after);
+
+    expect_usage_error(ENV(env), ARGS("import"), NULL, "import without a file");
+    expect_usage_error(ENV(env), ARGS("import", file, file), NULL, "import with two files");
+    expect_usage_error(ENV(env), ARGS("import", cache), NULL, "import of the cache itself");
+}
+
+/* ===== show ===== */
+
+static void cli_show(void) {
+    char cache[PATH_MAX], env[PATH_MAX + 32];
+    case_path("show-cache.db", cache, sizeof cache);
+    gt_db *db = fx_open(cache);
+    if (!db) return;
+    gt_key h, a, other;
+    fixture_key(&h, 90, 0, 1, 1024, 512, 256, 16, 1);
+    fixture_key(&a, 80, 0, 1, 1024, 512, 256, 16, 0);
+    fixture_key(&other, 90, 0, 0, 1024, 512, 256, 16, 1); /* other ops: not shown */
+    gt_db_winner w;
+    memset(&w, 0, sizeof w);
+    snprintf(w.config, sizeof w.config, "128x64x16_t8x4_v4");
+    w.time_us = 50.0, w.tflops = 5.37, w.tuned_at = 1700000000;
+    snprintf(w.host, sizeof w.host, "show-host");
+    snprintf(w.libver, sizeof w.libver, "0.1.0");
+    snprintf(w.nvrtc, sizeof w.nvrtc, "13.0");
+    gt_db_timing t[4];
+    memset(t, 0, sizeof t);
+    const char *cfg[4] = {"64x64x16_t4x4_v4", "128x64x16_t8x4_v4", "128x128x16_t8x8_v4",
+                          "64x128x16_t4x8_v4"};
+    const char *st[4] = {"ok", "ok", "compile_failed", "verify_failed"};
+    double us[4] = {70.0, 50.0, -1, 40.0};
+    const char *msgs[4] = {"", "", "ptxas: too many resources", "relative error 3e-2"};
+    for (int i = 0; i < 4; i++) {
+        snprintf(t[i].config, sizeof t[i].config, "%s", cfg[i]);
+        snprintf(t[i].status, sizeof t[i].status, "%s", st[i]);
+        snprintf(t[i].message, sizeof t[i].message, "%s", msgs[i]);
+        t[i].time_us = us[i];
+    }
+    TAP_CHECK(gt_db_store(db, &h, gt_kernel_source_hash, GT_VERSION_MAJOR, &w, t, 4) ==
+                  GT_SUCCESS, "store: %s", gt_db_errmsg(db));
+    fx_put(db, &a, OLD_SRC, "128x128x16_t8x8_v4", 60.0, "a100-host", 1600000000, "0.0.1");
+    fx_put(db, &other, gt_kernel_source_hash, "32x32x8_t2x2_v1", 99.0, "x", 1, "0.1.0");
+    gt_db_close(db);
+    cache_env(env, sizeof env, cache);
+
+    result r;
+    run_cmd(&r, ENV(env), ARGS("show", "1024x512x256:NT"));
+    CHECK_RUN(&r, r.code == 0, "show: exit %d", r.code);
+    for (int i = 0; i < 4; i++) {
+        CHECK_RUN(&r, strstr(r.out, cfg[i]) != NULL, "no candidate %s", cfg[i]);
+        CHECK_RUN(&r, strstr(r.out, st[i]) != NULL, "no status %s", st[i]);
+    }
+    CHECK_RUN(&r, strstr(r.out, "ptxas: too many resources") != NULL, "no failure message");
+    CHECK_RUN(&r, strstr(r.out, H100_NAME) && strstr(r.out, A100_NAME), "not both devices");
+    CHECK_RUN(&r, strstr(r.out, "show-host") && strstr(r.out, "a100-host"), "no hosts");
+    CHECK_RUN(&r, strstr(r.out, "2023-11-14") != NULL, "no date");
+    CHECK_RUN(&r, strstr(r.out, "current kernel source") != NULL, "current not marked");
+    CHECK_RUN(&r, strstr(r.out, "old kernel source") != NULL, "old not marked");
+    CHECK_RUN(&r, strstr(r.out, "32x32x8_t2x2_v1") == NULL, "showed a key of other ops");
+    /* Fastest first: 50 us before 70 us, both before the failed one. */
+    const char *hh = strstr(r.out, H100_NAME);
+    const char *p50 = hh ? strstr(hh, "    128x64x16_t8x4_v4") : NULL,
+               *p70 = hh ? strstr(hh, "    64x64x16_t4x4_v4") : NULL,
+               *pf = hh ? strstr(hh, "compile_failed") : NULL;
+    CHECK_RUN(&r, p50 && p70 && pf && p50 < p70 && p70 < pf, "candidates not fastest first");
+    result_free(&r);
+
+    run_cmd(&r, ENV(env), ARGS("show", "3x5x7"));
+    CHECK_RUN(&r, r.code == 1 && strstr(r.out, "3x5x7") != NULL, "unknown shape: exit %d",
+              r.code);
+    result_free(&r);
+    expect_usage_error(ENV(env), ARGS("show"), NULL, "show without a shape");
+    expect_usage_error(ENV(env), ARGS("show", "3x5"), "3x5", "show 3x5");
+    expect_usage_error(ENV(env), ARGS("show", "3x5x7", "--dtype", "q8"), "q8", "show --dtype q8");
+}
+
+/* ===== prune ===== */
+
+static void cli_prune(void) {
+    char cache[PATH_MAX], env[PATH_MAX + 32];
+    case_path("prune-cache.db", cache, sizeof cache);
+    gt_db *db = fx_open(cache);
+    if (!db) return;
+    gt_key k1, k2, k3;
+    fixture_key(&k1, 90, 0, 0, 64, 64, 64, 16, 1);
+    fixture_key(&k2, 90, 1, 1, 80, 80, 80, 16, 1);
+    fixture_key(&k3, 80, 0, 0, 64, 64, 64, 16, 1);
+    fx_put(db, &k1, gt_kernel_source_hash, "64x64x16_t4x4_v4", 5.0, "h", 1700000000, "0.1.0");
+    fx_put(db, &k3, gt_kernel_source_hash, "64x64x16_t4x4_v4", 6.0, "h", 1700000000, "0.1.0");
+    fx_put(db, &k1, OLD_SRC, "64x64x16_t4x4_v4", 4.0, "h", 1600000000, "0.0.1");
+    fx_put(db, &k2, OLD_SRC, "64x64x16_t4x4_v4", 4.0, "h", 1600000000, "0.0.1");
+    /* The child loads the same driver as this process does, or none. */
+    const char *driver = gt_cu_load() == GT_SUCCESS ? gt_cu_driver_version() : "13000";
+    fx_cubin(db, gt_kernel_source_hash, gt_rtc_version(), driver); /* kept */
+    fx_cubin(db, OLD_SRC, gt_rtc_version(), driver);               /* other source */
+    gt_db_bin_key bk = {gt_kernel_source_hash, "f32|NN|80x80x80|a16|b1|64x64x16_t4x4_v4", 90,
+                        "0.0", driver};
+    TAP_CHECK(gt_db_cubin_put(db, &bk, "x", 1) == GT_SUCCESS, "cubin put"); /* other NVRTC */
+    gt_db_close(db);
+    cache_env(env, sizeof env, cache);
+
+    result r;
+    run_cmd(&r, ENV(env), ARGS("prune"));
+    CHECK_RUN(&r, r.code == 0, "prune: exit %d", r.code);
+    CHECK_RUN(&r, strstr(r.out, "pruned 2 entries") != NULL, "no 'pruned 2 entries'");
+    CHECK_RUN(&r, strstr(r.out, "and 2 cubins") != NULL, "no 'and 2 cubins'");
+    result_free(&r);
+    fx_rows rows;
+    int64_t cubins = -1;
+    TAP_CHECK(fx_read(cache, &rows, &cubins) == 0, "cannot read %s", cache);
+    TAP_CHECK(rows.n == 2, "%d entries after prune, want 2", rows.n);
+    for (int i = 0; i < rows.n; i++)
+        TAP_CHECK(strcmp(rows.v[i].src, gt_kernel_source_hash) == 0, "old entry kept");
+    TAP_CHECK(fx_find(&rows, &k1) && fx_find(&rows, &k3), "a current entry was pruned");
+    TAP_CHECK(cubins == 1, "%lld cubins after prune, want 1", (long long)cubins);
+    /* Again: nothing left to prune. */
+    run_cmd(&r, ENV(env), ARGS("prune"));
+    CHECK_RUN(&r, r.code == 0 && strstr(r.out, "pruned 0 entries") != NULL, "second prune");
+    result_free(&r);
+    /* No cache: nothing to do, nothing created. */
+    char none[PATH_MAX], noneenv[PATH_MAX + 32];
+    case_path("prune-none.db", none, sizeof none);
+    cache_env(noneenv, sizeof noneenv, none);
+    run_cmd(&r, ENV(noneenv), ARGS("prune"));
+    CHECK_RUN(&r, r.code == 0, "prune of no cache: exit %d", r.code);
+    TAP_CHECK(!exists(none), "prune created %s", none);
+    result_free(&r);
+    expect_usage_error(ENV(env), ARGS("prune", "extra"), "extra", "prune extra");
+}
+
+/* ===== tune --shard and --dry-run ===== */
+
+#define NO_SLURM "SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT", "SLURM_ARRAY_TASK_MIN", \
+                 "SLURM_PROCID", "SLURM_NTASKS"
+
+/* The shape lines of a dry run into lines[] (at most max); their count, -1 on failure. */
+static int dry_lines(const result *r, char lines[][48], int max) {
+    int n = 0;
+    const char *p = r->out;
+    while (*p && n < max) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        snprintf(lines[n++], 48, "%.*s", (int)(len < 47 ? len : 47), p);
+        p += len + (nl ? 1 : 0);
+    }
+    return n;
+}
+
+static void cli_shard(void) {
+    char file[PATH_MAX], cache[PATH_MAX], cenv[PATH_MAX + 32];
+    const char text[] = "# ten shapes\n"
+                        "64x64x64\n"
+                        "128 128 128 T N\n"
+                        "96x32x16:NT\n"
+                        "\n"
+                        "1x2x3\n"
+                        "4 5 6\n"
+                        "7x8x9:TT\n"
+                        "10x11x12\n"
+                        "13x14x15   # comment\n"
+                        "16x17x18:TN\n"
+                        "19x20x21\n";
+    static const char *all[10] = {"64x64x64:NN", "128x128x128:TN", "96x32x16:NT", "1x2x3:NN",
+                                  "4x5x6:NN",    "7x8x9:TT",       "10x11x12:NN", "13x14x15:NN",
+                                  "16x17x18:TN", "19x20x21:NN"};
+    case_path("shard-shapes.txt", file, sizeof file);
+    TAP_CHECK(write_file(file, text, sizeof text - 1) == 0, "cannot write %s", file);
+    /* Dry runs touch neither GPU nor cache. */
+    case_path("shard-never-created.db", cache, sizeof cache);
+    cache_env(cenv, sizeof cenv, cache);
+
+    result r;
+    char lines[16][48];
+    /* No shard: every shape, in order, and no shard line. */
+    run_cmd(&r, ENV(NO_DRIVER_ENV, cenv, NO_SLURM), ARGS("tune", "--dry-run", "--file", file));
+    CHECK_RUN(&r, r.code == 0, "dry run: exit %d", r.code);
+    int n = dry_lines(&r, lines, 16);
+    CHECK_RUN(&r, n == 10, "%d shapes, want 10", n);
+    for (int j = 0; j < n && j < 10; j++)
+        CHECK_RUN(&r, strcmp(lines[j], all[j]) == 0, "line %d '%s', want '%s'", j, lines[j],
+                  all[j]);
+    CHECK_RUN(&r, strstr(r.err, "shard") == NULL, "a shard line without a shard");
+    result_free(&r);
+
+    /* Three shards: disjoint, round-robin, together everything. */
+    int seen[10] = {0};
+    for (int i = 0; i < 3; i++) {
+        char arg[8], want[64];
+        snprintf(arg, sizeof arg, "%d/3", i);
+        run_cmd(&r, ENV(NO_DRIVER_ENV, cenv, NO_SLURM),
+                ARGS("tune", "--dry-run", "--file", file, "--shard", arg));
+        CHECK_RUN(&r, r.code == 0, "--shard %s: exit %d", arg, r.code);
+        n = dry_lines(&r, lines, 16);
+        int want_n = (10 - i + 2) / 3;
+        CHECK_RUN(&r, n == want_n, "--shard %s: %d shapes, want %d", arg, n, want_n);
+        for (int j = 0; j < n; j++) {
+            int idx = i + 3 * j;
+            CHECK_RUN(&r, idx < 10 && strcmp(lines[j], all[idx]) == 0,
+                      "--shard %s line %d: '%s'", arg, j, lines[j]);
+            if (idx < 10) seen[idx]++;
+        }
+        snprintf(want, sizeof want, "shard %d/3: %d of 10 shapes", i, want_n);
+        CHECK_RUN(&r, strstr(r.err, want) != NULL, "no '%s'", want);
+        result_free(&r);
+    }
+    for (int j = 0; j < 10; j++) TAP_CHECK(seen[j] == 1, "shape %d in %d shards", j, seen[j]);
+
+    /* Command-line shapes come before the file's. */
+    run_cmd(&r, ENV(NO_DRIVER_ENV, cenv, NO_SLURM),
+            ARGS("tune", "--dry-run", "--file", file, "5x5x5:TT", "--shard", "0/2"));
+    n = dry_lines(&r, lines, 16);
+    CHECK_RUN(&r, r.code == 0 && n == 6 && strcmp(lines[0], "5x5x5:TT") == 0 &&
+                      strcmp(lines[1], all[1]) == 0,
+              "command-line shape not first");
+    result_free(&r);
+
+    /* Defaults from Slurm: the array (minus its minimum), else the task rank. */
+    struct {
+        const char *const *env;
+        const char *first, *want;
+    } slurm[] = {
+        {ENV(NO_DRIVER_ENV, cenv, NO_SLURM, "SLURM_ARRAY_TASK_ID=5", "SLURM_ARRAY_TASK_MIN=4",
+             "SLURM_ARRAY_TASK_COUNT=3"),
+         all[1], "shard 1/3"},
+        {ENV(NO_DRIVER_ENV, cenv, NO_SLURM, "SLURM_ARRAY_TASK_ID=2", "SLURM_ARRAY_TASK_COUNT=3"),
+         all[2], "shard 2/3"},
+        {ENV(NO_DRIVER_ENV, cenv, NO_SLURM, "SLURM_PROCID=1", "SLURM_NTASKS=4"), all[1],
+         "shard 1/4"},
+        /* The array wins over the task rank. */
+        {ENV(NO_DRIVER_ENV, cenv, NO_SLURM, "SLURM_PROCID=0", "SLURM_NTASKS=1",
+             "SLURM_ARRAY_TASK_ID=1", "SLURM_ARRAY_TASK_COUNT=5"),
+         all[1], "shard 1/5"},
+    };
+    for (size_t i = 0; i < sizeof slurm / sizeof slurm[0]; i++) {
+        run_cmd(&r, slurm[i].env, ARGS("tune", "--dry-run", "--file", file));
+        n = dry_lines(&r, lines, 16);
+        CHECK_RUN(&r, r.code == 0 && n > 0 && strcmp(lines[0], slurm[i].first) == 0,
+                  "slurm case %zu: first shape '%s', want '%s'", i, n > 0 ? lines[0] : "",
+                  slurm[i].first);
+        CHECK_RUN(&r, strstr(r.err, slurm[i].want) != NULL, "slurm case %zu: no '%s'", i,
+                  slurm[i].want);
+        result_free(&r);
+    }
+    /* --shard wins over the environment. */
+    run_cmd(&r, ENV(NO_DRIVER_ENV, cenv, NO_SLURM, "SLURM_PROCID=1", "SLURM_NTASKS=2"),
+            ARGS("tune", "--dry-run", "--file", file, "--shard", "0/5"));
+    n = dry_lines(&r, lines, 16);
+    CHECK_RUN(&r, r.code == 0 && n == 2 && strcmp(lines[1], all[5]) == 0,
+              "--shard did not win over SLURM_PROCID");
+    result_free(&r);
+    TAP_CHECK(!exists(cache), "a dry run created the cache");
+
+    /* Bad shards. */
+    static const char *bad[] = {"3/3", "1/0", "x/2", "1", "/2", "1/", "-1/2", "1/2/3", "0/2x"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char what[64];
+        snprintf(what, sizeof what, "--shard %s", bad[i]);
+        expect_usage_error(ENV(NO_DRIVER_ENV, cenv, NO_SLURM),
+                           ARGS("tune", "--dry-run", "64x64x64", "--shard", bad[i]), "--shard",
+                           what);
+    }
+    expect_usage_error(ENV(NO_DRIVER_ENV, cenv, NO_SLURM, "SLURM_PROCID=x", "SLURM_NTASKS=2"),
+                       ARGS("tune", "--dry-run", "64x64x64"), "SLURM_PROCID", "SLURM_PROCID=x");
+    expect_usage_error(
+        ENV(NO_DRIVER_ENV, cenv, NO_SLURM, "SLURM_ARRAY_TASK_ID=3", "SLURM_ARRAY_TASK_COUNT=3"),
+        ARGS("tune", "--dry-run", "64x64x64"), "SLURM_ARRAY_TASK_COUNT", "array id 3 of 3");
+    expect_usage_error(ENV(NO_DRIVER_ENV, cenv, NO_SLURM, "SLURM_PROCID=2", "SLURM_NTASKS=2"),
+                       ARGS("tune", "--dry-run", "64x64x64"), "SLURM_NTASKS", "rank 2 of 2");
+}
+
+/* ===== tune --devices ===== */
+
+static void cli_devices(void) {
+    result r;
+    run_cmd(&r, ENV(NO_DRIVER_ENV, NO_SLURM), ARGS("tune", "64x64x64", "--devices", "all"));
+    CHECK_RUN(&r, r.code == 1, "--devices all without a driver: exit %d", r.code);
+    CHECK_RUN(&r, strstr(r.err, gt_status_string(GT_NO_DRIVER)) != NULL, "no '%s'",
+              gt_status_string(GT_NO_DRIVER));
+    result_free(&r);
+    static const char *bad[] = {"0,0", "a", "", "0,", ",1", "1,x", "-1", "all,0"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char what[64];
+        snprintf(what, sizeof what, "--devices '%s'", bad[i]);
+        expect_usage_error(ENV(NO_DRIVER_ENV, NO_SLURM),
+                           ARGS("tune", "64x64x64", "--devices", bad[i]), "--devices", what);
+    }
+    if (have_gpu < 0) TAP_SKIP("cli_info did not run");
+    /* A device this node lacks: exit 2 with a GPU, 1 without one. */
+    run_cmd(&r, ENV(NO_SLURM), ARGS("tune", "64x64x64", "--devices", "63"));
+    if (have_gpu) {
+        CHECK_RUN(&r, r.code == 2 && strstr(r.err, "device 63 does not exist"),
+                  "--devices 63: exit %d", r.code);
+    } else {
+        CHECK_RUN(&r, r.code == 1, "--devices 63 without a GPU: exit %d", r.code);
+    }
+    result_free(&r);
+    if (!have_gpu) TAP_SKIP("no CUDA device");
+    char cache[PATH_MAX], env[PATH_MAX + 32];
+    case_path("devices-cache.db", cache, sizeof cache);
+    cache_env(env, sizeof env, cache);
+    run_cmd(&r, ENV(env, NO_SLURM), ARGS("tune", "64x64x64", "96x96x96", "--devices", "all"));
+    CHECK_RUN(&r, r.code == 0, "--devices all: exit %d", r.code);
+    CHECK_RUN(&r, strstr(r.out, "GPU 0: ") != NULL, "no 'GPU 0:' line");
+    static const char *shapes[2] = {"64x64x64:NN", "96x96x96:NN"};
+    for (int i = 0; i < 2; i++) {
+        const char *p = strstr(r.out, shapes[i]);
+        const char *line = p;
+        while (line && line > r.out && line[-1] != '\n') line--;
+        CHECK_RUN(&r, p && strncmp(line, "GPU ", 4) == 0, "no 'GPU i:' line for %s", shapes[i]);
+    }
+    result_free(&r);
+    run_cmd(&r, ENV(env), ARGS("list"));
+    CHECK_RUN(&r, r.code == 0 && strstr(r.out, "64x64x64:NN") && strstr(r.out, "96x96x96:NN"),
+              "list lacks a tuned shape");
+    result_free(&r);
+}
+
 /* ===== setup ===== */
 
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
@@ -575,6 +1314,13 @@ int main(void) {
     TAP_RUN(cli_cache_option);
     TAP_RUN(cli_list_random_bytes);
     TAP_RUN(cli_list_shows_winners);
+    TAP_RUN(cli_export);
+    TAP_RUN(cli_merge);
+    TAP_RUN(cli_import);
+    TAP_RUN(cli_show);
+    TAP_RUN(cli_prune);
+    TAP_RUN(cli_shard);
+    TAP_RUN(cli_devices);
 
     nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     return tap_done();

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # gpu_run.sh: on a machine with an NVIDIA GPU, build gemmtune, run every test (the GPU
 # ones for real), a few `gemmtune run` checks and the cuBLAS side-by-side benchmark.
-# Usage: bash tools/gpu_run.sh [all|tests|quick|memcheck|bench] ; logs and JSON go to $OUT
+# Usage: bash tools/gpu_run.sh [all|tests|gpu|quick|memcheck|bench] (gpu: only the suites
+# that need the GPU) ; logs and JSON go to $OUT
 # (default ./gpu-out). On the project's device machine: copy ../shared/device to .device
 # first (SQLite headers) and carry it.
 set -uo pipefail
@@ -21,6 +22,12 @@ if [ "$what" = all ] || [ "$what" = tests ]; then
   cp $B/meson-logs/testlog.txt "$OUT/testlog.txt" 2>/dev/null
   grep -E "^ *[0-9]+/[0-9]+ |^Ok:|^Fail:|^Skipped:" "$OUT/test.log"
   grep -E "^not ok|FAILED" $B/meson-logs/testlog.txt | head -40
+fi
+if [ "$what" = gpu ]; then
+  meson test -C $B --print-errorlogs gpu cluster cli >"$OUT/test.log" 2>&1 || rc=1
+  cp $B/meson-logs/testlog.txt "$OUT/testlog.txt" 2>/dev/null
+  grep -E "^ *[0-9]+/[0-9]+ |^Ok:|^Fail:|^Skipped:" "$OUT/test.log"
+  grep -E "^not ok|FAILED|^# " $B/meson-logs/testlog.txt | head -80
 fi
 if [ "$what" = all ] || [ "$what" = quick ]; then
   ./$B/gemmtune info

@@ -1,10 +1,14 @@
 /*
- * cli.c: the gemmtune command.
+ * cli.c: the gemmtune command: main, the usage text, and the verbs that drive a GPU.
  *
  *   gemmtune info                     GPU, driver, NVRTC, cache, kernel source hash
- *   gemmtune tune SHAPE... | --file F pre-warm the cache (tune what is missing)
+ *   gemmtune tune SHAPE... | --file F pre-warm the cache (tune what is missing), on one
+ *                                     GPU or on several at once (--devices), on this
+ *                                     node's share of a shape list (--shard, Slurm)
  *   gemmtune list                     what the cache holds
  *   gemmtune run SHAPE                tune if needed, run on random data, check, time
+ * The cache-file verbs (export, import, merge, show, prune) are in cli_cache.c; what the
+ * two files share is in cli.h.
  * SHAPE is MxNxK with optional ops, e.g. 4096x4096x4096 or 16x4096x4096:NT.
  * Exit status: 0 success, 1 failure (no GPU, a failed check), 2 bad usage.
  * The command may print; the library it drives never does.
@@ -13,6 +17,7 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
+#include <pthread.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -34,12 +39,9 @@
 #include "tune.h"
 #include "verify.h"
 
-/* ===== shapes ===== */
+#include "cli.h"
 
-typedef struct {
-    long long m, n, k;
-    int opa, opb;
-} shape;
+/* ===== shapes ===== */
 
 static int parse_op(char c, int *op) {
     if (c == 'N' || c == 'n') *op = 0;
@@ -48,8 +50,7 @@ static int parse_op(char c, int *op) {
     return 0;
 }
 
-/* "MxNxK" or "MxNxK:AB" with A, B in N/T. */
-static int parse_shape(const char *s, shape *out) {
+int cli_parse_shape(const char *s, cli_shape *out) {
     char ops[3] = "NN";
     int used = 0;
     long long m, n, k;
@@ -67,55 +68,67 @@ static int parse_shape(const char *s, shape *out) {
     return 0;
 }
 
-/* A shape file: '#' comments; each line "M N K [opA opB]" or "MxNxK[:AB]". */
-static int read_shapes(const char *path, shape **out, int *count) {
+static int push_shape(cli_shape **v, int *n, int *cap, const cli_shape *sh) {
+    if (*n == *cap) {
+        int ncap = *cap ? 2 * *cap : 16;
+        cli_shape *nv = realloc(*v, sizeof **v * (size_t)ncap);
+        if (!nv) return -1;
+        *v = nv, *cap = ncap;
+    }
+    (*v)[(*n)++] = *sh;
+    return 0;
+}
+
+int cli_read_shapes(const char *path, cli_shape **v, int *n, int *cap) {
     FILE *f = fopen(path, "r");
     if (!f) {
         fprintf(stderr, "gemmtune: cannot open %s: %s\n", path, strerror(errno));
         return -1;
     }
     char line[512];
-    int n = 0, cap = 0, lineno = 0;
-    shape *v = NULL;
+    int lineno = 0;
     while (fgets(line, sizeof line, f)) {
         lineno++;
         char *hash = strchr(line, '#');
         if (hash) *hash = 0;
         char a[64], b[8] = "N", c[8] = "N";
         long long m, nn, k;
-        shape sh;
+        cli_shape sh;
         int got = sscanf(line, "%lld %lld %lld %7s %7s", &m, &nn, &k, b, c);
         if (got >= 3) {
             char text[128];
             snprintf(text, sizeof text, "%lldx%lldx%lld:%c%c", m, nn, k, b[0], c[0]);
-            if (parse_shape(text, &sh) != 0 || (got == 4) || strlen(b) != 1 || strlen(c) != 1) {
+            if (cli_parse_shape(text, &sh) != 0 || (got == 4) || strlen(b) != 1 ||
+                strlen(c) != 1) {
                 fprintf(stderr, "gemmtune: %s:%d: bad shape line\n", path, lineno);
-                free(v), fclose(f);
+                fclose(f);
                 return -1;
             }
         } else if (sscanf(line, "%63s", a) == 1) {
-            if (parse_shape(a, &sh) != 0) {
+            if (cli_parse_shape(a, &sh) != 0) {
                 fprintf(stderr, "gemmtune: %s:%d: bad shape '%s'\n", path, lineno, a);
-                free(v), fclose(f);
+                fclose(f);
                 return -1;
             }
         } else {
             continue;
         }
-        if (n == cap) {
-            cap = cap ? 2 * cap : 16;
-            shape *nv = realloc(v, sizeof *v * (size_t)cap);
-            if (!nv) {
-                free(v), fclose(f);
-                return -1;
-            }
-            v = nv;
+        if (push_shape(v, n, cap, &sh) != 0) {
+            fprintf(stderr, "gemmtune: out of memory reading %s\n", path);
+            fclose(f);
+            return -1;
         }
-        v[n++] = sh;
     }
     fclose(f);
-    *out = v;
-    *count = n;
+    return 0;
+}
+
+int cli_cache_path(const char *verb, char *buf, size_t size) {
+    if (gt_db_default_path(buf, size) != GT_SUCCESS) {
+        fprintf(stderr, "gemmtune %s: no cache path (set GEMMTUNE_CACHE or HOME, or give "
+                        "--cache FILE)\n", verb);
+        return -1;
+    }
     return 0;
 }
 
@@ -136,39 +149,80 @@ static int device_or_say(gt_devctx **dc) {
 }
 
 /* The key gemm_tuned builds for a tightly packed, cudaMalloc'd problem. */
-static void shape_key(gt_devctx *dc, const shape *sh, float beta, gt_key *key) {
+static void shape_key(gt_devctx *dc, const cli_shape *sh, float beta, gt_key *key) {
     long long lda = sh->opa ? sh->k : sh->m, ldb = sh->opb ? sh->n : sh->k;
     gt_devctx_make_key(dc, sh->opa, sh->opb, sh->m, sh->n, sh->k, (void *)256, lda, (void *)256,
                        ldb, beta, (void *)256, sh->m, key);
 }
 
 static const char *source_name(int s) {
-    return s == GT_SRC_CACHE ? "cache" : s == GT_SRC_TUNED ? "tuned" : "fallback";
+    switch (s) {
+    case GT_SRC_FALLBACK: return "fallback";
+    case GT_SRC_CACHE: return "cache";
+    case GT_SRC_TUNED: return "tuned";
+    case GT_SRC_NEAREST: return "nearest tuned shape";
+    case GT_SRC_PENDING: return "pending: tuning in the background";
+    default: return "?";
+    }
 }
 
-/* ===== verbs ===== */
+/* ===== usage ===== */
 
-static int usage(FILE *f, int code) {
+int cli_usage(FILE *f, int code) {
     char params[4096];
     gt_kcfg_help(params, sizeof params);
     fprintf(f,
             "usage: gemmtune [--cache FILE] VERB [options]\n"
             "  info                      GPU, driver, NVRTC, cache path, kernel source hash\n"
-            "  tune SHAPE... | --file F  pre-warm the cache (--force: tune even if cached)\n"
+            "  tune SHAPE... | --file F  pre-warm the cache (tune what is missing)\n"
+            "      --force               tune even if cached\n"
+            "      --devices all|LIST    one worker per GPU (LIST: 0,2,3); GPUs of one model\n"
+            "                            share the shapes, each model tunes all of them\n"
+            "      --shard I/N           only shapes j with j %% N == I (0-based; default from\n"
+            "                            SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN and\n"
+            "                            SLURM_ARRAY_TASK_COUNT, else SLURM_PROCID and\n"
+            "                            SLURM_NTASKS, else 0/1)\n"
+            "      --dry-run             print the shapes this invocation would tune; touch\n"
+            "                            neither GPU nor cache\n"
             "  list                      what the cache holds\n"
+            "  show SHAPE [--dtype T]    every candidate's timing for the keys of SHAPE\n"
             "  run SHAPE [--alpha A] [--beta B] [--reps N]\n"
             "                            tune if needed, run on random data, check, time\n"
+            "  export -o FILE [--device NAME] [--dtype T]\n"
+            "                            write the cache's winners and timings of this kernel\n"
+            "                            source to a new FILE (configurations, never binaries)\n"
+            "  import FILE               merge FILE's entries into the cache (each validated;\n"
+            "                            per key the faster one stays)\n"
+            "  merge A B... -o C [--device NAME] [--dtype T]\n"
+            "                            write to a new C the fastest entry per key of A B...,\n"
+            "                            with its provenance (host, date, library version)\n"
+            "  prune                     delete entries of other kernel sources or library\n"
+            "                            versions, and cubins of other sources, NVRTC, driver\n"
             "SHAPE: MxNxK[:AB], ops A, B in N (as stored) or T (transposed); column-major.\n"
+            "A shape file (--file) holds one shape a line, MxNxK[:AB] or M N K opA opB; '#'\n"
+            "starts a comment. T: a data type (f32).\n"
             "--cache FILE uses FILE as the cache (same as GEMMTUNE_CACHE).\n"
-            "Environment: GEMMTUNE_CACHE, GEMMTUNE_LOG (off|error|warn|info|debug),\n"
-            "  GEMMTUNE_TUNE_MAX_CANDIDATES, GEMMTUNE_TUNE_BUDGET_S, GEMMTUNE_TUNE_MEM_MB.\n\n%s",
+            "Environment:\n"
+            "  GEMMTUNE_CACHE             the writable cache file\n"
+            "  GEMMTUNE_CACHE_PATH        colon-separated read-only cache files (shipped)\n"
+            "  GEMMTUNE_MODE              tune|cached|off: on a miss tune (default), use the\n"
+            "                             nearest tuned shape, or always the safe default\n"
+            "  GEMMTUNE_TUNE_ASYNC        1: a miss runs the default and tunes in the background\n"
+            "  GEMMTUNE_CACHE_TIMEOUT_MS  cache busy timeout (default 5000)\n"
+            "  GEMMTUNE_CACHE_MAX_MB      cap on the writable cache's size\n"
+            "  GEMMTUNE_LOG               off|error|warn|info|debug\n"
+            "  GEMMTUNE_TUNE_MAX_CANDIDATES, GEMMTUNE_TUNE_BUDGET_S, GEMMTUNE_TUNE_MEM_MB\n"
+            "                             candidates, seconds and device memory per shape\n"
+            "  GEMMTUNE_LIBCUDA           the driver library to load (libcuda.so.1)\n\n%s",
             params);
     return code;
 }
 
+/* ===== info ===== */
+
 static int cmd_info(int argc, char **argv) {
     if (argc > 1) {
-        if (strcmp(argv[1], "--help") == 0) return usage(stdout, 0);
+        if (strcmp(argv[1], "--help") == 0) return cli_usage(stdout, 0);
         fprintf(stderr, "gemmtune info: unexpected argument '%s'\n", argv[1]);
         return 2;
     }
@@ -197,77 +251,388 @@ static int cmd_info(int argc, char **argv) {
     return 0;
 }
 
+/* ===== tune: sharding ===== */
+
+/* A whole non-negative decimal number that fits an int: 0, else -1. */
+static int parse_index(const char *s, int *out) {
+    if (!s || *s < '0' || *s > '9') return -1;
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (*end || errno || v > 2147483647L) return -1;
+    *out = (int)v;
+    return 0;
+}
+
+/* Reads integer variable name into *out: 1 when set, 0 when unset, -1 (after a message)
+ * when set but not a non-negative number. */
+static int env_index(const char *name, int *out) {
+    const char *v = getenv(name);
+    if (!v) return 0;
+    if (parse_index(v, out) != 0) {
+        fprintf(stderr, "gemmtune tune: %s='%s' is not a non-negative number\n", name, v);
+        return -1;
+    }
+    return 1;
+}
+
+/* This invocation's shard: --shard I/N (opt, may be NULL), else Slurm's job-array
+ * variables, else its task variables, else 0/1. *from names where it came from ("" for
+ * the default). 0, or 2 after a message naming the bad argument or variable. */
+static int pick_shard(const char *opt, int *si, int *sn, const char **from) {
+    *si = 0, *sn = 1, *from = "";
+    if (opt) {
+        *from = "--shard";
+        const char *slash = strchr(opt, '/');
+        char left[32];
+        if (!slash || slash == opt || (size_t)(slash - opt) >= sizeof left) goto bad_opt;
+        snprintf(left, sizeof left, "%.*s", (int)(slash - opt), opt);
+        if (parse_index(left, si) != 0 || parse_index(slash + 1, sn) != 0) goto bad_opt;
+        if (*sn < 1) {
+            fprintf(stderr, "gemmtune tune: --shard '%s': N must be at least 1\n", opt);
+            return 2;
+        }
+        if (*si >= *sn) {
+            fprintf(stderr, "gemmtune tune: --shard '%s': I must be below N (I is 0-based)\n",
+                    opt);
+            return 2;
+        }
+        return 0;
+    bad_opt:
+        fprintf(stderr, "gemmtune tune: --shard '%s': want I/N with 0 <= I < N, e.g. 0/4\n",
+                opt);
+        return 2;
+    }
+    int id = 0, count = 0, min = 0, rid, rcount, rmin;
+    rid = env_index("SLURM_ARRAY_TASK_ID", &id);
+    rcount = env_index("SLURM_ARRAY_TASK_COUNT", &count);
+    if (rid > 0 && rcount > 0) {
+        rmin = env_index("SLURM_ARRAY_TASK_MIN", &min);
+        if (rmin < 0) return 2;
+        *from = "SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT";
+        if (count < 1 || id < min || id - min >= count) {
+            fprintf(stderr,
+                    "gemmtune tune: SLURM_ARRAY_TASK_ID=%d, SLURM_ARRAY_TASK_MIN=%d, "
+                    "SLURM_ARRAY_TASK_COUNT=%d do not make a shard I/N with 0 <= I < N (use a "
+                    "contiguous array such as --array=0-15, or give --shard)\n",
+                    id, min, count);
+            return 2;
+        }
+        *si = id - min, *sn = count;
+        return 0;
+    }
+    if (rid < 0 || rcount < 0) return 2;
+    int rank = 0, ntasks = 0;
+    int rrank = env_index("SLURM_PROCID", &rank), rntasks = env_index("SLURM_NTASKS", &ntasks);
+    if (rrank > 0 && rntasks > 0) {
+        *from = "SLURM_PROCID/SLURM_NTASKS";
+        if (ntasks < 1 || rank >= ntasks) {
+            fprintf(stderr,
+                    "gemmtune tune: SLURM_PROCID=%d, SLURM_NTASKS=%d do not make a shard I/N "
+                    "with 0 <= I < N\n",
+                    rank, ntasks);
+            return 2;
+        }
+        *si = rank, *sn = ntasks;
+        return 0;
+    }
+    if (rrank < 0 || rntasks < 0) return 2;
+    return 0;
+}
+
+/* ===== tune: devices ===== */
+
+#define MAX_DEVICES 64
+
+/* "all" (*all = 1), or a comma-separated list of distinct device ordinals. 0, or 2 after
+ * a message naming what is wrong. */
+static int parse_devices(const char *s, int *all, int *ids, int *nids) {
+    *all = 0, *nids = 0;
+    if (strcmp(s, "all") == 0) {
+        *all = 1;
+        return 0;
+    }
+    const char *p = s;
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char item[32];
+        int id;
+        if (len == 0 || len >= sizeof item) {
+            fprintf(stderr, "gemmtune tune: --devices '%s': want all or a list such as 0,2,3\n",
+                    s);
+            return 2;
+        }
+        snprintf(item, sizeof item, "%.*s", (int)len, p);
+        if (parse_index(item, &id) != 0) {
+            fprintf(stderr, "gemmtune tune: --devices '%s': '%s' is not a device number\n", s,
+                    item);
+            return 2;
+        }
+        for (int i = 0; i < *nids; i++)
+            if (ids[i] == id) {
+                fprintf(stderr, "gemmtune tune: --devices '%s': device %d is listed twice\n", s,
+                        id);
+                return 2;
+            }
+        if (*nids == MAX_DEVICES) {
+            fprintf(stderr, "gemmtune tune: --devices '%s': more than %d devices\n", s,
+                        MAX_DEVICES);
+            return 2;
+        }
+        ids[(*nids)++] = id;
+        if (!comma) return 0;
+        p = comma + 1;
+    }
+}
+
+/* One worker: one device, its share of the shapes. */
+typedef struct tune_job {
+    int ordinal;              /* device; -1: the current context or device 0 */
+    const cli_shape *shapes;  /* all shapes of this invocation */
+    int *which;               /* indices of this worker's shapes */
+    int nwhich;
+    int force;
+    int progress;             /* progress lines on stderr (one worker on a terminal) */
+    int failures;             /* out */
+    pthread_t thread;
+} tune_job;
+
+static pthread_mutex_t print_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Tunes one shape on dc and prints its line (prefixed "GPU i: " for a listed device). */
+static int tune_one(gt_devctx *dc, const tune_job *job, const cli_shape *sh, int nth) {
+    gt_key key;
+    shape_key(dc, sh, 0.0f, &key);
+    char text[96], prefix[24] = "", line[512];
+    gt_key_shape(&key, text, sizeof text);
+    if (job->ordinal >= 0) snprintf(prefix, sizeof prefix, "GPU %d: ", job->ordinal);
+    if (job->progress) fprintf(stderr, "[%d/%d] tuning %s ...", nth + 1, job->nwhich, text);
+    gt_tune_report rep;
+    memset(&rep, 0, sizeof rep);
+    int source = -1, failed = 0;
+    gt_status s = gt_dispatch_tune(dc, &key, job->force, &rep, &source);
+    if (job->progress) fprintf(stderr, "\r\033[K");
+    if (s != GT_SUCCESS) {
+        snprintf(line, sizeof line, "%s%-24s FAILED: %s: %s\n", prefix, text, gt_status_string(s),
+                 gt_last_error());
+        failed = 1;
+    } else if (source == GT_SRC_TUNED) {
+        char cfg[64];
+        gt_kcfg_format(&rep.winner, cfg, sizeof cfg);
+        snprintf(line, sizeof line,
+                 "%s%-24s %-20s %10.1f us %8.2f TFLOP/s  tuned in %.2f s (compile %.2f s; "
+                 "generated %d, pruned %d, ranked out %d, compiled %d, timed %d)\n",
+                 prefix, text, cfg, rep.time_us, rep.tflops, rep.seconds, rep.compile_seconds,
+                 rep.space.generated, rep.space.pruned, rep.space.ranked_out, rep.compiled,
+                 rep.timed);
+    } else {
+        const gt_plan *p = gt_plan_find(dc->ctx, &key);
+        char cfg[64] = "?";
+        if (p) gt_kcfg_format(&p->kern.cfg, cfg, sizeof cfg);
+        snprintf(line, sizeof line, "%s%-24s %-20s (%s%s%s)\n", prefix, text, cfg,
+                 source_name(source), rep.skipped ? ": " : "", rep.skipped ? rep.why : "");
+    }
+    pthread_mutex_lock(&print_lock);
+    fputs(line, stdout);
+    fflush(stdout);
+    pthread_mutex_unlock(&print_lock);
+    gt_tune_report_free(&rep);
+    return failed;
+}
+
+static void *tune_worker(void *arg) {
+    tune_job *job = arg;
+    gt_devctx *dc = NULL;
+    gt_status s = job->ordinal >= 0 ? gt_devctx_for_device(job->ordinal, &dc) : GT_SUCCESS;
+    if (s != GT_SUCCESS) {
+        pthread_mutex_lock(&print_lock);
+        printf("GPU %d: cannot use the device: %s: %s (%d shapes not tuned)\n", job->ordinal,
+               gt_status_string(s), gt_last_error(), job->nwhich);
+        fflush(stdout);
+        pthread_mutex_unlock(&print_lock);
+        job->failures = job->nwhich;
+        return NULL;
+    }
+    for (int i = 0; i < job->nwhich; i++)
+        job->failures += tune_one(dc, job, &job->shapes[job->which[i]], i);
+    return NULL;
+}
+
+/* --devices: one worker thread per listed GPU. Devices of one model (name, compute
+ * capability, SM count: one key) split the shapes round-robin; every model tunes all. */
+static int tune_on_devices(const char *list, int all, int *ids, int nids, const cli_shape *shapes,
+                           int n, int force) {
+    int count = 0;
+    gt_status s = gt_cu_load();
+    CUresult r = CUDA_SUCCESS;
+    if (s == GT_SUCCESS && (r = gt_cu.device_get_count(&count)) != CUDA_SUCCESS)
+        s = gt_cu_fail(r, "cuDeviceGetCount");
+    if (s == GT_SUCCESS && count < 1) s = gt_fail(GT_NO_DEVICE, "no CUDA device");
+    if (s != GT_SUCCESS) {
+        fprintf(stderr, "gemmtune: %s: %s\n", gt_status_string(s), gt_last_error());
+        return 1;
+    }
+    if (all) {
+        nids = count < MAX_DEVICES ? count : MAX_DEVICES;
+        for (int i = 0; i < nids; i++) ids[i] = i;
+    }
+    for (int i = 0; i < nids; i++)
+        if (ids[i] >= count) {
+            fprintf(stderr, "gemmtune tune: --devices '%s': device %d does not exist (this node "
+                            "has %d)\n", list, ids[i], count);
+            return 2;
+        }
+    gt_cu_device dev[MAX_DEVICES];
+    for (int i = 0; i < nids; i++) {
+        CUdevice d;
+        if ((r = gt_cu.device_get(&d, ids[i])) != CUDA_SUCCESS) s = gt_cu_fail(r, "cuDeviceGet");
+        else s = gt_cu_device_query(d, &dev[i]);
+        if (s != GT_SUCCESS) {
+            fprintf(stderr, "gemmtune: GPU %d: %s: %s\n", ids[i], gt_status_string(s),
+                    gt_last_error());
+            return 1;
+        }
+    }
+    tune_job jobs[MAX_DEVICES];
+    memset(jobs, 0, sizeof jobs);
+    int code = 0;
+    for (int i = 0; i < nids; i++) {
+        /* This device's place among the listed devices of its model. */
+        int pos = 0, size = 0;
+        for (int j = 0; j < nids; j++) {
+            int same = strcmp(dev[i].name, dev[j].name) == 0 &&
+                       dev[i].cc_major == dev[j].cc_major &&
+                       dev[i].cc_minor == dev[j].cc_minor && dev[i].sm_count == dev[j].sm_count;
+            if (same && j < i) pos++;
+            size += same;
+        }
+        tune_job *job = &jobs[i];
+        job->ordinal = ids[i], job->shapes = shapes, job->force = force;
+        job->which = malloc(sizeof *job->which * (size_t)(n + 1));
+        if (!job->which) {
+            fprintf(stderr, "gemmtune tune: out of memory\n");
+            code = 1;
+            break;
+        }
+        for (int j = pos; j < n; j += size) job->which[job->nwhich++] = j;
+        fprintf(stderr, "GPU %d: %s, sm_%d%d, %d SMs: %d of %d shapes\n", ids[i], dev[i].name,
+                dev[i].cc_major, dev[i].cc_minor, dev[i].sm_count, job->nwhich, n);
+    }
+    int started = 0;
+    for (; code == 0 && started < nids; started++)
+        if (pthread_create(&jobs[started].thread, NULL, tune_worker, &jobs[started]) != 0) {
+            fprintf(stderr, "gemmtune tune: cannot start a worker for GPU %d\n",
+                    jobs[started].ordinal);
+            code = 1;
+            break;
+        }
+    int failures = 0;
+    for (int i = 0; i < started; i++) {
+        pthread_join(jobs[i].thread, NULL);
+        failures += jobs[i].failures;
+    }
+    for (int i = 0; i < nids; i++) free(jobs[i].which);
+    gt_release();
+    return code ? code : failures ? 1 : 0;
+}
+
+/* ===== tune ===== */
+
 static int cmd_tune(int argc, char **argv) {
     static const struct option longs[] = {
-        {"file", required_argument, 0, 'f'}, {"force", no_argument, 0, 'F'},
-        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    const char *file = NULL;
-    int force = 0, c;
+        {"file", required_argument, 0, 'f'},    {"force", no_argument, 0, 'F'},
+        {"shard", required_argument, 0, 's'},   {"devices", required_argument, 0, 'd'},
+        {"dry-run", no_argument, 0, 'n'},       {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    const char *file = NULL, *shard = NULL, *devices = NULL;
+    int force = 0, dry = 0, c, all_devices = 0, ids[MAX_DEVICES], nids = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "f:h", longs, NULL)) != -1) {
         if (c == 'f') file = optarg;
         else if (c == 'F') force = 1;
-        else if (c == 'h') return usage(stdout, 0);
+        else if (c == 's') shard = optarg;
+        else if (c == 'd') {
+            devices = optarg;
+            if (parse_devices(devices, &all_devices, ids, &nids) != 0) return 2;
+        } else if (c == 'n') dry = 1;
+        else if (c == 'h') return cli_usage(stdout, 0);
         else return 2;
     }
-    shape *shapes = NULL;
-    int n = 0;
-    if (file && read_shapes(file, &shapes, &n) != 0) return 2;
-    int extra = argc - optind;
-    if (!file && extra == 0) {
+    if (!file && argc - optind == 0) {
         fprintf(stderr, "gemmtune tune: give SHAPE... or --file FILE (see --help)\n");
         return 2;
     }
-    shape *all = realloc(shapes, sizeof *all * (size_t)(n + extra + 1));
-    if (!all) return 1;
-    for (int i = optind; i < argc; i++)
-        if (parse_shape(argv[i], &all[n++]) != 0) {
+    /* The list: command-line shapes, then the file's lines, in order. */
+    cli_shape *all = NULL;
+    int n = 0, cap = 0;
+    for (int i = optind; i < argc; i++) {
+        cli_shape sh;
+        if (cli_parse_shape(argv[i], &sh) != 0) {
             fprintf(stderr, "gemmtune tune: bad shape '%s' (want MxNxK or MxNxK:NT)\n", argv[i]);
             free(all);
             return 2;
         }
+        if (push_shape(&all, &n, &cap, &sh) != 0) {
+            free(all);
+            return 1;
+        }
+    }
+    if (file && cli_read_shapes(file, &all, &n, &cap) != 0) {
+        free(all);
+        return 2;
+    }
+    int si, sn, code;
+    const char *from;
+    if ((code = pick_shard(shard, &si, &sn, &from)) != 0) {
+        free(all);
+        return code;
+    }
+    int mine = 0;
+    for (int j = 0; j < n; j++)
+        if (j % sn == si) all[mine++] = all[j];
+    if (*from) fprintf(stderr, "shard %d/%d: %d of %d shapes (from %s)\n", si, sn, mine, n, from);
+    n = mine;
+    if (dry) {
+        for (int j = 0; j < n; j++)
+            printf("%lldx%lldx%lld:%c%c\n", all[j].m, all[j].n, all[j].k, all[j].opa ? 'T' : 'N',
+                   all[j].opb ? 'T' : 'N');
+        free(all);
+        return 0;
+    }
+    if (n == 0) {
+        /* An empty shard is not an error: a long array may have more tasks than shapes. */
+        free(all);
+        return 0;
+    }
+    if (devices) {
+        code = tune_on_devices(devices, all_devices, ids, nids, all, n, force);
+        free(all);
+        return code;
+    }
     gt_devctx *dc;
     if (device_or_say(&dc) != 0) {
         free(all);
         return 1;
     }
-    int tty = isatty(2), failures = 0;
-    for (int i = 0; i < n; i++) {
-        gt_key key;
-        shape_key(dc, &all[i], 0.0f, &key);
-        char text[96];
-        gt_key_shape(&key, text, sizeof text);
-        if (tty) fprintf(stderr, "[%d/%d] tuning %s ...", i + 1, n, text);
-        gt_tune_report rep;
-        memset(&rep, 0, sizeof rep);
-        int source = -1;
-        gt_status s = gt_dispatch_tune(dc, &key, force, &rep, &source);
-        if (tty) fprintf(stderr, "\r\033[K");
-        if (s != GT_SUCCESS) {
-            printf("%-24s FAILED: %s: %s\n", text, gt_status_string(s), gt_last_error());
-            failures++;
-        } else if (source == GT_SRC_TUNED) {
-            char cfg[64];
-            gt_kcfg_format(&rep.winner, cfg, sizeof cfg);
-            printf("%-24s %-20s %10.1f us %8.2f TFLOP/s  tuned in %.2f s (compile %.2f s; "
-                   "generated %d, pruned %d, ranked out %d, compiled %d, timed %d)\n",
-                   text, cfg, rep.time_us, rep.tflops, rep.seconds, rep.compile_seconds,
-                   rep.space.generated, rep.space.pruned, rep.space.ranked_out, rep.compiled,
-                   rep.timed);
-        } else {
-            const gt_plan *p = gt_plan_find(dc->ctx, &key);
-            char cfg[64] = "?";
-            if (p) gt_kcfg_format(&p->kern.cfg, cfg, sizeof cfg);
-            printf("%-24s %-20s (%s%s%s)\n", text, cfg, source_name(source),
-                   rep.skipped ? ": " : "", rep.skipped ? rep.why : "");
-        }
-        fflush(stdout);
-        gt_tune_report_free(&rep);
+    tune_job job;
+    memset(&job, 0, sizeof job);
+    job.ordinal = -1, job.shapes = all, job.force = force, job.progress = isatty(2);
+    job.which = malloc(sizeof *job.which * (size_t)n);
+    if (!job.which) {
+        free(all);
+        gt_release();
+        return 1;
     }
+    for (int j = 0; j < n; j++) job.which[job.nwhich++] = j;
+    for (int i = 0; i < job.nwhich; i++) job.failures += tune_one(dc, &job, &all[job.which[i]], i);
+    free(job.which);
     free(all);
     gt_release();
-    return failures ? 1 : 0;
+    return job.failures ? 1 : 0;
 }
+
+/* ===== list ===== */
 
 static int print_winner(const gt_key *key, const char *src_hash, int lib_major,
                         const gt_db_winner *w, void *user) {
@@ -285,15 +650,12 @@ static int print_winner(const gt_key *key, const char *src_hash, int lib_major,
 
 static int cmd_list(int argc, char **argv) {
     if (argc > 1) {
-        if (strcmp(argv[1], "--help") == 0) return usage(stdout, 0);
+        if (strcmp(argv[1], "--help") == 0) return cli_usage(stdout, 0);
         fprintf(stderr, "gemmtune list: unexpected argument '%s'\n", argv[1]);
         return 2;
     }
     char path[4096], msg[512];
-    if (gt_db_default_path(path, sizeof path) != GT_SUCCESS) {
-        fprintf(stderr, "gemmtune list: no cache path (set GEMMTUNE_CACHE or HOME)\n");
-        return 1;
-    }
+    if (cli_cache_path("list", path, sizeof path) != 0) return 1;
     if (access(path, F_OK) != 0) {
         printf("cache %s does not exist yet: nothing tuned\n", path);
         return 0;
@@ -334,13 +696,13 @@ static int cmd_run(int argc, char **argv) {
                 return 2;
             }
         } else if (c == 'h') {
-            return usage(stdout, 0);
+            return cli_usage(stdout, 0);
         } else {
             return 2;
         }
     }
-    shape sh;
-    if (argc - optind != 1 || parse_shape(argv[optind], &sh) != 0) {
+    cli_shape sh;
+    if (argc - optind != 1 || cli_parse_shape(argv[optind], &sh) != 0) {
         fprintf(stderr, "gemmtune run: give one SHAPE, MxNxK or MxNxK:NT (see --help)\n");
         return 2;
     }
@@ -442,7 +804,7 @@ done:
 int main(int argc, char **argv) {
     int i = 1;
     while (i < argc && argv[i][0] == '-') {
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return usage(stdout, 0);
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return cli_usage(stdout, 0);
         if (strcmp(argv[i], "--version") == 0) {
             printf("gemmtune %s\n", GT_VERSION_STRING);
             return 0;
@@ -455,7 +817,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "gemmtune: unknown option '%s' (see --help)\n", argv[i]);
         return 2;
     }
-    if (i >= argc) return usage(stderr, 2);
+    if (i >= argc) return cli_usage(stderr, 2);
     const char *verb = argv[i];
     argc -= i;
     argv += i;
@@ -463,7 +825,13 @@ int main(int argc, char **argv) {
     if (strcmp(verb, "tune") == 0) return cmd_tune(argc, argv);
     if (strcmp(verb, "list") == 0) return cmd_list(argc, argv);
     if (strcmp(verb, "run") == 0) return cmd_run(argc, argv);
-    if (strcmp(verb, "help") == 0) return usage(stdout, 0);
-    fprintf(stderr, "gemmtune: unknown verb '%s' (info, tune, list, run; see --help)\n", verb);
+    if (strcmp(verb, "show") == 0) return cli_show(argc, argv);
+    if (strcmp(verb, "export") == 0) return cli_export(argc, argv);
+    if (strcmp(verb, "import") == 0) return cli_import(argc, argv);
+    if (strcmp(verb, "merge") == 0) return cli_merge(argc, argv);
+    if (strcmp(verb, "prune") == 0) return cli_prune(argc, argv);
+    if (strcmp(verb, "help") == 0) return cli_usage(stdout, 0);
+    fprintf(stderr, "gemmtune: unknown verb '%s' (info, tune, list, show, run, export, import, "
+                    "merge, prune; see --help)\n", verb);
     return 2;
 }

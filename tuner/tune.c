@@ -251,16 +251,18 @@ static int by_time(const void *a, const void *b) {
     return x->time_us < y->time_us ? -1 : x->time_us > y->time_us;
 }
 
-/* Orders candidates timed-first by time, moving each loaded kernel with its candidate. */
-static int sort_by_time(gt_tune_cand *cands, gt_kern *kerns, int n) {
+/* Orders candidates timed-first by time, moving each loaded kernel and cubin with its
+ * candidate. */
+static int sort_by_time(gt_tune_cand *cands, gt_kern *kerns, gt_rtc_result *images, int n) {
     struct pair {
         gt_tune_cand c;
         gt_kern k;
+        gt_rtc_result img;
     } *p = malloc(sizeof *p * (size_t)n);
     if (!p) return -1;
-    for (int i = 0; i < n; i++) p[i].c = cands[i], p[i].k = kerns[i];
+    for (int i = 0; i < n; i++) p[i].c = cands[i], p[i].k = kerns[i], p[i].img = images[i];
     qsort(p, (size_t)n, sizeof *p, by_time); /* the candidate is the pair's first member */
-    for (int i = 0; i < n; i++) cands[i] = p[i].c, kerns[i] = p[i].k;
+    for (int i = 0; i < n; i++) cands[i] = p[i].c, kerns[i] = p[i].k, images[i] = p[i].img;
     free(p);
     return 0;
 }
@@ -359,7 +361,7 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
     rep->time_seconds = gt_tune_now_s() - t1;
 
     /* VERIFY, fastest first. */
-    if (sort_by_time(cands, kerns, n) != 0) {
+    if (sort_by_time(cands, kerns, images, n) != 0) {
         st = gt_fail(GT_OUT_OF_MEMORY, "tuning state");
         goto out_arena;
     }
@@ -399,6 +401,10 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
         *winner = kerns[won];
         kerns[won].module = NULL;
         rep->winner = cands[won].cfg;
+        /* The winner's cubin goes to the binary cache: hand it over, not a copy. */
+        rep->winner_image = images[won].image;
+        rep->winner_size = images[won].size;
+        images[won].image = NULL;
         rep->time_us = cands[won].time_us;
         rep->tflops = 2.0 * (double)key->m * (double)key->n * (double)key->k / (rep->time_us * 1e6);
     }
@@ -416,6 +422,9 @@ out_images:
 }
 
 void gt_tune_report_free(gt_tune_report *rep) {
+    free(rep->winner_image);
+    rep->winner_image = NULL;
+    rep->winner_size = 0;
     free(rep->cands);
     rep->cands = NULL;
     rep->ncands = 0;

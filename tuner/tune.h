@@ -46,6 +46,8 @@ typedef struct gt_tune_report {
     char why[256];
     gt_kcfg winner;
     double time_us, tflops, rel_err;
+    void *winner_image;   /* the winner's cubin (malloc'd; gt_tune_report_free) */
+    size_t winner_size;
     int ncands;
     gt_tune_cand *cands;  /* malloc'd; gt_tune_report_free */
 } gt_tune_report;

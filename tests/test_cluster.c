@@ -1,0 +1,805 @@
+/*
+ * test_cluster.c: the cache as a cluster uses it, on a real GPU (issue 3).
+ * Without a CUDA device every case reports "skipped: no CUDA device".
+ *
+ * Every GPU call runs in a child process (this executable with --child or --async), so
+ * each case sees what a new process of a job sees: its own plan table, its own stats,
+ * the cache files and environment the case gives it. The parent never creates a CUDA
+ * context; it forges and inspects cache files with the cache API and raw SQLite.
+ *
+ * Cases: binary cache (a process whose shapes are all cached does no NVRTC work; a
+ * changed driver recompiles and keeps configurations; mode off uses no cache); shipped
+ * read-only files (lookup order, no binary ever from them, every rank picks the same
+ * kernel); tampered entries rejected; mode cached (nearest tuned shape, same on every
+ * rank, else the default); background tuning (same values, winner picked up); bad cache
+ * files (truncated, random bytes, newer schema, locked past the busy timeout,
+ * unwritable directory, full): right result, success, one warning, good files intact;
+ * eight processes tuning overlapping shapes into one cache.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cu.h"
+#include "db.h"
+#include "devctx.h"
+#include "gemmtune.h"
+#include "kernel_sources.h"
+#include "plan.h"
+#include "tap.h"
+
+static int have_gpu;
+static char no_gpu_reason[200];
+static char root[64];
+static char self[4096];
+
+#define NEED_GPU()                                                              \
+    do {                                                                        \
+        if (!have_gpu) TAP_SKIP("skipped: no CUDA device (%s)", no_gpu_reason); \
+    } while (0)
+
+/* ===================================================================================
+ * Child side: run shapes through gemm_tuned and report
+ * =================================================================================== */
+
+typedef struct {
+    int opa, opb;
+    long long m, n, k;
+} shape;
+
+static int parse_shape(const char *s, shape *sh) {
+    char a = 'N', b = 'N';
+    if (sscanf(s, "%lldx%lldx%lld:%c%c", &sh->m, &sh->n, &sh->k, &a, &b) < 3) return -1;
+    sh->opa = a == 'T', sh->opb = b == 'T';
+    return 0;
+}
+
+static unsigned long long rng = 88172645463325252ull;
+static float frand(void) {
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return (float)((double)(rng >> 40) / (double)(1ull << 24) * 2.0 - 1.0);
+}
+
+/* One problem of the shape with beta = 0 (so the key has beta0 = 1). */
+typedef struct {
+    shape s;
+    float *A, *B, *C;
+    CUdeviceptr dA, dB, dC;
+} prob;
+
+static void prob_init(prob *p, const shape *s) {
+    p->s = *s;
+    size_t na = (size_t)(s->m * s->k), nb = (size_t)(s->k * s->n), nc = (size_t)(s->m * s->n);
+    p->A = malloc(na * 4), p->B = malloc(nb * 4), p->C = malloc(nc * 4);
+    for (size_t i = 0; i < na; i++) p->A[i] = frand();
+    for (size_t i = 0; i < nb; i++) p->B[i] = frand();
+    gt_cu.mem_alloc(&p->dA, na * 4);
+    gt_cu.mem_alloc(&p->dB, nb * 4);
+    gt_cu.mem_alloc(&p->dC, nc * 4);
+    gt_cu.memcpy_htod(p->dA, p->A, na * 4);
+    gt_cu.memcpy_htod(p->dB, p->B, nb * 4);
+}
+
+static void prob_free(prob *p) {
+    free(p->A), free(p->B), free(p->C);
+    gt_cu.mem_free(p->dA), gt_cu.mem_free(p->dB), gt_cu.mem_free(p->dC);
+}
+
+static gt_status prob_run(prob *p) {
+    const shape *s = &p->s;
+    long long lda = s->opa ? s->k : s->m, ldb = s->opb ? s->n : s->k;
+    gt_status st = gemm_tuned(s->opa ? GT_OP_T : GT_OP_N, s->opb ? GT_OP_T : GT_OP_N, s->m, s->n,
+                              s->k, 1.0f, (const float *)(uintptr_t)p->dA, lda,
+                              (const float *)(uintptr_t)p->dB, ldb, 0.0f,
+                              (float *)(uintptr_t)p->dC, s->m, NULL);
+    gt_cu.ctx_synchronize();
+    gt_cu.memcpy_dtoh(p->C, p->dC, (size_t)(s->m * s->n) * 4);
+    return st;
+}
+
+/* 1 when C matches the float64 product within the fp32 tolerance. */
+static int prob_ok(const prob *p) {
+    const shape *s = &p->s;
+    long long lda = s->opa ? s->k : s->m, ldb = s->opb ? s->n : s->k;
+    double d2 = 0, r2 = 0;
+    for (long long j = 0; j < s->n; j++)
+        for (long long i = 0; i < s->m; i++) {
+            double sum = 0;
+            for (long long l = 0; l < s->k; l++)
+                sum += (double)(s->opa ? p->A[l + i * lda] : p->A[i + l * lda]) *
+                       (double)(s->opb ? p->B[j + l * ldb] : p->B[l + j * ldb]);
+            double v = p->C[i + j * s->m];
+            if (!isfinite(v)) return 0;
+            d2 += (v - sum) * (v - sum), r2 += sum * sum;
+        }
+    return sqrt(d2 / (r2 > 0 ? r2 : 1)) <= 1e-6 * sqrt((double)s->k) + 2e-6;
+}
+
+static const gt_plan *plan_of(CUcontext ctx, gt_devctx *dc, const prob *p) {
+    const shape *s = &p->s;
+    gt_key key;
+    gt_devctx_make_key(dc, s->opa, s->opb, s->m, s->n, s->k, (void *)(uintptr_t)p->dA,
+                       s->opa ? s->k : s->m, (void *)(uintptr_t)p->dB, s->opb ? s->n : s->k,
+                       0.0f, (void *)(uintptr_t)p->dC, s->m, &key);
+    return gt_plan_find(ctx, &key);
+}
+
+static int child_enter(CUcontext *ctx, gt_devctx **dc) {
+    int pushed;
+    return gt_cu_load() == GT_SUCCESS && gt_cu_enter(NULL, ctx, &pushed) == GT_SUCCESS &&
+                   gt_devctx_get(*ctx, dc) == GT_SUCCESS
+               ? 0
+               : -1;
+}
+
+static void print_stats(void) {
+    gt_stats s;
+    gt_get_stats(&s);
+    printf("stats tunes=%llu cache_hits=%llu compiles=%llu cubin_hits=%llu nearest=%llu "
+           "fallbacks=%llu rejected=%llu async=%llu\n",
+           (unsigned long long)s.tunes, (unsigned long long)s.cache_hits,
+           (unsigned long long)s.compiles, (unsigned long long)s.cubin_hits,
+           (unsigned long long)s.nearest, (unsigned long long)s.fallbacks,
+           (unsigned long long)s.rejected, (unsigned long long)s.async_tunes);
+}
+
+/* --child SHAPE...: one call per shape; a line per shape, then the counters. */
+static int child_main(int argc, char **argv) {
+    CUcontext ctx;
+    gt_devctx *dc;
+    if (child_enter(&ctx, &dc) != 0) return 3;
+    for (int i = 0; i < argc; i++) {
+        shape s;
+        if (parse_shape(argv[i], &s) != 0) return 4;
+        prob p;
+        prob_init(&p, &s);
+        gt_status st = prob_run(&p);
+        const gt_plan *pl = plan_of(ctx, dc, &p);
+        char cfg[64] = "-";
+        if (pl) gt_kcfg_format(&pl->kern.cfg, cfg, sizeof cfg);
+        printf("shape=%s status=%d ok=%d source=%d config=%s\n", argv[i], st, prob_ok(&p),
+               pl ? pl->source : -1, cfg);
+        prob_free(&p);
+    }
+    print_stats();
+    gt_release();
+    return 0;
+}
+
+/* --async SHAPE: background tuning; the first result (default kernel) and the result
+ * once the winner is in place must be the same bits. */
+static int async_main(const char *text) {
+    CUcontext ctx;
+    gt_devctx *dc;
+    if (child_enter(&ctx, &dc) != 0) return 3;
+    gt_set_tune_async(1);
+    shape s;
+    if (parse_shape(text, &s) != 0) return 4;
+    prob p;
+    prob_init(&p, &s);
+    size_t bytes = (size_t)(s.m * s.n) * 4;
+    gt_status st = prob_run(&p);
+    const gt_plan *pl = plan_of(ctx, dc, &p);
+    int first_source = pl ? pl->source : -1;
+    int ok1 = prob_ok(&p);
+    float *first = malloc(bytes);
+    memcpy(first, p.C, bytes);
+    int source = first_source, calls = 1;
+    for (double waited = 0; source != GT_SRC_TUNED && waited < 120; waited += 0.05, calls++) {
+        struct timespec ts = {0, 50000000};
+        nanosleep(&ts, NULL);
+        if (prob_run(&p) != GT_SUCCESS) st = GT_INTERNAL;
+        pl = plan_of(ctx, dc, &p);
+        source = pl ? pl->source : -1;
+    }
+    gt_cu.memset_d8_async(p.dC, 0, bytes, NULL);
+    gt_cu.ctx_synchronize();
+    if (prob_run(&p) != GT_SUCCESS) st = GT_INTERNAL;
+    int ok2 = prob_ok(&p);
+    int same = memcmp(first, p.C, bytes) == 0;
+    printf("async status=%d first_source=%d final_source=%d ok1=%d ok2=%d same=%d calls=%d\n", st,
+           first_source, source, ok1, ok2, same, calls);
+    print_stats();
+    free(first);
+    prob_free(&p);
+    gt_release();
+    return 0;
+}
+
+/* ===================================================================================
+ * Parent side: children, files
+ * =================================================================================== */
+
+typedef struct {
+    pid_t pid;
+    char outf[300], errf[300];
+    int code;
+    char *out, *err;
+} child;
+
+static char *slurp(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return calloc(1, 1);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = calloc((size_t)(n > 0 ? n : 0) + 1, 1);
+    if (b && n > 0 && fread(b, 1, (size_t)n, f) != (size_t)n) b[0] = 0;
+    fclose(f);
+    return b;
+}
+
+/* Starts `self mode args...` with env ("NAME=VALUE", or "NAME" to unset) on top of the
+ * defaults: small tuning budgets, warnings to stderr. */
+static void spawn(child *c, const char *tag, const char *const *env, const char *mode,
+                  const char *const *args) {
+    static int seq;
+    memset(c, 0, sizeof *c);
+    snprintf(c->outf, sizeof c->outf, "%s/%s.%d.out", root, tag, seq);
+    snprintf(c->errf, sizeof c->errf, "%s/%s.%d.err", root, tag, seq++);
+    fflush(stdout);
+    c->pid = fork();
+    if (c->pid == 0) {
+        int o = open(c->outf, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int e = open(c->errf, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(o, 1), dup2(e, 2);
+        setenv("GEMMTUNE_TUNE_MAX_CANDIDATES", "6", 1);
+        setenv("GEMMTUNE_TUNE_BUDGET_S", "2", 1);
+        setenv("GEMMTUNE_LOG", "warn", 1);
+        unsetenv("GEMMTUNE_CACHE_PATH");
+        unsetenv("GEMMTUNE_MODE");
+        unsetenv("GEMMTUNE_TUNE_ASYNC");
+        for (int i = 0; env && env[i]; i++) {
+            char *eq = strchr(env[i], '=');
+            if (eq) {
+                char name[128];
+                snprintf(name, sizeof name, "%.*s", (int)(eq - env[i]), env[i]);
+                setenv(name, eq + 1, 1);
+            } else {
+                unsetenv(env[i]);
+            }
+        }
+        const char *argv[32] = {self, mode};
+        int n = 2;
+        for (int i = 0; args && args[i] && n < 31; i++) argv[n++] = args[i];
+        argv[n] = NULL;
+        execv(self, (char *const *)argv);
+        _exit(127);
+    }
+}
+
+static void reap(child *c) {
+    int status = 0;
+    waitpid(c->pid, &status, 0);
+    c->code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    c->out = slurp(c->outf);
+    c->err = slurp(c->errf);
+}
+
+static void child_free(child *c) {
+    free(c->out), free(c->err);
+    c->out = c->err = NULL;
+}
+
+static void run(child *c, const char *tag, const char *const *env, const char *const *shapes) {
+    spawn(c, tag, env, "--child", shapes);
+    reap(c);
+    if (c->code != 0)
+        printf("# child %s exited %d\n# stdout: %s\n# stderr: %s\n", tag, c->code, c->out, c->err);
+}
+
+static unsigned long long stat_of(const child *c, const char *name) {
+    const char *line = strstr(c->out, "stats ");
+    char pat[64];
+    snprintf(pat, sizeof pat, " %s=", name);
+    const char *p = line ? strstr(line, pat) : NULL;
+    return p ? strtoull(p + strlen(pat), NULL, 10) : ~0ull;
+}
+
+/* 1 when the child exited 0 and printed nshapes shape lines, each with status 0 and a
+ * right result. */
+static int all_ok(const child *c, int nshapes) {
+    int n = 0;
+    for (const char *p = c->out; (p = strstr(p, "shape=")); p++) {
+        const char *end = strchr(p, '\n'), *hit = strstr(p, " status=0 ok=1 ");
+        if (!hit || (end && hit > end)) return 0;
+        n++;
+    }
+    return c->code == 0 && n == nshapes;
+}
+
+/* The config and source reported for shape (config "" when absent). */
+static void shape_result(const child *c, const char *shape_text, char *cfg, size_t size,
+                         int *source) {
+    char pat[128];
+    snprintf(pat, sizeof pat, "shape=%s ", shape_text);
+    const char *p = strstr(c->out, pat);
+    cfg[0] = 0;
+    *source = -1;
+    if (!p) return;
+    const char *s = strstr(p, "source="), *q = strstr(p, "config=");
+    if (s) *source = atoi(s + 7);
+    if (q) sscanf(q + 7, "%63s", cfg);
+    (void)size;
+}
+
+static int count_of(const char *hay, const char *needle) {
+    int n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle)) n++;
+    return n;
+}
+
+static int copy_file(const char *from, const char *to) {
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", from, to);
+    return system(cmd);
+}
+
+static int raw_exec(const char *path, const char *sql) {
+    sqlite3 *c = NULL;
+    int rc = sqlite3_open(path, &c);
+    if (rc == SQLITE_OK) rc = sqlite3_exec(c, sql, NULL, NULL, NULL);
+    sqlite3_close(c);
+    return rc;
+}
+
+static long long raw_count(const char *path, const char *sql) {
+    sqlite3 *c = NULL;
+    sqlite3_stmt *st = NULL;
+    long long v = -1;
+    if (sqlite3_open_v2(path, &c, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(c, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(c);
+    return v;
+}
+
+static unsigned char *read_bytes(const char *path, size_t *n) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *b = malloc((size_t)len + 1);
+    if (b && fread(b, 1, (size_t)len, f) != (size_t)len) len = 0;
+    fclose(f);
+    *n = (size_t)len;
+    return b;
+}
+
+static int same_bytes(const char *path, const unsigned char *b, size_t n) {
+    size_t m = 0;
+    unsigned char *now = read_bytes(path, &m);
+    int same = now && m == n && memcmp(now, b, n) == 0;
+    free(now);
+    return same;
+}
+
+/* The two seed shapes, tuned once into root/seed.db by the first case. */
+static const char *S1 = "515x99x77:NT", *S2 = "300x200x100:TN";
+static char seed[300];
+static char seed_cfg1[64], seed_cfg2[64];
+
+/* ===================================================================================
+ * Cases
+ * =================================================================================== */
+
+static void cluster_binary_cache(void) {
+    NEED_GPU();
+    snprintf(seed, sizeof seed, "%s/seed.db", root);
+    char env_cache[400];
+    snprintf(env_cache, sizeof env_cache, "GEMMTUNE_CACHE=%s", seed);
+    const char *env[] = {env_cache, NULL};
+    const char *shapes[] = {S1, S2, NULL};
+    child c;
+    run(&c, "tune", env, shapes);
+    TAP_CHECK(all_ok(&c, 2) && stat_of(&c, "tunes") == 2, "first process: tunes %llu\n%s",
+              stat_of(&c, "tunes"), c.out);
+    int src;
+    shape_result(&c, S1, seed_cfg1, sizeof seed_cfg1, &src);
+    shape_result(&c, S2, seed_cfg2, sizeof seed_cfg2, &src);
+    child_free(&c);
+    TAP_CHECK(raw_count(seed, "SELECT count(*) FROM cubins") >= 2, "winners' cubins not stored");
+
+    /* A new process whose shapes are all cached does no NVRTC work. */
+    run(&c, "cached", env, shapes);
+    TAP_CHECK(all_ok(&c, 2), "second process results\n%s", c.out);
+    TAP_CHECK(stat_of(&c, "compiles") == 0 && stat_of(&c, "cubin_hits") == 2 &&
+                  stat_of(&c, "tunes") == 0 && stat_of(&c, "cache_hits") == 2,
+              "second process must compile nothing: %s", c.out);
+    printf("# all cached: compiles=%llu cubin_hits=%llu\n", stat_of(&c, "compiles"),
+           stat_of(&c, "cubin_hits"));
+    child_free(&c);
+
+    /* A changed driver (forged: the stored binaries say another version) recompiles and
+     * keeps the configurations. */
+    TAP_CHECK(raw_exec(seed, "UPDATE cubins SET driver = 'older-driver'") == SQLITE_OK, "forge");
+    run(&c, "newdriver", env, shapes);
+    char cfg[64];
+    shape_result(&c, S1, cfg, sizeof cfg, &src);
+    TAP_CHECK(all_ok(&c, 2) && stat_of(&c, "tunes") == 0 && stat_of(&c, "cache_hits") == 2 &&
+                  stat_of(&c, "compiles") == 2 && stat_of(&c, "cubin_hits") == 0,
+              "changed driver: %s", c.out);
+    TAP_CHECK(strcmp(cfg, seed_cfg1) == 0 && src == GT_SRC_CACHE, "config kept: %s vs %s", cfg,
+              seed_cfg1);
+    child_free(&c);
+
+    /* Mode off: the default kernel, no cache at all (the file is not even created). */
+    char off_cache[400], env_off[420];
+    snprintf(off_cache, sizeof off_cache, "%s/off.db", root);
+    snprintf(env_off, sizeof env_off, "GEMMTUNE_CACHE=%s", off_cache);
+    const char *envo[] = {env_off, "GEMMTUNE_MODE=off", NULL};
+    run(&c, "off", envo, shapes);
+    TAP_CHECK(all_ok(&c, 2) && stat_of(&c, "tunes") == 0 && stat_of(&c, "cache_hits") == 0 &&
+                  stat_of(&c, "fallbacks") == 2,
+              "mode off: %s", c.out);
+    TAP_CHECK(access(off_cache, F_OK) != 0, "mode off created a cache file");
+    child_free(&c);
+}
+
+static void cluster_shipped_file(void) {
+    NEED_GPU();
+    if (!seed_cfg1[0]) TAP_SKIP("seed cache missing (first case failed)");
+    /* The shipped file keeps the seed's cubins on purpose: none may be used. */
+    char shipped[300], missing[300];
+    snprintf(shipped, sizeof shipped, "%s/shipped.db", root);
+    snprintf(missing, sizeof missing, "%s/no-such-file.db", root);
+    TAP_CHECK(copy_file(seed, shipped) == 0, "copy");
+    chmod(shipped, 0444);
+    char env_path[700];
+    snprintf(env_path, sizeof env_path, "GEMMTUNE_CACHE_PATH=%s:%s", missing, shipped);
+    const char *shapes[] = {S1, S2, NULL};
+
+    enum { RANKS = 4 };
+    child c[RANKS];
+    char env_cache[RANKS][400];
+    for (int r = 0; r < RANKS; r++) {
+        snprintf(env_cache[r], sizeof env_cache[r], "GEMMTUNE_CACHE=%s/rank%d.db", root, r);
+        const char *env[] = {env_cache[r], env_path, NULL};
+        spawn(&c[r], "rank", env, "--child", shapes);
+    }
+    for (int r = 0; r < RANKS; r++) {
+        reap(&c[r]);
+        char cfg1[64], cfg2[64];
+        int s1, s2;
+        shape_result(&c[r], S1, cfg1, sizeof cfg1, &s1);
+        shape_result(&c[r], S2, cfg2, sizeof cfg2, &s2);
+        TAP_CHECK(all_ok(&c[r], 2) && stat_of(&c[r], "tunes") == 0 &&
+                      stat_of(&c[r], "cache_hits") == 2,
+                  "rank %d: %s", r, c[r].out);
+        /* Compiled from the configuration: a binary never comes from a shipped file. */
+        TAP_CHECK(stat_of(&c[r], "cubin_hits") == 0 && stat_of(&c[r], "compiles") == 2,
+                  "rank %d used a shipped binary: %s", r, c[r].out);
+        TAP_CHECK(strcmp(cfg1, seed_cfg1) == 0 && strcmp(cfg2, seed_cfg2) == 0,
+                  "rank %d picked %s/%s, shipped %s/%s", r, cfg1, cfg2, seed_cfg1, seed_cfg2);
+        /* The missing file on the path: one warning, nothing else. */
+        TAP_CHECK(count_of(c[r].err, "gemmtune warning") == 1 && strstr(c[r].err, missing),
+                  "rank %d warnings: %s", r, c[r].err);
+        child_free(&c[r]);
+    }
+    printf("# %d ranks, one shipped file: every rank ran %s and %s\n", RANKS, seed_cfg1, seed_cfg2);
+}
+
+static void cluster_tampered_entries(void) {
+    NEED_GPU();
+    if (!seed_cfg1[0]) TAP_SKIP("seed cache missing (first case failed)");
+    char bad[300];
+    snprintf(bad, sizeof bad, "%s/tampered.db", root);
+    TAP_CHECK(copy_file(seed, bad) == 0, "copy");
+    TAP_CHECK(raw_exec(bad, "UPDATE winners SET config = '999x64x8_t4x4_v1' WHERE m = 515;"
+                            "UPDATE winners SET config = '64x64x8_t4x4_v1_q3' WHERE m = 300;") ==
+                  SQLITE_OK,
+              "forge");
+    char env_path[400], env_cache[400];
+    snprintf(env_path, sizeof env_path, "GEMMTUNE_CACHE_PATH=%s", bad);
+    snprintf(env_cache, sizeof env_cache, "GEMMTUNE_CACHE=%s/tampered-user.db", root);
+    const char *env[] = {env_cache, env_path, "GEMMTUNE_MODE=cached", NULL};
+    const char *shapes[] = {S1, S2, NULL};
+    child c;
+    run(&c, "tampered", env, shapes);
+    int s1, s2;
+    char cfg[64];
+    shape_result(&c, S1, cfg, sizeof cfg, &s1);
+    shape_result(&c, S2, cfg, sizeof cfg, &s2);
+    TAP_CHECK(all_ok(&c, 2) && stat_of(&c, "tunes") == 0, "results: %s", c.out);
+    TAP_CHECK(stat_of(&c, "rejected") >= 2 && s1 == GT_SRC_FALLBACK && s2 == GT_SRC_FALLBACK,
+              "tampered entries must be rejected: %s", c.out);
+    TAP_CHECK(strstr(c.err, "999x64x8_t4x4_v1") && strstr(c.err, "_q3") && strstr(c.err, "rejected"),
+              "rejections must be named: %s", c.err);
+    child_free(&c);
+}
+
+static void cluster_cached_mode_nearest(void) {
+    NEED_GPU();
+    if (!seed_cfg1[0]) TAP_SKIP("seed cache missing (first case failed)");
+    char env_path[400];
+    snprintf(env_path, sizeof env_path, "GEMMTUNE_CACHE_PATH=%s/shipped.db", root);
+    /* Same alignment class as S1 (an odd M and N: 4 bytes), a little larger. */
+    const char *near = "517x101x80:NT", *none = "64x64x64:TT";
+    const char *shapes[] = {near, none, NULL};
+    enum { RANKS = 3 };
+    child c[RANKS];
+    char env_cache[RANKS][400];
+    for (int r = 0; r < RANKS; r++) {
+        snprintf(env_cache[r], sizeof env_cache[r], "GEMMTUNE_CACHE=%s/cached%d.db", root, r);
+        const char *env[] = {env_cache[r], env_path, "GEMMTUNE_MODE=cached", NULL};
+        spawn(&c[r], "cachedmode", env, "--child", shapes);
+    }
+    for (int r = 0; r < RANKS; r++) {
+        reap(&c[r]);
+        char cfg[64], cfg2[64];
+        int src, src2;
+        shape_result(&c[r], near, cfg, sizeof cfg, &src);
+        shape_result(&c[r], none, cfg2, sizeof cfg2, &src2);
+        TAP_CHECK(all_ok(&c[r], 2) && stat_of(&c[r], "tunes") == 0, "rank %d: %s", r, c[r].out);
+        TAP_CHECK(src == GT_SRC_NEAREST && strcmp(cfg, seed_cfg1) == 0,
+                  "rank %d: nearest of %s should be %s's %s, got %s (source %d)", r, near, S1,
+                  seed_cfg1, cfg, src);
+        TAP_CHECK(src2 == GT_SRC_FALLBACK, "rank %d: %s has no tuned neighbour: source %d", r,
+                  none, src2);
+        child_free(&c[r]);
+    }
+}
+
+static void cluster_async_tuning(void) {
+    NEED_GPU();
+    char env_cache[400];
+    snprintf(env_cache, sizeof env_cache, "GEMMTUNE_CACHE=%s/async.db", root);
+    const char *env[] = {env_cache, NULL};
+    const char *args[] = {"611x203x97:NN", NULL};
+    child c;
+    spawn(&c, "async", env, "--async", args);
+    reap(&c);
+    printf("# %s", c.out);
+    TAP_CHECK(c.code == 0 && strstr(c.out, "async status=0 "), "async child: %d %s %s", c.code,
+              c.out, c.err);
+    TAP_CHECK(strstr(c.out, "first_source=4 ") || strstr(c.out, "first_source=2 "),
+              "first call must run the default kernel pending tuning: %s", c.out);
+    TAP_CHECK(strstr(c.out, "final_source=2 "), "the winner was never picked up: %s", c.out);
+    TAP_CHECK(strstr(c.out, "ok1=1 ok2=1 same=1"), "results must be identical: %s", c.out);
+    TAP_CHECK(stat_of(&c, "async") == 1, "one background tuning: %s", c.out);
+    child_free(&c);
+}
+
+/* A child on a bad cache file: success, right result, exactly one warning. */
+static void expect_one_warning(const char *tag, const char *cache, const char *extra_env,
+                               const char *shape_text) {
+    char env_cache[800];
+    snprintf(env_cache, sizeof env_cache, "GEMMTUNE_CACHE=%s", cache);
+    const char *env[] = {env_cache, "GEMMTUNE_CACHE_TIMEOUT_MS=300", extra_env, NULL};
+    const char *shapes[] = {shape_text, NULL};
+    child c;
+    run(&c, tag, env, shapes);
+    TAP_CHECK(all_ok(&c, 1), "%s: call must succeed with the right result: %s", tag, c.out);
+    TAP_CHECK(count_of(c.err, "gemmtune warning") == 1, "%s: want one warning, got:\n%s", tag,
+              c.err);
+    printf("# %s: %s", tag, c.err);
+    child_free(&c);
+}
+
+static void cluster_bad_cache_files(void) {
+    NEED_GPU();
+    if (!seed_cfg1[0]) TAP_SKIP("seed cache missing (first case failed)");
+    char path[700];
+    size_t n;
+    unsigned char *before;
+
+    /* Truncated: the first two pages of a good file. */
+    snprintf(path, sizeof path, "%s/truncated.db", root);
+    copy_file(seed, path);
+    TAP_CHECK(truncate(path, 8192) == 0, "truncate");
+    expect_one_warning("truncated", path, NULL, S1);
+
+    /* Random bytes: refused, left as they were. */
+    snprintf(path, sizeof path, "%s/random.db", root);
+    unsigned char junk[65536];
+    for (size_t i = 0; i < sizeof junk; i++) junk[i] = (unsigned char)(frand() * 127 + 128);
+    FILE *f = fopen(path, "wb");
+    fwrite(junk, 1, sizeof junk, f);
+    fclose(f);
+    expect_one_warning("random", path, NULL, S1);
+    TAP_CHECK(same_bytes(path, junk, sizeof junk), "random file changed");
+
+    /* A newer schema: refused, untouched. */
+    snprintf(path, sizeof path, "%s/newer.db", root);
+    copy_file(seed, path);
+    raw_exec(path, "UPDATE meta SET value = '99' WHERE key = 'schema_version'");
+    before = read_bytes(path, &n);
+    expect_one_warning("newer", path, NULL, S1);
+    TAP_CHECK(same_bytes(path, before, n), "newer-schema file changed");
+    free(before);
+
+    /* Locked by another process beyond the busy timeout (300 ms here). */
+    snprintf(path, sizeof path, "%s/locked.db", root);
+    copy_file(seed, path);
+    int pipefd[2];
+    TAP_CHECK(pipe(pipefd) == 0, "pipe");
+    pid_t holder = fork();
+    if (holder == 0) {
+        sqlite3 *c = NULL;
+        sqlite3_open(path, &c);
+        int rc = sqlite3_exec(c, "PRAGMA locking_mode=EXCLUSIVE; BEGIN EXCLUSIVE; "
+                                 "UPDATE meta SET value = value WHERE key = 'schema_version';",
+                              NULL, NULL, NULL);
+        char ok = rc == SQLITE_OK ? 'y' : 'n';
+        if (write(pipefd[1], &ok, 1) != 1) _exit(1);
+        pause();
+        _exit(0);
+    }
+    char ready = 0;
+    TAP_CHECK(read(pipefd[0], &ready, 1) == 1 && ready == 'y', "lock holder not ready");
+    expect_one_warning("locked", path, NULL, "333x111x55:NN");
+    kill(holder, SIGKILL);
+    waitpid(holder, NULL, 0);
+    close(pipefd[0]), close(pipefd[1]);
+    TAP_CHECK(raw_count(path, "SELECT count(*) FROM winners") == 2,
+              "locked file lost its entries");
+
+    /* A directory that cannot be written. Root ignores permissions, so there the path
+     * runs through a regular file instead: the directory cannot be created at all. */
+    if (geteuid() != 0) {
+        char dir[300];
+        snprintf(dir, sizeof dir, "%s/rodir", root);
+        mkdir(dir, 0555);
+        snprintf(path, sizeof path, "%s/cache.db", dir);
+    } else {
+        char file[300];
+        snprintf(file, sizeof file, "%s/plainfile", root);
+        FILE *pf = fopen(file, "w");
+        if (pf) fclose(pf);
+        snprintf(path, sizeof path, "%s/sub/cache.db", file);
+        printf("# running as root: the unwritable directory is a path through a file\n");
+    }
+    expect_one_warning("rodir", path, NULL, S1);
+
+    /* Full: the file may not grow past a cap one MiB above its size, and is filled to it
+     * before the child runs. */
+    snprintf(path, sizeof path, "%s/full.db", root);
+    copy_file(seed, path);
+    struct stat sb;
+    char cap[32], cap_env[64];
+    snprintf(cap, sizeof cap, "%lld", stat(path, &sb) == 0 ? (long long)(sb.st_size >> 20) + 1 : 1);
+    snprintf(cap_env, sizeof cap_env, "GEMMTUNE_CACHE_MAX_MB=%s", cap);
+    setenv("GEMMTUNE_CACHE_MAX_MB", cap, 1);
+    gt_db *db = NULL;
+    char msg[512];
+    int filled = 0;
+    if (gt_db_open(path, 0, 0, &db, msg, sizeof msg) == GT_SUCCESS) {
+        gt_key key;
+        memset(&key, 0, sizeof key);
+        snprintf(key.device, sizeof key.device, "filler");
+        key.cc_major = 9, key.sm_count = 1, key.align = 16, key.n = key.k = 8;
+        gt_db_winner w;
+        memset(&w, 0, sizeof w);
+        snprintf(w.config, sizeof w.config, "64x64x8_t4x4_v2");
+        gt_db_timing t[40];
+        memset(t, 0, sizeof t);
+        for (int i = 0; i < 40; i++) {
+            snprintf(t[i].config, sizeof t[i].config, "cfg%d", i);
+            snprintf(t[i].status, sizeof t[i].status, "ok");
+            memset(t[i].message, 'x', sizeof t[i].message - 1);
+        }
+        for (int i = 0; i < 10000; i++) {
+            key.m = 1000 + i;
+            if (gt_db_store(db, &key, gt_kernel_source_hash, GT_VERSION_MAJOR, &w, t, 40) !=
+                GT_SUCCESS)
+                break;
+            filled++;
+        }
+        TAP_CHECK(strstr(gt_db_errmsg(db), "full"), "filler stopped for another reason: %s",
+                  gt_db_errmsg(db));
+        gt_db_close(db);
+    }
+    unsetenv("GEMMTUNE_CACHE_MAX_MB");
+    TAP_CHECK(filled > 0, "could not fill: %s", msg);
+    expect_one_warning("full", path, cap_env, "333x111x56:NN");
+    /* The child's winner may fit where its cubin did not: at least the old entries. */
+    TAP_CHECK(raw_count(path, "SELECT count(*) FROM winners") >= filled + 2,
+              "full file must keep its %d entries: %lld", filled + 2,
+              raw_count(path, "SELECT count(*) FROM winners"));
+    sqlite3 *c = NULL;
+    sqlite3_stmt *st = NULL;
+    char check[64] = "";
+    if (sqlite3_open_v2(path, &c, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(c, "PRAGMA integrity_check", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        snprintf(check, sizeof check, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    sqlite3_close(c);
+    TAP_CHECK(strcmp(check, "ok") == 0, "full file integrity: %s", check);
+}
+
+static int winner_verified(const gt_key *key, const char *src_hash, int lib_major,
+                           const gt_db_winner *w, void *user) {
+    (void)src_hash, (void)lib_major, (void)key;
+    struct {
+        int n, bad;
+        char path[300];
+    } *acc = user;
+    acc->n++;
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "SELECT count(*) FROM timings WHERE m = %lld AND n = %lld AND k = %lld AND "
+             "config = '%s' AND status = 'ok'",
+             (long long)key->m, (long long)key->n, (long long)key->k, w->config);
+    if (raw_count(acc->path, sql) != 1) acc->bad++;
+    return 0;
+}
+
+static void cluster_eight_processes(void) {
+    NEED_GPU();
+    const char *P[] = {"96x80x72:NN", "200x64x40:NT", "72x300x56:TN", "128x128x32:TT"};
+    char cache[300], env_cache[400];
+    snprintf(cache, sizeof cache, "%s/shared.db", root);
+    snprintf(env_cache, sizeof env_cache, "GEMMTUNE_CACHE=%s", cache);
+    const char *env[] = {env_cache, NULL};
+    child c[8];
+    for (int i = 0; i < 8; i++) {
+        const char *shapes[] = {P[i % 4], P[(i + 1) % 4], P[(i + 2) % 4], NULL};
+        spawn(&c[i], "eight", env, "--child", shapes);
+    }
+    for (int i = 0; i < 8; i++) {
+        reap(&c[i]);
+        TAP_CHECK(all_ok(&c[i], 3), "process %d: %s %s", i, c[i].out, c[i].err);
+        TAP_CHECK(!strstr(c[i].err, "locked") && !strstr(c[i].err, "bypassed"),
+                  "process %d saw the cache fail: %s", i, c[i].err);
+        child_free(&c[i]);
+    }
+    struct {
+        int n, bad;
+        char path[300];
+    } acc = {0, 0, ""};
+    snprintf(acc.path, sizeof acc.path, "%s", cache);
+    gt_db *db = NULL;
+    char msg[512];
+    TAP_CHECK(gt_db_open(cache, 1, 0, &db, msg, sizeof msg) == GT_SUCCESS, "%s", msg);
+    if (db) {
+        gt_db_list(db, winner_verified, &acc);
+        gt_db_close(db);
+    }
+    TAP_CHECK(acc.n == 4 && acc.bad == 0, "want 4 keys, each with one verified winner: %d keys, "
+              "%d without an ok timing of the winner", acc.n, acc.bad);
+}
+
+int main(int argc, char **argv) {
+    if (argc > 1 && strcmp(argv[1], "--child") == 0) return child_main(argc - 2, argv + 2);
+    if (argc > 2 && strcmp(argv[1], "--async") == 0) return async_main(argv[2]);
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    self[len > 0 ? len : 0] = 0;
+    snprintf(root, sizeof root, "/tmp/gt_cluster_XXXXXX");
+    if (!mkdtemp(root)) {
+        printf("Bail out! mkdtemp\n");
+        return 1;
+    }
+    gt_status s = gt_cu_load();
+    int count = 0;
+    have_gpu = s == GT_SUCCESS && gt_cu.device_get_count(&count) == CUDA_SUCCESS && count > 0;
+    if (!have_gpu)
+        snprintf(no_gpu_reason, sizeof no_gpu_reason, "%s",
+                 s != GT_SUCCESS ? gt_last_error() : "no device");
+    TAP_RUN(cluster_binary_cache);
+    TAP_RUN(cluster_shipped_file);
+    TAP_RUN(cluster_tampered_entries);
+    TAP_RUN(cluster_cached_mode_nearest);
+    TAP_RUN(cluster_async_tuning);
+    TAP_RUN(cluster_bad_cache_files);
+    TAP_RUN(cluster_eight_processes);
+    char rm[256];
+    snprintf(rm, sizeof rm, "chmod -R u+w %s; rm -rf %s", root, root);
+    if (system(rm) != 0) printf("# could not remove %s\n", root);
+    return tap_done();
+}

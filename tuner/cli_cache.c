@@ -1,0 +1,714 @@
+/*
+ * cli_cache.c: the gemmtune verbs that work on cache files and need no GPU.
+ *
+ *   gemmtune export -o FILE [--device NAME] [--dtype T]   the cache's winners -> new FILE
+ *   gemmtune import FILE                                  FILE's entries -> the cache
+ *   gemmtune merge A B... -o C [--device NAME] [--dtype T] fastest per key -> new C
+ *   gemmtune show SHAPE [--dtype T]                       every candidate of SHAPE's keys
+ *   gemmtune prune                                        drop entries of old sources
+ *
+ * "The cache" is the user cache: --cache FILE, else GEMMTUNE_CACHE, else the default
+ * (gt_db_default_path). Exported and merged files carry configurations and timings of
+ * the current kernel source hash and library major only, never cubins, and are written
+ * whole (FILE.tmp.<pid>, then rename), so a node reading an older copy never sees half
+ * a file. Every configuration read from a file by export, import or merge is checked
+ * against the parameter table and the legal constraints under the limits every
+ * supported GPU shares (gt_kcfg_validate, gt_kcfg_limits_generic) before it is written
+ * anywhere that a process would compile it from; a bad entry is named on stderr with
+ * the reason, counted and skipped, and the other entries go on.
+ *
+ * It touches the cache only through cache/db.h and knows no SQL.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "cu.h"
+#include "db.h"
+#include "gemmtune.h"
+#include "kcfg.h"
+#include "kernel_sources.h"
+#include "key.h"
+#include "rtc.h"
+
+/* ===== entries of a file ===== */
+
+#define SRC_HASH_MAX 128
+
+/* One winner row as read from a file. */
+typedef struct entry {
+    gt_key key;
+    char src_hash[SRC_HASH_MAX];
+    int lib_major;
+    int current;     /* of this kernel source hash and library major */
+    gt_db_winner w;
+} entry;
+
+typedef struct entries {
+    entry *v;
+    int n, cap;
+    int oom;
+} entries;
+
+static int collect_entry(const gt_key *key, const char *src_hash, int lib_major,
+                         const gt_db_winner *w, void *user) {
+    entries *es = user;
+    if (es->n == es->cap) {
+        int ncap = es->cap ? 2 * es->cap : 64;
+        entry *nv = realloc(es->v, sizeof *nv * (size_t)ncap);
+        if (!nv) {
+            es->oom = 1;
+            return 1;
+        }
+        es->v = nv, es->cap = ncap;
+    }
+    entry *e = &es->v[es->n++];
+    memset(e, 0, sizeof *e);
+    e->key = *key;
+    snprintf(e->src_hash, sizeof e->src_hash, "%s", src_hash ? src_hash : "");
+    e->lib_major = lib_major;
+    e->current = src_hash && strcmp(src_hash, gt_kernel_source_hash) == 0 &&
+                 lib_major == GT_VERSION_MAJOR;
+    e->w = *w;
+    return 0;
+}
+
+/* Every winner of db into *es (the list callback may not use db, so rows are collected
+ * first and their timings read afterwards). 0, or -1 after a message. */
+static int load_entries(const char *verb, const char *path, gt_db *db, entries *es) {
+    memset(es, 0, sizeof *es);
+    gt_status s = gt_db_list(db, collect_entry, es);
+    if (es->oom) {
+        fprintf(stderr, "gemmtune %s: %s: out of memory\n", verb, path);
+        return -1;
+    }
+    if (s != GT_SUCCESS) {
+        fprintf(stderr, "gemmtune %s: %s: %s\n", verb, path, gt_db_errmsg(db));
+        return -1;
+    }
+    return 0;
+}
+
+typedef struct timings {
+    gt_db_timing *v;
+    int n, cap;
+    int oom;
+} timings;
+
+static int collect_timing(const gt_db_timing *t, void *user) {
+    timings *ts = user;
+    if (ts->n == ts->cap) {
+        int ncap = ts->cap ? 2 * ts->cap : 32;
+        gt_db_timing *nv = realloc(ts->v, sizeof *nv * (size_t)ncap);
+        if (!nv) {
+            ts->oom = 1;
+            return 1;
+        }
+        ts->v = nv, ts->cap = ncap;
+    }
+    ts->v[ts->n++] = *t;
+    return 0;
+}
+
+/* The candidate rows of e (ts->n = 0 first). 0, or -1 after a message. */
+static int load_timings(const char *verb, const char *path, gt_db *db, const entry *e,
+                        timings *ts) {
+    ts->n = 0, ts->oom = 0;
+    gt_status s = gt_db_timings(db, &e->key, e->src_hash, e->lib_major, collect_timing, ts);
+    if (ts->oom) {
+        fprintf(stderr, "gemmtune %s: %s: out of memory\n", verb, path);
+        return -1;
+    }
+    if (s != GT_SUCCESS) {
+        fprintf(stderr, "gemmtune %s: %s: %s\n", verb, path, gt_db_errmsg(db));
+        return -1;
+    }
+    return 0;
+}
+
+/* ===== validation ===== */
+
+static int valid_align(int a) { return a == 1 || a == 2 || a == 4 || a == 8 || a == 16; }
+
+/* Whether the key itself is one a process could build: 0, else -1 with why. */
+static int check_key(const gt_key *k, char *why, size_t size) {
+    const char *bad = NULL;
+    if (!k->device[0]) bad = "empty device name";
+    else if (k->cc_major < 5 || k->cc_major > 99 || k->cc_minor < 0 || k->cc_minor > 9)
+        bad = "compute capability outside sm_50..sm_999";
+    else if (k->sm_count < 1) bad = "SM count below 1";
+    else if (strcmp(gt_dtype_name(k->dtype), "?") == 0) bad = "unknown data type";
+    else if ((k->opa != 0 && k->opa != 1) || (k->opb != 0 && k->opb != 1)) bad = "unknown op";
+    else if (k->m < 1 || k->n < 1 || k->k < 1 || k->m > 2147483647LL || k->n > 2147483647LL ||
+             k->k > 2147483647LL)
+        bad = "size outside 1..2^31-1";
+    else if (!valid_align(k->align)) bad = "alignment class not 1, 2, 4, 8 or 16";
+    else if (k->beta0 != 0 && k->beta0 != 1) bad = "beta0 neither 0 nor 1";
+    if (!bad) return 0;
+    snprintf(why, size, "key: %s", bad);
+    return -1;
+}
+
+/* Checks an entry and its candidate rows before they are written anywhere: the key, the
+ * winner's time, and every configuration against the parameter table and the legal
+ * constraints (limits every supported GPU shares). 0, or -1 with the reason and the
+ * offending configuration (bad_cfg, "" when it is not a configuration). */
+static int check_entry(const entry *e, const timings *ts, char *bad_cfg, size_t cfgsize,
+                       char *why, size_t size) {
+    bad_cfg[0] = 0;
+    if (check_key(&e->key, why, size) != 0) return -1;
+    gt_klimits lim;
+    gt_kcfg_limits_generic(&e->key, &lim);
+    gt_kcfg cfg;
+    if (gt_kcfg_validate(e->w.config, &e->key, &lim, &cfg, why, size) != 0) {
+        snprintf(bad_cfg, cfgsize, "%s", e->w.config);
+        return -1;
+    }
+    if (!isfinite(e->w.time_us) || e->w.time_us <= 0 || !isfinite(e->w.tflops) ||
+        e->w.tflops < 0) {
+        snprintf(bad_cfg, cfgsize, "%s", e->w.config);
+        snprintf(why, size, "winner time %g us, %g TFLOP/s: not a measurement", e->w.time_us,
+                 e->w.tflops);
+        return -1;
+    }
+    for (int i = 0; i < ts->n; i++)
+        if (gt_kcfg_validate(ts->v[i].config, &e->key, &lim, &cfg, why, size) != 0) {
+            snprintf(bad_cfg, cfgsize, "%s", ts->v[i].config);
+            return -1;
+        }
+    return 0;
+}
+
+/* ===== copying entries between files ===== */
+
+typedef struct filter {
+    const char *device; /* exact device name; NULL: any */
+    int dtype;          /* -1: any */
+} filter;
+
+typedef struct counts {
+    int seen;          /* winner rows read */
+    int stored;        /* written (new key, or faster than what was there) */
+    int kept;          /* the destination had the key at an equal or better time */
+    int rejected;      /* failed validation */
+    int other_source;  /* of another kernel source hash or library major: left out */
+    int unselected;    /* not of --device / --dtype */
+} counts;
+
+/* Copies every current, selected, valid entry of in (with its candidate rows) into out
+ * by keep-the-faster merge. Rejections are printed and counted; 0, or -1 after a
+ * message when a file cannot be read or out cannot be written. */
+static int copy_entries(const char *verb, const char *inpath, gt_db *in, const char *outpath,
+                        gt_db *out, const filter *flt, counts *c) {
+    entries es;
+    if (load_entries(verb, inpath, in, &es) != 0) {
+        free(es.v);
+        return -1;
+    }
+    timings ts;
+    memset(&ts, 0, sizeof ts);
+    int rc = 0;
+    for (int i = 0; i < es.n && rc == 0; i++) {
+        const entry *e = &es.v[i];
+        c->seen++;
+        if (!e->current) {
+            c->other_source++;
+            continue;
+        }
+        if ((flt->device && strcmp(flt->device, e->key.device) != 0) ||
+            (flt->dtype >= 0 && flt->dtype != e->key.dtype)) {
+            c->unselected++;
+            continue;
+        }
+        if (load_timings(verb, inpath, in, e, &ts) != 0) {
+            rc = -1;
+            break;
+        }
+        char why[512], bad[GT_DB_CONFIG_MAX], keytext[256];
+        if (check_entry(e, &ts, bad, sizeof bad, why, sizeof why) != 0) {
+            gt_key_format(&e->key, keytext, sizeof keytext);
+            fprintf(stderr, "gemmtune %s: %s: rejected %s '%s': %s\n", verb, inpath, keytext,
+                    bad[0] ? bad : e->w.config, why);
+            c->rejected++;
+            continue;
+        }
+        int stored = 0;
+        if (gt_db_merge(out, &e->key, e->src_hash, e->lib_major, &e->w, ts.v, ts.n, &stored) !=
+            GT_SUCCESS) {
+            fprintf(stderr, "gemmtune %s: cannot write %s: %s\n", verb, outpath,
+                    gt_db_errmsg(out));
+            rc = -1;
+            break;
+        }
+        if (stored) c->stored++;
+        else c->kept++;
+    }
+    free(ts.v);
+    free(es.v);
+    return rc;
+}
+
+/* Prints what copy_entries left out, on stderr. */
+static void say_left_out(const char *verb, const char *path, const counts *c) {
+    if (c->other_source)
+        fprintf(stderr,
+                "gemmtune %s: %s: left out %d entries of other kernel sources or library "
+                "versions (this is kernel source %s, library %d.x)\n",
+                verb, path, c->other_source, gt_kernel_source_hash, GT_VERSION_MAJOR);
+    if (c->unselected)
+        fprintf(stderr, "gemmtune %s: %s: %d entries of other devices or data types not "
+                        "selected\n", verb, path, c->unselected);
+    if (c->rejected)
+        fprintf(stderr, "gemmtune %s: %s: %d entries rejected (above)\n", verb, path,
+                c->rejected);
+}
+
+static int count_entry(const gt_key *key, const char *src_hash, int lib_major,
+                       const gt_db_winner *w, void *user) {
+    (void)key, (void)src_hash, (void)lib_major, (void)w;
+    ++*(long long *)user;
+    return 0;
+}
+
+/* ===== files ===== */
+
+/* Whether a and b name one file (the same text, or the same inode when both exist). */
+static int same_file(const char *a, const char *b) {
+    if (strcmp(a, b) == 0) return 1;
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
+/* Opens an existing cache file read-only. 0, or -1 after a message naming it. */
+static int open_input(const char *verb, const char *path, gt_db **db) {
+    char msg[512];
+    struct stat st;
+    *db = NULL;
+    if (stat(path, &st) != 0) {
+        fprintf(stderr, "gemmtune %s: cannot read %s: %s\n", verb, path, strerror(errno));
+        return -1;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "gemmtune %s: cannot read %s: it is a directory\n", verb, path);
+        return -1;
+    }
+    if (gt_db_open(path, 1, 0, db, msg, sizeof msg) != GT_SUCCESS) {
+        fprintf(stderr, "gemmtune %s: cannot read %s: %s\n", verb, path, msg);
+        *db = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+/* A file written whole: built at <path>.tmp.<pid>, renamed over path on success,
+ * removed on failure. */
+typedef struct newfile {
+    char path[PATH_MAX];
+    char tmp[PATH_MAX + 32];
+    gt_db *db;
+} newfile;
+
+static void remove_tmp(const newfile *f) {
+    static const char *const sfx[] = {"", "-wal", "-shm", "-journal"};
+    for (size_t i = 0; i < sizeof sfx / sizeof sfx[0]; i++) {
+        char p[PATH_MAX + 48];
+        snprintf(p, sizeof p, "%s%s", f->tmp, sfx[i]);
+        unlink(p);
+    }
+}
+
+/* 0, or -1 after a message. The directory of path must exist: nothing is created but
+ * the file. */
+static int newfile_begin(const char *verb, const char *path, newfile *f) {
+    f->db = NULL;
+    if (strlen(path) >= sizeof f->path - 1) {
+        fprintf(stderr, "gemmtune %s: path too long: %s\n", verb, path);
+        return -1;
+    }
+    snprintf(f->path, sizeof f->path, "%s", path);
+    snprintf(f->tmp, sizeof f->tmp, "%s.tmp.%ld", path, (long)getpid());
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash == dir) dir[1] = 0;
+    else if (slash) *slash = 0;
+    else snprintf(dir, sizeof dir, ".");
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "gemmtune %s: cannot write %s: %s is not a directory\n", verb, path,
+                dir);
+        return -1;
+    }
+    char msg[512];
+    if (gt_db_open(f->tmp, 0, 0, &f->db, msg, sizeof msg) != GT_SUCCESS) {
+        fprintf(stderr, "gemmtune %s: cannot write %s: %s\n", verb, path, msg);
+        f->db = NULL;
+        remove_tmp(f);
+        return -1;
+    }
+    return 0;
+}
+
+static void newfile_abort(newfile *f) {
+    if (f->db) gt_db_close(f->db);
+    f->db = NULL;
+    remove_tmp(f);
+}
+
+/* Closes the new file and renames it over path. 0, or -1 after a message (the
+ * temporary file removed). */
+static int newfile_commit(const char *verb, newfile *f) {
+    int64_t cubins = gt_db_cubin_count(f->db);
+    if (cubins > 0) {
+        /* Never: nothing here writes cubins. A shipped file must not carry binaries. */
+        fprintf(stderr, "gemmtune %s: internal error: %s would carry %lld cubins\n", verb,
+                f->path, (long long)cubins);
+        newfile_abort(f);
+        return -1;
+    }
+    gt_db_close(f->db);
+    f->db = NULL;
+    if (rename(f->tmp, f->path) != 0) {
+        fprintf(stderr, "gemmtune %s: cannot write %s: rename from %s: %s\n", verb, f->path,
+                f->tmp, strerror(errno));
+        remove_tmp(f);
+        return -1;
+    }
+    return 0;
+}
+
+/* ===== options shared by export and merge ===== */
+
+static int parse_dtype(const char *verb, const char *text, int *dtype) {
+    *dtype = gt_dtype_parse(text);
+    if (*dtype < 0) {
+        fprintf(stderr, "gemmtune %s: --dtype '%s': unknown data type (known: f32)\n", verb,
+                text);
+        return 2;
+    }
+    return 0;
+}
+
+/* ===== export ===== */
+
+int cli_export(int argc, char **argv) {
+    static const struct option longs[] = {
+        {"output", required_argument, 0, 'o'}, {"device", required_argument, 0, 'D'},
+        {"dtype", required_argument, 0, 't'},  {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    const char *outpath = NULL;
+    filter flt = {NULL, -1};
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "o:h", longs, NULL)) != -1) {
+        if (c == 'o') outpath = optarg;
+        else if (c == 'D') flt.device = optarg;
+        else if (c == 't') {
+            if (parse_dtype("export", optarg, &flt.dtype)) return 2;
+        } else if (c == 'h') return cli_usage(stdout, 0);
+        else return 2;
+    }
+    if (optind < argc) {
+        fprintf(stderr, "gemmtune export: unexpected argument '%s' (want -o FILE)\n",
+                argv[optind]);
+        return 2;
+    }
+    if (!outpath || !*outpath) {
+        fprintf(stderr, "gemmtune export: give -o FILE (see --help)\n");
+        return 2;
+    }
+    char cache[PATH_MAX];
+    if (cli_cache_path("export", cache, sizeof cache) != 0) return 1;
+    if (same_file(outpath, cache)) {
+        fprintf(stderr, "gemmtune export: -o '%s' is the cache itself; give another file\n",
+                outpath);
+        return 2;
+    }
+    gt_db *in;
+    if (open_input("export", cache, &in) != 0) return 1;
+    newfile out;
+    if (newfile_begin("export", outpath, &out) != 0) {
+        gt_db_close(in);
+        return 1;
+    }
+    counts cn;
+    memset(&cn, 0, sizeof cn);
+    int rc = copy_entries("export", cache, in, outpath, out.db, &flt, &cn);
+    gt_db_close(in);
+    if (rc != 0) {
+        newfile_abort(&out);
+        return 1;
+    }
+    if (newfile_commit("export", &out) != 0) return 1;
+    say_left_out("export", cache, &cn);
+    printf("exported %d entries to %s\n", cn.stored, outpath);
+    return 0;
+}
+
+/* ===== merge ===== */
+
+int cli_merge(int argc, char **argv) {
+    static const struct option longs[] = {
+        {"output", required_argument, 0, 'o'}, {"device", required_argument, 0, 'D'},
+        {"dtype", required_argument, 0, 't'},  {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    const char *outpath = NULL;
+    filter flt = {NULL, -1};
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "o:h", longs, NULL)) != -1) {
+        if (c == 'o') outpath = optarg;
+        else if (c == 'D') flt.device = optarg;
+        else if (c == 't') {
+            if (parse_dtype("merge", optarg, &flt.dtype)) return 2;
+        } else if (c == 'h') return cli_usage(stdout, 0);
+        else return 2;
+    }
+    int nin = argc - optind;
+    if (!outpath || !*outpath) {
+        fprintf(stderr, "gemmtune merge: give -o FILE for the result (see --help)\n");
+        return 2;
+    }
+    if (nin < 1) {
+        fprintf(stderr, "gemmtune merge: give the files to merge: merge A B... -o C\n");
+        return 2;
+    }
+    char **inputs = argv + optind;
+    for (int i = 0; i < nin; i++)
+        if (same_file(outpath, inputs[i])) {
+            fprintf(stderr, "gemmtune merge: -o '%s' is also an input; write to a new file\n",
+                    outpath);
+            return 2;
+        }
+    /* Every input must be readable before anything is written. */
+    gt_db **in = calloc((size_t)nin, sizeof *in);
+    if (!in) return 1;
+    int rc = 0;
+    for (int i = 0; i < nin && rc == 0; i++)
+        if (open_input("merge", inputs[i], &in[i]) != 0) rc = -1;
+    newfile out;
+    out.db = NULL;
+    if (rc == 0 && newfile_begin("merge", outpath, &out) != 0) rc = -1;
+    counts total;
+    memset(&total, 0, sizeof total);
+    for (int i = 0; i < nin && rc == 0; i++) {
+        counts cn;
+        memset(&cn, 0, sizeof cn);
+        rc = copy_entries("merge", inputs[i], in[i], outpath, out.db, &flt, &cn);
+        if (rc != 0) break;
+        say_left_out("merge", inputs[i], &cn);
+        fprintf(stderr, "gemmtune merge: %s: %d entries taken, %d not (an earlier input's was "
+                        "as fast or faster)\n", inputs[i], cn.stored, cn.kept);
+        total.rejected += cn.rejected;
+        total.other_source += cn.other_source;
+    }
+    long long n = 0;
+    if (rc == 0 && gt_db_list(out.db, count_entry, &n) != GT_SUCCESS) {
+        fprintf(stderr, "gemmtune merge: cannot read back %s: %s\n", outpath,
+                gt_db_errmsg(out.db));
+        rc = -1;
+    }
+    for (int i = 0; i < nin; i++)
+        if (in[i]) gt_db_close(in[i]);
+    free(in);
+    if (rc != 0) {
+        if (out.db) newfile_abort(&out);
+        return 1;
+    }
+    if (newfile_commit("merge", &out) != 0) return 1;
+    printf("merged %lld entries from %d files into %s (%d rejected, %d of other kernel "
+           "sources left out)\n",
+           n, nin, outpath, total.rejected, total.other_source);
+    return 0;
+}
+
+/* ===== import ===== */
+
+int cli_import(int argc, char **argv) {
+    static const struct option longs[] = {{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
+        if (c == 'h') return cli_usage(stdout, 0);
+        return 2;
+    }
+    if (argc - optind != 1) {
+        fprintf(stderr, "gemmtune import: give one FILE to import (see --help)\n");
+        return 2;
+    }
+    const char *path = argv[optind];
+    char cache[PATH_MAX], msg[512];
+    if (cli_cache_path("import", cache, sizeof cache) != 0) return 1;
+    if (same_file(path, cache)) {
+        fprintf(stderr, "gemmtune import: '%s' is the cache itself\n", path);
+        return 2;
+    }
+    /* The file first: a file that cannot be read leaves the cache as it was. */
+    gt_db *in;
+    if (open_input("import", path, &in) != 0) return 1;
+    gt_db *out;
+    if (gt_db_open(cache, 0, 0, &out, msg, sizeof msg) != GT_SUCCESS) {
+        fprintf(stderr, "gemmtune import: cannot write the cache %s: %s\n", cache, msg);
+        gt_db_close(in);
+        return 1;
+    }
+    counts cn;
+    memset(&cn, 0, sizeof cn);
+    filter all = {NULL, -1};
+    int rc = copy_entries("import", path, in, cache, out, &all, &cn);
+    gt_db_close(in);
+    gt_db_close(out);
+    if (rc != 0) return 1;
+    printf("imported %d entries from %s into %s; kept %d (the cache had one as fast or "
+           "faster); rejected %d; skipped %d of other kernel sources\n",
+           cn.stored, path, cache, cn.kept, cn.rejected, cn.other_source);
+    return 0;
+}
+
+/* ===== show ===== */
+
+static int print_timing(const gt_db_timing *t, void *user) {
+    const char *winner = user;
+    char when[32];
+    if (t->time_us >= 0) snprintf(when, sizeof when, "%10.1f us", t->time_us);
+    else snprintf(when, sizeof when, "%13s", "not timed");
+    if (strcmp(t->status, "ok") == 0)
+        printf("    %-22s %-14s %s %8.2f TFLOP/s%s\n", t->config, t->status, when, t->tflops,
+               strcmp(t->config, winner) == 0 ? "  <- winner" : "");
+    else
+        printf("    %-22s %-14s %s  %s\n", t->config, t->status, when,
+               t->message[0] ? t->message : "(no message)");
+    return 0;
+}
+
+int cli_show(int argc, char **argv) {
+    static const struct option longs[] = {
+        {"dtype", required_argument, 0, 't'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    int dtype = GT_DT_F32, c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
+        if (c == 't') {
+            if (parse_dtype("show", optarg, &dtype)) return 2;
+        } else if (c == 'h') return cli_usage(stdout, 0);
+        else return 2;
+    }
+    cli_shape sh;
+    if (argc - optind != 1 || cli_parse_shape(argv[optind], &sh) != 0) {
+        if (argc - optind == 1)
+            fprintf(stderr, "gemmtune show: bad shape '%s' (want MxNxK or MxNxK:NT)\n",
+                    argv[optind]);
+        else
+            fprintf(stderr, "gemmtune show: give one SHAPE, MxNxK or MxNxK:NT (see --help)\n");
+        return 2;
+    }
+    char cache[PATH_MAX], text[96];
+    snprintf(text, sizeof text, "%lldx%lldx%lld:%c%c", sh.m, sh.n, sh.k, sh.opa ? 'T' : 'N',
+             sh.opb ? 'T' : 'N');
+    if (cli_cache_path("show", cache, sizeof cache) != 0) return 1;
+    if (access(cache, F_OK) != 0) {
+        printf("cache %s does not exist yet: nothing tuned, no entry for %s\n", cache, text);
+        return 1;
+    }
+    gt_db *db;
+    if (open_input("show", cache, &db) != 0) return 1;
+    entries es;
+    if (load_entries("show", cache, db, &es) != 0) {
+        free(es.v);
+        gt_db_close(db);
+        return 1;
+    }
+    int found = 0, rc = 0;
+    printf("cache %s\n", cache);
+    for (int i = 0; i < es.n && rc == 0; i++) {
+        const entry *e = &es.v[i];
+        if (e->key.m != sh.m || e->key.n != sh.n || e->key.k != sh.k || e->key.opa != sh.opa ||
+            e->key.opb != sh.opb || e->key.dtype != dtype)
+            continue;
+        found++;
+        char keytext[256], when[32];
+        gt_key_format(&e->key, keytext, sizeof keytext);
+        time_t t = (time_t)e->w.tuned_at;
+        struct tm tmv;
+        if (gmtime_r(&t, &tmv)) strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", &tmv);
+        else snprintf(when, sizeof when, "?");
+        printf("%s  winner %s  %.1f us  %.2f TFLOP/s  host %s  tuned %s  gemmtune %s  "
+               "NVRTC %s  driver %s  %s%s%s\n",
+               keytext, e->w.config, e->w.time_us, e->w.tflops, e->w.host[0] ? e->w.host : "?",
+               when, e->w.libver[0] ? e->w.libver : "?", e->w.nvrtc[0] ? e->w.nvrtc : "?",
+               e->w.driver[0] ? e->w.driver : "?",
+               e->current ? "current kernel source" : "old kernel source ",
+               e->current ? "" : e->src_hash, e->current ? "" : ": ignored");
+        if (gt_db_timings(db, &e->key, e->src_hash, e->lib_major, print_timing,
+                          (void *)e->w.config) != GT_SUCCESS) {
+            fprintf(stderr, "gemmtune show: %s: %s\n", cache, gt_db_errmsg(db));
+            rc = 1;
+        }
+    }
+    free(es.v);
+    gt_db_close(db);
+    if (rc) return rc;
+    if (!found) {
+        printf("no entry for %s (%s) in %s\n", text, gt_dtype_name(dtype), cache);
+        return 1;
+    }
+    return 0;
+}
+
+/* ===== prune ===== */
+
+int cli_prune(int argc, char **argv) {
+    static const struct option longs[] = {{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
+        if (c == 'h') return cli_usage(stdout, 0);
+        return 2;
+    }
+    if (optind < argc) {
+        fprintf(stderr, "gemmtune prune: unexpected argument '%s'\n", argv[optind]);
+        return 2;
+    }
+    char cache[PATH_MAX], msg[512];
+    if (cli_cache_path("prune", cache, sizeof cache) != 0) return 1;
+    if (access(cache, F_OK) != 0) {
+        printf("cache %s does not exist yet: nothing to prune\n", cache);
+        return 0;
+    }
+    gt_db *db;
+    if (gt_db_open(cache, 0, 0, &db, msg, sizeof msg) != GT_SUCCESS) {
+        fprintf(stderr, "gemmtune prune: cannot write the cache %s: %s\n", cache, msg);
+        return 1;
+    }
+    const char *nvrtc = gt_rtc_version();
+    if (!nvrtc || !*nvrtc || strcmp(nvrtc, "?") == 0) nvrtc = NULL;
+    /* Cubins of another driver go only when this machine's driver is known. */
+    const char *driver = gt_cu_load() == GT_SUCCESS ? gt_cu_driver_version() : NULL;
+    if (driver && !*driver) driver = NULL;
+    int64_t winners = 0, cubins = 0;
+    gt_status s = gt_db_prune(db, gt_kernel_source_hash, GT_VERSION_MAJOR, nvrtc, driver,
+                              &winners, &cubins);
+    if (s != GT_SUCCESS) {
+        fprintf(stderr, "gemmtune prune: %s: %s\n", cache, gt_db_errmsg(db));
+        gt_db_close(db);
+        return 1;
+    }
+    gt_db_close(db);
+    printf("pruned %lld entries of other kernel sources or library versions and %lld cubins "
+           "of other sources or NVRTC%s versions from %s\n",
+           (long long)winners, (long long)cubins, driver ? " or driver" : "", cache);
+    if (!driver)
+        printf("(no CUDA driver here: cubins of other driver versions were kept)\n");
+    return 0;
+}
