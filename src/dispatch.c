@@ -61,7 +61,7 @@ int gt_dispatch_mode(void) {
     return env_mode;
 }
 
-static int async_on(void) {
+int gt_dispatch_async(void) {
     int a = atomic_load(&async_setting);
     if (a >= 0) return a;
     pthread_once(&env_once, read_env);
@@ -173,6 +173,13 @@ const char *gt_dispatch_cache_path(int *open) {
     open_layers();
     if (open) *open = layers[0].db != NULL;
     return user_path;
+}
+
+const char *gt_dispatch_shipped_path(int i, int *open) {
+    open_layers();
+    if (i < 0 || i + 1 >= nlayers) return NULL;
+    if (open) *open = readable(&layers[i + 1]);
+    return layers[i + 1].path;
 }
 
 /* ===================================================================================
@@ -561,7 +568,7 @@ static gt_status resolve(gt_devctx *dc, const gt_key *key, CUstream stream, cons
         if (from_nearest(dc, key, &k)) return plan_of(dc, key, &k, GT_SRC_NEAREST, out);
         return fallback(dc, key, 1, GT_SRC_FALLBACK, out);
     }
-    if (async_on()) {
+    if (gt_dispatch_async()) {
         gt_status s = fallback(dc, key, 1, GT_SRC_PENDING, out);
         if (s == GT_SUCCESS && enqueue(dc, key)) return s;
         if (s != GT_SUCCESS) return s;

@@ -38,11 +38,16 @@ gt_status gt_dispatch_tune(gt_devctx *dc, const gt_key *key, int force, gt_tune_
 /* The user cache's path and whether it is open ("" when none could be formed). */
 const char *gt_dispatch_cache_path(int *open);
 
+/* The read-only files of GEMMTUNE_CACHE_PATH in lookup order: the path of the i-th
+ * (0-based) and whether it is open; NULL past the last. */
+const char *gt_dispatch_shipped_path(int i, int *open);
+
 /* Settings (gemmtune.h: gt_set_mode, gt_set_tune_async). Until set, they come from
  * GEMMTUNE_MODE and GEMMTUNE_TUNE_ASYNC. */
 gt_status gt_dispatch_set_mode(int mode);
 int gt_dispatch_mode(void);
 void gt_dispatch_set_async(int on);
+int gt_dispatch_async(void);
 
 /* Stops the background worker (a tuning in progress finishes first), drops its queue and
  * closes every cache file (gt_release, before plans and contexts are released). */

@@ -14,6 +14,7 @@
  * rank, else the default); background tuning (same values, winner picked up); bad cache
  * files (truncated, random bytes, newer schema, locked past the busy timeout,
  * unwritable directory, full): right result, success, one warning, good files intact;
+ * read-only files as a user who cannot write them (a root run drops to "nobody");
  * eight processes tuning overlapping shapes into one cache.
  */
 #ifndef _GNU_SOURCE
@@ -21,6 +22,8 @@
 #endif
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <math.h>
 #include <signal.h>
 #include <sqlite3.h>
@@ -45,6 +48,11 @@ static int have_gpu;
 static char no_gpu_reason[200];
 static char root[64];
 static char self[4096];
+/* When set (a root test run), children drop to this user before exec, so that file
+ * permissions apply to them; exe is then a copy of this program they can read. */
+static uid_t child_uid;
+static gid_t child_gid;
+static char child_exe[4096];
 
 #define NEED_GPU()                                                              \
     do {                                                                        \
@@ -272,11 +280,17 @@ static void spawn(child *c, const char *tag, const char *const *env, const char 
                 unsetenv(env[i]);
             }
         }
-        const char *argv[32] = {self, mode};
+        const char *exe = self;
+        if (child_uid) {
+            if (setgroups(0, NULL) != 0 || setgid(child_gid) != 0 || setuid(child_uid) != 0)
+                _exit(126);
+            exe = child_exe;
+        }
+        const char *argv[32] = {exe, mode};
         int n = 2;
         for (int i = 0; args && args[i] && n < 31; i++) argv[n++] = args[i];
         argv[n] = NULL;
-        execv(self, (char *const *)argv);
+        execv(exe, (char *const *)argv);
         _exit(127);
     }
 }
@@ -343,7 +357,7 @@ static int count_of(const char *hay, const char *needle) {
 }
 
 static int copy_file(const char *from, const char *to) {
-    char cmd[1024];
+    char cmd[2 * 4096 + 16];
     snprintf(cmd, sizeof cmd, "cp '%s' '%s'", from, to);
     return system(cmd);
 }
@@ -723,6 +737,60 @@ static void cluster_bad_cache_files(void) {
     TAP_CHECK(strcmp(check, "ok") == 0, "full file integrity: %s", check);
 }
 
+/* Read-only files as a user who cannot write them: a shipped cache, root-owned 0444 in a
+ * 0555 directory, is read (no -shm can be made beside it: the immutable path); a user
+ * cache in a 0555 directory is bypassed with one warning. A root test run drops its
+ * children to "nobody" so that the permissions hold. */
+static void cluster_readonly_files(void) {
+    NEED_GPU();
+    if (!seed_cfg1[0]) TAP_SKIP("seed cache missing (first case failed)");
+    char ro[300], shipped[400], userdir[300];
+    snprintf(ro, sizeof ro, "%s/ro", root);
+    snprintf(shipped, sizeof shipped, "%s/shipped.db", ro);
+    snprintf(userdir, sizeof userdir, "%s/home", root);
+    mkdir(ro, 0755);
+    mkdir(userdir, 0777);
+    chmod(userdir, 0777);
+    TAP_CHECK(copy_file(seed, shipped) == 0, "copy");
+    chmod(shipped, 0444);
+    chmod(ro, 0555);
+    if (geteuid() == 0) {
+        struct passwd *pw = getpwnam("nobody");
+        if (!pw) TAP_SKIP("running as root and there is no user 'nobody' to drop to");
+        snprintf(child_exe, sizeof child_exe, "%s/test_cluster", root);
+        copy_file(self, child_exe);
+        chmod(child_exe, 0755);
+        chmod(root, 0755);
+        child_uid = pw->pw_uid, child_gid = pw->pw_gid;
+    }
+    char env_path[500], env_user[400], env_rouser[400];
+    snprintf(env_path, sizeof env_path, "GEMMTUNE_CACHE_PATH=%s", shipped);
+    snprintf(env_user, sizeof env_user, "GEMMTUNE_CACHE=%s/user.db", userdir);
+    snprintf(env_rouser, sizeof env_rouser, "GEMMTUNE_CACHE=%s/user.db", ro);
+    const char *shapes[] = {S1, S2, NULL};
+    const char *env1[] = {env_user, env_path, "HOME=/nonexistent", NULL};
+    child c;
+    run(&c, "roshipped", env1, shapes);
+    if (c.code == 3 || c.code == 126) {
+        child_uid = 0;
+        child_free(&c);
+        TAP_SKIP("a child as user nobody cannot use the GPU or drop privileges (exit %d)", c.code);
+    }
+    TAP_CHECK(all_ok(&c, 2) && stat_of(&c, "cache_hits") == 2 && stat_of(&c, "tunes") == 0,
+              "read-only shipped file must be read: %s %s", c.out, c.err);
+    TAP_CHECK(count_of(c.err, "gemmtune warning") == 0, "no warning expected: %s", c.err);
+    child_free(&c);
+    const char *env2[] = {env_rouser, "HOME=/nonexistent", NULL};
+    const char *one[] = {S1, NULL};
+    run(&c, "rouser", env2, one);
+    TAP_CHECK(all_ok(&c, 1), "user cache in a read-only directory: %s", c.out);
+    TAP_CHECK(count_of(c.err, "gemmtune warning") == 1, "want one warning: %s", c.err);
+    printf("# as uid %d: %s", (int)(child_uid ? child_uid : geteuid()), c.err);
+    child_free(&c);
+    child_uid = 0;
+    chmod(ro, 0755);
+}
+
 static int winner_verified(const gt_key *key, const char *src_hash, int lib_major,
                            const gt_db_winner *w, void *user) {
     (void)src_hash, (void)lib_major, (void)key;
@@ -797,6 +865,7 @@ int main(int argc, char **argv) {
     TAP_RUN(cluster_cached_mode_nearest);
     TAP_RUN(cluster_async_tuning);
     TAP_RUN(cluster_bad_cache_files);
+    TAP_RUN(cluster_readonly_files);
     TAP_RUN(cluster_eight_processes);
     char rm[256];
     snprintf(rm, sizeof rm, "chmod -R u+w %s; rm -rf %s", root, root);

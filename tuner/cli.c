@@ -232,6 +232,11 @@ static int cmd_info(int argc, char **argv) {
     int open = 0;
     const char *path = gt_dispatch_cache_path(&open);
     printf("cache: %s (%s)\n", *path ? path : "none", open ? "usable" : "not usable; bypassed");
+    const char *sp;
+    for (int i = 0; (sp = gt_dispatch_shipped_path(i, &open)); i++)
+        printf("shipped cache %d: %s (%s)\n", i + 1, sp, open ? "usable, read-only" : "not usable; bypassed");
+    static const char *modes[] = {"tune", "cached", "off"};
+    printf("mode: %s%s\n", modes[gt_get_mode()], gt_dispatch_async() ? ", tuning in the background" : "");
     gt_status s = gt_cu_load();
     if (s != GT_SUCCESS) {
         printf("GPU: none: %s\n", gt_last_error());
