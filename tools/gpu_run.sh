@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # gpu_run.sh: on a machine with an NVIDIA GPU, build gemmtune, run every test (the GPU
 # ones for real), a few `gemmtune run` checks and the cuBLAS side-by-side benchmark.
-# Usage: bash tools/gpu_run.sh [all|tests|gpu|quick|memcheck|bench] (gpu: only the suites
-# that need the GPU) ; logs and JSON go to $OUT
+# Usage: bash tools/gpu_run.sh [all|tests|gpu|quick|memcheck|bench|devices] (gpu: only the
+# suites that need the GPU; devices: tune --devices on one GPU vs all, shards + merge) ; logs and JSON go to $OUT
 # (default ./gpu-out). On the project's device machine: copy ../shared/device to .device
 # first (SQLite headers) and carry it.
 set -uo pipefail
@@ -52,5 +52,24 @@ if [ "$what" = all ] || [ "$what" = bench ]; then
   rm -f "$OUT/bench-cache.db"*
   GEMMTUNE_CACHE="$OUT/bench-cache.db" ./$B/gemmtune-bench --file bench/suite.txt \
     --json "$OUT/bench_f32.json" 2>&1 | tee "$OUT/bench_f32.txt" || rc=1
+fi
+if [ "$what" = devices ]; then
+  # The same shape list tuned on GPU 0 alone, then on every GPU; then two shards into two
+  # files merged into one. Fresh caches each time, so every shape really tunes.
+  L=bench/cluster_shapes.txt
+  rm -f "$OUT"/dev-*.db*
+  t0=$(date +%s.%N)
+  ./$B/gemmtune --cache "$OUT/dev-one.db" tune --file $L --devices 0 2>&1 | tee "$OUT/devices_one.txt" || rc=1
+  t1=$(date +%s.%N)
+  ./$B/gemmtune --cache "$OUT/dev-all.db" tune --file $L --devices all 2>&1 | tee "$OUT/devices_all.txt" || rc=1
+  t2=$(date +%s.%N)
+  python3 -c "print('wall: --devices 0: %.1f s; --devices all: %.1f s' % ($t1 - $t0, $t2 - $t1))" | tee -a "$OUT/devices_all.txt"
+  for i in 0 1; do
+    ./$B/gemmtune --cache "$OUT/dev-shard$i.db" tune --file $L --shard $i/2 >"$OUT/shard$i.txt" 2>&1 || rc=1
+  done
+  ./$B/gemmtune merge "$OUT/dev-shard0.db" "$OUT/dev-shard1.db" -o "$OUT/dev-merged.db" || rc=1
+  ./$B/gemmtune --cache "$OUT/dev-merged.db" list
+  GEMMTUNE_CACHE="$OUT/dev-user.db" GEMMTUNE_CACHE_PATH="$OUT/dev-merged.db" GEMMTUNE_MODE=cached \
+    ./$B/gemmtune run 1000x1000x1000:TN || rc=1
 fi
 exit $rc
