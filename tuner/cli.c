@@ -781,9 +781,16 @@ static int cmd_run(int argc, char **argv) {
     char cfg[64] = "?", text[96];
     if (p) gt_kcfg_format(&p->kern.cfg, cfg, sizeof cfg);
     gt_key_shape(&key, text, sizeof text);
-    const char *from = after.tunes > before.tunes && p && p->source == GT_SRC_TUNED
-                           ? "tuned now"
-                           : after.cache_hits > before.cache_hits ? "from the cache" : "fallback";
+    /* What the first call did, from the counters it moved, and what runs now. */
+    char from[160];
+    int src = p ? p->source : -1;
+    if (after.tunes > before.tunes && src == GT_SRC_TUNED)
+        snprintf(from, sizeof from, "tuned now");
+    else if (after.cache_hits > before.cache_hits)
+        snprintf(from, sizeof from, "from the cache, %s",
+                 after.cubin_hits > before.cubin_hits ? "binary cached" : "compiled");
+    else
+        snprintf(from, sizeof from, "%s", source_name(src));
     printf("%s f32 alpha=%g beta=%g on %s\n", text, alpha, beta, dc->dev.name);
     printf("kernel: %s (%s; first call %.2f s)\n", cfg, from, first_s);
     printf("time: %.1f us median of %d, %.2f TFLOP/s\n", med, reps,
