@@ -8,6 +8,7 @@
 #include "tune.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,11 +76,19 @@ static int fault(const char *what, int i) {
 
 /* ===== compile ===== */
 
+/* Compiling runs on a pool driven by its own thread while the tuning thread prepares the
+ * arena and times each candidate as soon as it is compiled (in rank order, which is the
+ * order the pool takes them), so tuning costs about the longer of compiling and timing,
+ * not their sum. done[i] under lock says candidate i's compile has finished. */
 typedef struct {
     const gt_key *key;
-    int arch;
+    int arch, n, threads;
     gt_tune_cand *cands;
     gt_rtc_result *images;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    unsigned char *done;
+    double finished;      /* clock when the last compile finished */
 } compile_job;
 
 static void compile_one(int i, void *user) {
@@ -87,12 +96,30 @@ static void compile_one(int i, void *user) {
     if (fault("compile", i)) {
         job->cands[i].status = GT_TR_COMPILE_FAILED;
         snprintf(job->cands[i].message, sizeof job->cands[i].message, "injected compile fault");
-        return;
-    }
-    if (gt_kern_compile(&job->cands[i].cfg, job->key, job->arch, &job->images[i]) != GT_SUCCESS) {
+    } else if (gt_kern_compile(&job->cands[i].cfg, job->key, job->arch, &job->images[i]) !=
+               GT_SUCCESS) {
         job->cands[i].status = GT_TR_COMPILE_FAILED;
         snprintf(job->cands[i].message, sizeof job->cands[i].message, "%s", job->images[i].error);
     }
+    if (!job->done) return; /* compiling in the foreground */
+    pthread_mutex_lock(&job->lock);
+    job->done[i] = 1;
+    pthread_cond_broadcast(&job->cond);
+    pthread_mutex_unlock(&job->lock);
+}
+
+static void *compile_all(void *arg) {
+    compile_job *job = arg;
+    gt_pool_run(job->n, job->threads, compile_one, job);
+    job->finished = gt_tune_now_s();
+    return NULL;
+}
+
+/* Waits until candidate i is compiled. */
+static void wait_compiled(compile_job *job, int i) {
+    pthread_mutex_lock(&job->lock);
+    while (!job->done[i]) pthread_cond_wait(&job->cond, &job->lock);
+    pthread_mutex_unlock(&job->lock);
 }
 
 /* ===== arena ===== */
@@ -303,14 +330,21 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
     rep->cands = cands;
     rep->ncands = n;
 
-    /* COMPILE */
-    compile_job job = {key, dc->arch, cands, images};
-    gt_pool_run(n, opts.threads, compile_one, &job);
-    for (int i = 0; i < n; i++) {
-        if (cands[i].status == GT_TR_COMPILE_FAILED) rep->compile_failed++;
-        else rep->compiled++;
+    /* COMPILE, in the background of ARENA and TIME */
+    compile_job job = {.key = key, .arch = dc->arch, .n = n, .threads = opts.threads,
+                       .cands = cands, .images = images};
+    pthread_mutex_init(&job.lock, NULL);
+    pthread_cond_init(&job.cond, NULL);
+    job.done = calloc((size_t)n, 1);
+    pthread_t compiler;
+    int background = job.done && pthread_create(&compiler, NULL, compile_all, &job) == 0;
+    if (!background) {
+        /* No thread (or no memory for the flags): compile everything first. */
+        free(job.done);
+        job.done = NULL;
+        gt_pool_run(n, opts.threads, compile_one, &job);
+        job.finished = gt_tune_now_s();
     }
-    rep->compile_seconds = gt_tune_now_s() - t0;
 
     /* ARENA */
     CUstream s;
@@ -332,6 +366,7 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
     /* TIME */
     double t1 = gt_tune_now_s();
     for (int i = 0; i < n; i++) {
+        if (job.done) wait_compiled(&job, i);
         if (cands[i].status == GT_TR_COMPILE_FAILED) continue;
         if (gt_tune_now_s() - t1 > opts.budget_s) break; /* stays NOT_TIMED */
         gt_status ls = gt_kern_load(images[i].image, &cands[i].cfg, key, &kerns[i]);
@@ -414,6 +449,15 @@ out_arena:
     for (int i = 0; i < n; i++) gt_kern_unload(&kerns[i]);
     arena_free(&ar);
 out_images:
+    if (background) pthread_join(compiler, NULL);
+    for (int i = 0; i < n; i++) {
+        if (cands[i].status == GT_TR_COMPILE_FAILED) rep->compile_failed++;
+        else rep->compiled++;
+    }
+    rep->compile_seconds = job.finished - t0;
+    free(job.done);
+    pthread_mutex_destroy(&job.lock);
+    pthread_cond_destroy(&job.cond);
     for (int i = 0; i < n; i++) gt_rtc_result_free(&images[i]);
     free(images);
     free(kerns);

@@ -3,9 +3,11 @@
  *
  * States of one tuning run, each moved on by the function named:
  *   SPACE    -> gt_space_build          ranked candidates within the count budget
- *   COMPILE  -> compile_all             NVRTC on a thread pool; failures recorded
+ *   COMPILE  -> compile_all             NVRTC on a thread pool, in the background of
+ *                                       ARENA and TIME; failures recorded
  *   ARENA    -> arena_alloc             bounded scratch memory, random inputs; or SKIPPED
- *   TIME     -> time_one (each)         warm-up, events per run, median; time budget
+ *   TIME     -> time_one (each)         as soon as that candidate is compiled: warm-up,
+ *                                       events per run, median; time budget
  *   VERIFY   -> verify_one (fastest first) reference check until one passes
  *   DONE     winner loaded, every candidate's outcome in the report
  * The user's buffers are never touched: every run works on the arena.
@@ -41,7 +43,9 @@ typedef struct gt_tune_cand {
 typedef struct gt_tune_report {
     gt_space_counts space;
     int compiled, compile_failed, timed, verify_failed;
-    double seconds, compile_seconds, time_seconds;
+    double seconds;          /* the whole run */
+    double compile_seconds;  /* from the start until the last compile finished */
+    double time_seconds;     /* from the first timing until the last (overlaps compiling) */
     int skipped;          /* tuning skipped (memory): no winner, not an error */
     char why[256];
     gt_kcfg winner;
