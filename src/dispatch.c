@@ -506,7 +506,8 @@ static int enqueue(gt_devctx *dc, const gt_key *key) {
         if (pthread_create(&worker, NULL, worker_main, NULL) != 0) {
             pthread_mutex_unlock(&q_lock);
             free(j);
-            gt_log(GT_LOG_WARN, "cannot start the background tuning thread; tuning now");
+            gt_log(GT_LOG_WARN, "cannot start the background tuning thread; the default "
+                                "kernel stays for this shape");
             return 0;
         }
         worker_started = 1;
@@ -569,11 +570,22 @@ static gt_status resolve(gt_devctx *dc, const gt_key *key, CUstream stream, cons
         return fallback(dc, key, 1, GT_SRC_FALLBACK, out);
     }
     if (gt_dispatch_async()) {
-        gt_status s = fallback(dc, key, 1, GT_SRC_PENDING, out);
-        if (s == GT_SUCCESS && enqueue(dc, key)) return s;
+        /* Queued: the worker replaces this plan. Not queued (no thread or memory): the
+         * default kernel stays, and the plan says so. */
+        gt_kern dk;
+        gt_status s = default_kern(dc, key, 1, &dk);
         if (s != GT_SUCCESS) return s;
-        /* Could not queue: the plan stays the default kernel; say so. */
-        return GT_SUCCESS;
+        gt_stat_add(GT_STAT_FALLBACKS, 1);
+        s = plan_of(dc, key, &dk, GT_SRC_PENDING, out);
+        if (s == GT_SUCCESS && !enqueue(dc, key)) {
+            gt_plan p = **out;
+            if (default_kern(dc, key, 1, &p.kern) == GT_SUCCESS) {
+                p.source = GT_SRC_FALLBACK;
+                const gt_plan *np = gt_plan_replace(&p);
+                if (np) *out = np;
+            }
+        }
+        return s;
     }
     /* Tuning works on its own stream and buffers; wait for the caller's work so its
      * timings are not disturbed. */
