@@ -293,15 +293,14 @@ static int from_layers(gt_devctx *dc, const gt_key *key, gt_kern *k) {
 
 typedef struct near_acc {
     const gt_key *key;
-    double best;         /* distance of the best so far, +inf when none */
-    int best_beta_diff;
-    int nrows;
+    int layer;           /* the layer being read */
+    int nrows, cap;
     struct near_row {
         char config[GT_DB_CONFIG_MAX];
-        double dist;
+        double dist;     /* < 0 once tried */
         int beta_diff;
+        int layer;
     } *rows;
-    int cap;
 } near_acc;
 
 static double log_dist(const gt_key *a, const gt_key *b) {
@@ -324,6 +323,7 @@ static int collect_near(const gt_key *key, const char *src_hash, int lib_major,
     snprintf(r->config, sizeof r->config, "%s", w->config);
     r->dist = log_dist(key, a->key);
     r->beta_diff = key->beta0 != a->key->beta0;
+    r->layer = a->layer;
     return 0;
 }
 
@@ -333,21 +333,16 @@ static int collect_near(const gt_key *key, const char *src_hash, int lib_major,
  * rank that sees the same files picks the same one. 0 when none. */
 static int from_nearest(gt_devctx *dc, const gt_key *key, gt_kern *k) {
     near_acc a = {.key = key};
-    int *layer_of = NULL;
     for (int i = 0; i < nlayers; i++) {
         layer *l = &layers[i];
         if (!readable(l)) continue;
         int before = a.nrows;
+        a.layer = i;
         if (gt_db_neighbors(l->db, key, gt_kernel_source_hash, GT_VERSION_MAJOR, collect_near,
                             &a) != GT_SUCCESS) {
             layer_failed(l);
             a.nrows = before;
-            continue;
         }
-        int *lo = realloc(layer_of, sizeof *lo * (size_t)(a.nrows ? a.nrows : 1));
-        if (!lo) break;
-        layer_of = lo;
-        for (int j = before; j < a.nrows; j++) layer_of[j] = i;
     }
     int found = 0;
     /* Best first; a row that does not validate or build gives way to the next best. */
@@ -361,13 +356,12 @@ static int from_nearest(gt_devctx *dc, const gt_key *key, gt_kern *k) {
         }
         if (best < 0) break;
         gt_kcfg cfg;
-        if (valid(dc, &layers[layer_of[best]], key, a.rows[best].config, &cfg) &&
+        if (valid(dc, &layers[a.rows[best].layer], key, a.rows[best].config, &cfg) &&
             build(dc, key, &cfg, 1, k) == GT_SUCCESS)
             found = 1;
         a.rows[best].dist = -1;
     }
     free(a.rows);
-    free(layer_of);
     if (found) gt_stat_add(GT_STAT_NEAREST, 1);
     return found;
 }
@@ -570,22 +564,11 @@ static gt_status resolve(gt_devctx *dc, const gt_key *key, CUstream stream, cons
         return fallback(dc, key, 1, GT_SRC_FALLBACK, out);
     }
     if (gt_dispatch_async()) {
-        /* Queued: the worker replaces this plan. Not queued (no thread or memory): the
-         * default kernel stays, and the plan says so. */
-        gt_kern dk;
-        gt_status s = default_kern(dc, key, 1, &dk);
-        if (s != GT_SUCCESS) return s;
-        gt_stat_add(GT_STAT_FALLBACKS, 1);
-        s = plan_of(dc, key, &dk, GT_SRC_PENDING, out);
-        if (s == GT_SUCCESS && !enqueue(dc, key)) {
-            gt_plan p = **out;
-            if (default_kern(dc, key, 1, &p.kern) == GT_SUCCESS) {
-                p.source = GT_SRC_FALLBACK;
-                const gt_plan *np = gt_plan_replace(&p);
-                if (np) *out = np;
-            }
-        }
-        return s;
+        /* The worker replaces this plan once the key is tuned. It takes resolve_lock,
+         * held here, so the pending plan is in the table before it can. Not queued (no
+         * thread or memory): the default kernel stays, and the plan says so. */
+        int queued = enqueue(dc, key);
+        return fallback(dc, key, 1, queued ? GT_SRC_PENDING : GT_SRC_FALLBACK, out);
     }
     /* Tuning works on its own stream and buffers; wait for the caller's work so its
      * timings are not disturbed. */
