@@ -1037,6 +1037,23 @@ gt_status gt_db_lookup(gt_db *db, const gt_key *key, const char *src_hash, int l
     return s;
 }
 
+/* GT_CACHE_ERROR, with the message, when db was opened read-only: `verb` names the
+ * refused write ("store", "merge", ...). Every writer asks this before its transaction. */
+static gt_status refuse_readonly(gt_db *db, const char *verb) {
+    if (!db->readonly) return GT_SUCCESS;
+    set_error(db, "cache file '%s': cannot %s: the cache is opened read-only", db->path, verb);
+    return GT_CACHE_ERROR;
+}
+
+/* GT_INVALID_VALUE, with the message, unless ntimings rows at timings make sense. */
+static gt_status check_timings(gt_db *db, const char *verb, const gt_db_timing *timings,
+                               int ntimings) {
+    if (ntimings >= 0 && (ntimings == 0 || timings)) return GT_SUCCESS;
+    set_error(db, "cache file '%s': %s: %d timings at %p", db->path, verb, ntimings,
+              (const void *)timings);
+    return GT_INVALID_VALUE;
+}
+
 gt_status gt_db_store(gt_db *db, const gt_key *key, const char *src_hash, int lib_major,
                       const gt_db_winner *winner, const gt_db_timing *timings,
                       int ntimings) {
@@ -1044,15 +1061,8 @@ gt_status gt_db_store(gt_db *db, const gt_key *key, const char *src_hash, int li
     gt_status s = lock_db(db);
     if (s != GT_SUCCESS) return s;
     s = check_key(db, key, src_hash);
-    if (s == GT_SUCCESS && (ntimings < 0 || (ntimings > 0 && !timings))) {
-        set_error(db, "cache file '%s': store: %d timings at %p", db->path, ntimings,
-                  (const void *)timings);
-        s = GT_INVALID_VALUE;
-    }
-    if (s == GT_SUCCESS && db->readonly) {
-        set_error(db, "cache file '%s': cannot store: the cache is opened read-only", db->path);
-        s = GT_CACHE_ERROR;
-    }
+    if (s == GT_SUCCESS) s = check_timings(db, "store", timings, ntimings);
+    if (s == GT_SUCCESS) s = refuse_readonly(db, "store");
     if (s != GT_SUCCESS) {
         unlock_db(db);
         return s;
@@ -1152,15 +1162,8 @@ gt_status gt_db_merge(gt_db *db, const gt_key *key, const char *src_hash, int li
         set_error(db, "cache file '%s': merge: the winner's time is not a number", db->path);
         s = GT_INVALID_VALUE;
     }
-    if (s == GT_SUCCESS && (ntimings < 0 || (ntimings > 0 && !timings))) {
-        set_error(db, "cache file '%s': merge: %d timings at %p", db->path, ntimings,
-                  (const void *)timings);
-        s = GT_INVALID_VALUE;
-    }
-    if (s == GT_SUCCESS && db->readonly) {
-        set_error(db, "cache file '%s': cannot merge: the cache is opened read-only", db->path);
-        s = GT_CACHE_ERROR;
-    }
+    if (s == GT_SUCCESS) s = check_timings(db, "merge", timings, ntimings);
+    if (s == GT_SUCCESS) s = refuse_readonly(db, "merge");
     if (s != GT_SUCCESS) {
         unlock_db(db);
         return s;
@@ -1225,10 +1228,7 @@ gt_status gt_db_prune(gt_db *db, const char *src_hash, int lib_major, const char
         set_error(db, "cache file '%s': prune: src_hash is NULL or empty", db->path);
         s = GT_INVALID_VALUE;
     }
-    if (s == GT_SUCCESS && db->readonly) {
-        set_error(db, "cache file '%s': cannot prune: the cache is opened read-only", db->path);
-        s = GT_CACHE_ERROR;
-    }
+    if (s == GT_SUCCESS) s = refuse_readonly(db, "prune");
     if (s != GT_SUCCESS) {
         unlock_db(db);
         return s;
@@ -1351,11 +1351,7 @@ gt_status gt_db_cubin_put(gt_db *db, const gt_db_bin_key *bk, const void *image,
                   !image ? "image is NULL" : "size is 0");
         s = GT_INVALID_VALUE;
     }
-    if (s == GT_SUCCESS && db->readonly) {
-        set_error(db, "cache file '%s': cannot store a cubin: the cache is opened read-only",
-                  db->path);
-        s = GT_CACHE_ERROR;
-    }
+    if (s == GT_SUCCESS) s = refuse_readonly(db, "store a cubin");
     if (s != GT_SUCCESS) {
         unlock_db(db);
         return s;
