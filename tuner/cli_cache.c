@@ -401,25 +401,34 @@ static int parse_dtype(const char *verb, const char *text, int *dtype) {
     return 0;
 }
 
-/* ===== export ===== */
-
-int cli_export(int argc, char **argv) {
+/* The options of export and merge: -o FILE, --device, --dtype, --help. Returns -1 to go
+ * on (optind at the first operand), else the exit code (0 after --help, 2 on bad usage). */
+static int parse_output_options(const char *verb, int argc, char **argv, const char **outpath,
+                                filter *flt) {
     static const struct option longs[] = {
         {"output", required_argument, 0, 'o'}, {"device", required_argument, 0, 'D'},
         {"dtype", required_argument, 0, 't'},  {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
-    const char *outpath = NULL;
-    filter flt = {NULL, -1};
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:h", longs, NULL)) != -1) {
-        if (c == 'o') outpath = optarg;
-        else if (c == 'D') flt.device = optarg;
+        if (c == 'o') *outpath = optarg;
+        else if (c == 'D') flt->device = optarg;
         else if (c == 't') {
-            if (parse_dtype("export", optarg, &flt.dtype)) return 2;
+            if (parse_dtype(verb, optarg, &flt->dtype)) return 2;
         } else if (c == 'h') return cli_usage(stdout, 0);
         else return 2;
     }
+    return -1;
+}
+
+/* ===== export ===== */
+
+int cli_export(int argc, char **argv) {
+    const char *outpath = NULL;
+    filter flt = {NULL, -1};
+    int code = parse_output_options("export", argc, argv, &outpath, &flt);
+    if (code >= 0) return code;
     if (optind < argc) {
         fprintf(stderr, "gemmtune export: unexpected argument '%s' (want -o FILE)\n",
                 argv[optind]);
@@ -460,22 +469,10 @@ int cli_export(int argc, char **argv) {
 /* ===== merge ===== */
 
 int cli_merge(int argc, char **argv) {
-    static const struct option longs[] = {
-        {"output", required_argument, 0, 'o'}, {"device", required_argument, 0, 'D'},
-        {"dtype", required_argument, 0, 't'},  {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
     const char *outpath = NULL;
     filter flt = {NULL, -1};
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "o:h", longs, NULL)) != -1) {
-        if (c == 'o') outpath = optarg;
-        else if (c == 'D') flt.device = optarg;
-        else if (c == 't') {
-            if (parse_dtype("merge", optarg, &flt.dtype)) return 2;
-        } else if (c == 'h') return cli_usage(stdout, 0);
-        else return 2;
-    }
+    int code = parse_output_options("merge", argc, argv, &outpath, &flt);
+    if (code >= 0) return code;
     int nin = argc - optind;
     if (!outpath || !*outpath) {
         fprintf(stderr, "gemmtune merge: give -o FILE for the result (see --help)\n");
