@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "db.h"
+#include "files.h"
 #include "key.h"
 #include "tap.h"
 
@@ -101,22 +102,6 @@ static gt_db *open_ok(const char *path, int readonly, int busy_ms) {
     return s == GT_SUCCESS ? db : NULL;
 }
 
-/* The whole file, malloc'd; NULL when it cannot be read. */
-static unsigned char *read_all(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *buf = malloc(n > 0 ? (size_t)n : 1);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    *len = (size_t)n;
-    return buf;
-}
 
 static int write_all(const char *path, const void *data, size_t len) {
     FILE *f = fopen(path, "wb");
@@ -125,27 +110,12 @@ static int write_all(const char *path, const void *data, size_t len) {
     return fclose(f) == 0 && w == len ? 0 : -1;
 }
 
-/* 1 when the file holds exactly these bytes. */
-static int same_bytes(const char *path, const unsigned char *data, size_t len) {
-    size_t n = 0;
-    unsigned char *now = read_all(path, &n);
-    int same = now && n == len && memcmp(now, data, len) == 0;
-    free(now);
-    return same;
-}
 
 static int exists(const char *path) {
     struct stat st;
     return stat(path, &st) == 0;
 }
 
-static int raw_exec(const char *path, const char *sql) {
-    sqlite3 *c = NULL;
-    int rc = sqlite3_open(path, &c);
-    if (rc == SQLITE_OK) rc = sqlite3_exec(c, sql, NULL, NULL, NULL);
-    sqlite3_close(c);
-    return rc;
-}
 
 /* The schema_version text in the meta table, read with raw SQLite, read-only. */
 static void raw_meta_version(const char *path, char *buf, size_t size) {

@@ -36,6 +36,7 @@
 
 #include "cu.h"
 #include "db.h"
+#include "files.h"
 #include "fixtures.h"
 #include "gemmtune.h"
 #include "kcfg.h"
@@ -65,23 +66,6 @@ static void result_free(result *r) {
     r->out = r->err = NULL;
 }
 
-static char *slurp(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return calloc(1, 1);
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    for (size_t got; buf && (got = fread(buf + n, 1, cap - n - 1, f)) > 0;) {
-        n += got;
-        if (cap - n - 1 == 0) {
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) break;
-            buf = nb, cap *= 2;
-        }
-    }
-    fclose(f);
-    if (buf) buf[n] = 0;
-    return buf ? buf : calloc(1, 1);
-}
 
 /* Runs `gemmtune args...`. env: "NAME=VALUE" to set, "NAME" to unset, applied after the
  * defaults (GEMMTUNE_CACHE in the temp directory, small tuning budgets). */
@@ -679,23 +663,7 @@ static int leftover_tmp(void) {
     return n;
 }
 
-static int count_substr(const char *s, const char *sub) {
-    int n = 0;
-    for (const char *p = s; (p = strstr(p, sub)); p += strlen(sub)) n++;
-    return n;
-}
 
-static char *read_all(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc(n > 0 ? (size_t)n : 1);
-    *len = buf && n > 0 ? fread(buf, 1, (size_t)n, f) : 0;
-    fclose(f);
-    return buf;
-}
 
 static void cache_env(char *buf, size_t size, const char *path) {
     snprintf(buf, size, "GEMMTUNE_CACHE=%s", path);
@@ -943,7 +911,7 @@ static void cli_import(void) {
     case_path("import-garbage.db", garbage, sizeof garbage);
     make_random_file(garbage);
     size_t nb = 0, na = 0;
-    char *before = read_all(cache, &nb);
+    unsigned char *before = read_all(cache, &nb);
     run_cmd(&r, ENV(env), ARGS("import", garbage));
     CHECK_RUN(&r, r.code == 1 && strstr(r.err, garbage) != NULL, "garbage: exit %d", r.code);
     result_free(&r);
@@ -951,7 +919,7 @@ static void cli_import(void) {
     run_cmd(&r, ENV(env), ARGS("import", missing));
     CHECK_RUN(&r, r.code == 1 && strstr(r.err, missing) != NULL, "missing: exit %d", r.code);
     result_free(&r);
-    char *after = read_all(cache, &na);
+    unsigned char *after = read_all(cache, &na);
     TAP_CHECK(before && after && nb == na && nb > 0 && memcmp(before, after, nb) == 0,
               "the cache changed (%zu -> %zu bytes)", nb, na);
     free(before), free(after);

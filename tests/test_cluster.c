@@ -39,6 +39,7 @@
 #include "cu.h"
 #include "db.h"
 #include "devctx.h"
+#include "files.h"
 #include "gemmtune.h"
 #include "kernel_sources.h"
 #include "plan.h"
@@ -238,17 +239,6 @@ typedef struct {
     char *out, *err;
 } child;
 
-static char *slurp(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return calloc(1, 1);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = calloc((size_t)(n > 0 ? n : 0) + 1, 1);
-    if (b && n > 0 && fread(b, 1, (size_t)n, f) != (size_t)n) b[0] = 0;
-    fclose(f);
-    return b;
-}
 
 /* Starts `self mode args...` with env ("NAME=VALUE", or "NAME" to unset) on top of the
  * defaults: small tuning budgets, warnings to stderr. */
@@ -350,11 +340,6 @@ static void shape_result(const child *c, const char *shape_text, char *cfg, size
     (void)size;
 }
 
-static int count_of(const char *hay, const char *needle) {
-    int n = 0;
-    for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle)) n++;
-    return n;
-}
 
 static int copy_file(const char *from, const char *to) {
     char cmd[2 * 4096 + 16];
@@ -362,13 +347,6 @@ static int copy_file(const char *from, const char *to) {
     return system(cmd);
 }
 
-static int raw_exec(const char *path, const char *sql) {
-    sqlite3 *c = NULL;
-    int rc = sqlite3_open(path, &c);
-    if (rc == SQLITE_OK) rc = sqlite3_exec(c, sql, NULL, NULL, NULL);
-    sqlite3_close(c);
-    return rc;
-}
 
 static long long raw_count(const char *path, const char *sql) {
     sqlite3 *c = NULL;
@@ -382,26 +360,7 @@ static long long raw_count(const char *path, const char *sql) {
     return v;
 }
 
-static unsigned char *read_bytes(const char *path, size_t *n) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *b = malloc((size_t)len + 1);
-    if (b && fread(b, 1, (size_t)len, f) != (size_t)len) len = 0;
-    fclose(f);
-    *n = (size_t)len;
-    return b;
-}
 
-static int same_bytes(const char *path, const unsigned char *b, size_t n) {
-    size_t m = 0;
-    unsigned char *now = read_bytes(path, &m);
-    int same = now && m == n && memcmp(now, b, n) == 0;
-    free(now);
-    return same;
-}
 
 /* The two seed shapes, tuned once into root/seed.db by the first case. */
 static const char *S1 = "515x99x77:NT", *S2 = "300x200x100:TN";
@@ -501,7 +460,7 @@ static void cluster_shipped_file(void) {
         TAP_CHECK(strcmp(cfg1, seed_cfg1) == 0 && strcmp(cfg2, seed_cfg2) == 0,
                   "rank %d picked %s/%s, shipped %s/%s", r, cfg1, cfg2, seed_cfg1, seed_cfg2);
         /* The missing file on the path: one warning, nothing else. */
-        TAP_CHECK(count_of(c[r].err, "gemmtune warning") == 1 && strstr(c[r].err, missing),
+        TAP_CHECK(count_substr(c[r].err, "gemmtune warning") == 1 && strstr(c[r].err, missing),
                   "rank %d warnings: %s", r, c[r].err);
         child_free(&c[r]);
     }
@@ -599,7 +558,7 @@ static void expect_one_warning(const char *tag, const char *cache, const char *e
     child c;
     run(&c, tag, env, shapes);
     TAP_CHECK(all_ok(&c, 1), "%s: call must succeed with the right result: %s", tag, c.out);
-    TAP_CHECK(count_of(c.err, "gemmtune warning") == 1, "%s: want one warning, got:\n%s", tag,
+    TAP_CHECK(count_substr(c.err, "gemmtune warning") == 1, "%s: want one warning, got:\n%s", tag,
               c.err);
     printf("# %s: %s", tag, c.err);
     child_free(&c);
@@ -632,7 +591,7 @@ static void cluster_bad_cache_files(void) {
     snprintf(path, sizeof path, "%s/newer.db", root);
     copy_file(seed, path);
     raw_exec(path, "UPDATE meta SET value = '99' WHERE key = 'schema_version'");
-    before = read_bytes(path, &n);
+    before = read_all(path, &n);
     expect_one_warning("newer", path, NULL, S1);
     TAP_CHECK(same_bytes(path, before, n), "newer-schema file changed");
     free(before);
@@ -778,13 +737,13 @@ static void cluster_readonly_files(void) {
     }
     TAP_CHECK(all_ok(&c, 2) && stat_of(&c, "cache_hits") == 2 && stat_of(&c, "tunes") == 0,
               "read-only shipped file must be read: %s %s", c.out, c.err);
-    TAP_CHECK(count_of(c.err, "gemmtune warning") == 0, "no warning expected: %s", c.err);
+    TAP_CHECK(count_substr(c.err, "gemmtune warning") == 0, "no warning expected: %s", c.err);
     child_free(&c);
     const char *env2[] = {env_rouser, "HOME=/nonexistent", NULL};
     const char *one[] = {S1, NULL};
     run(&c, "rouser", env2, one);
     TAP_CHECK(all_ok(&c, 1), "user cache in a read-only directory: %s", c.out);
-    TAP_CHECK(count_of(c.err, "gemmtune warning") == 1, "want one warning: %s", c.err);
+    TAP_CHECK(count_substr(c.err, "gemmtune warning") == 1, "want one warning: %s", c.err);
     printf("# as uid %d: %s", (int)(child_uid ? child_uid : geteuid()), c.err);
     child_free(&c);
     child_uid = 0;
