@@ -76,6 +76,16 @@ gt_status gemm_tuned(gt_op opA, gt_op opB, int64_t m, int64_t n, int64_t k, floa
                      const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
                      float *C, int64_t ldc, void *stream);
 
+/*
+ * The same in double precision (BLAS dgemm): the same arguments, rules, positions and
+ * thread safety, with double data and scalars. Its shapes are tuned and cached apart
+ * from gemm_tuned's (the key holds the data type, f64). On sm_80 and later the tuner
+ * also tries FP64 tensor-core (DMMA) kernels, which sum over K in another order.
+ */
+gt_status gemm_tuned_d(gt_op opA, gt_op opB, int64_t m, int64_t n, int64_t k, double alpha,
+                       const double *A, int64_t lda, const double *B, int64_t ldb, double beta,
+                       double *C, int64_t ldc, void *stream);
+
 /* A fixed English message for a status. Never NULL. */
 const char *gt_status_string(gt_status status);
 

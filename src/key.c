@@ -23,12 +23,14 @@ int gt_key_align_class(const uintptr_t *ptrs, int nptrs, const int64_t *lds, int
     return align;
 }
 
-static const char *dtype_names[] = {"f32"};
+static const char *dtype_names[] = {"f32", "f64"};
 
 const char *gt_dtype_name(int dtype) {
     if (dtype < 0 || dtype >= (int)(sizeof dtype_names / sizeof dtype_names[0])) return "?";
     return dtype_names[dtype];
 }
+
+int gt_dtype_size(int dtype) { return dtype == GT_DT_F64 ? 8 : 4; }
 
 int gt_dtype_parse(const char *name) {
     for (int i = 0; i < (int)(sizeof dtype_names / sizeof dtype_names[0]); i++)

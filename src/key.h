@@ -15,8 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Data type and compute mode of a problem. Only f32 exists so far. */
-typedef enum { GT_DT_F32 = 0 } gt_dtype;
+/* Data type and compute mode of a problem: f32 (gemm_tuned) and f64 (gemm_tuned_d). */
+typedef enum { GT_DT_F32 = 0, GT_DT_F64 = 1 } gt_dtype;
 
 #define GT_DEVICE_NAME_MAX 96
 
@@ -48,7 +48,9 @@ uint64_t gt_key_hash(const gt_key *key);
 int gt_key_equal(const gt_key *a, const gt_key *b);
 
 const char *gt_dtype_name(int dtype);
-/* "f32" -> GT_DT_F32; -1 when unknown. */
+/* "f32" -> GT_DT_F32, "f64" -> GT_DT_F64; -1 when unknown. */
 int gt_dtype_parse(const char *name);
+/* Bytes of one element: 4 or 8. */
+int gt_dtype_size(int dtype);
 
 #endif
