@@ -49,7 +49,7 @@ gt_status gemm_tuned(gt_op opA, gt_op opB, int64_t m, int64_t n, int64_t k, floa
         goto out;
     }
     gt_stat_add(GT_STAT_CALLS, 1);
-    s = gt_kern_launch(&plan->kern, (CUstream)stream, (CUdeviceptr)(uintptr_t)A, lda,
+    s = gt_kern_run(&plan->kern, (CUstream)stream, (CUdeviceptr)(uintptr_t)A, lda,
                        (CUdeviceptr)(uintptr_t)B, ldb, (CUdeviceptr)(uintptr_t)C, ldc, alpha, beta);
 out:
     gt_cu_leave(pushed);

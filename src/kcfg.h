@@ -93,6 +93,12 @@ int gt_kcfg_threads(const gt_kcfg *c);
 int gt_kcfg_smem_bytes(const gt_kcfg *c, const gt_key *key);
 int gt_kcfg_regs_estimate(const gt_kcfg *c);
 void gt_kcfg_grid(const gt_kcfg *c, const gt_key *key, unsigned grid[3], unsigned block[3]);
+/* Bytes of split-K workspace a launch needs (partials and tile counters); 0 without
+ * split-K. */
+size_t gt_kcfg_workspace_bytes(const gt_kcfg *c, const gt_key *key);
+/* 1 when the kernel sums over K in the order of gt_kcfg_default's kernel (one k after
+ * another into one accumulator per output), so results are bit-identical to it. */
+int gt_kcfg_same_order(const gt_kcfg *c);
 
 /* The NVRTC -D options of a problem and configuration: writes up to max pointers into
  * opts, backed by storage (at least 64 bytes per option). Returns the count. */

@@ -66,13 +66,21 @@ gt_status gt_kern_build(const gt_kcfg *cfg, const gt_key *key, int arch, gt_kern
 }
 
 gt_status gt_kern_launch(const gt_kern *k, CUstream stream, CUdeviceptr A, long long lda,
-                         CUdeviceptr B, long long ldb, CUdeviceptr C, long long ldc, float alpha,
-                         float beta) {
-    void *args[] = {&A, &lda, &B, &ldb, &C, &ldc, &alpha, &beta};
+                         CUdeviceptr B, long long ldb, CUdeviceptr C, long long ldc, double alpha,
+                         double beta, CUdeviceptr ws) {
+    (void)ws;
+    float fa = (float)alpha, fb = (float)beta;
+    void *args[] = {&A, &lda, &B, &ldb, &C, &ldc, &fa, &fb};
     CUresult r = gt_cu.launch_kernel(k->fn, k->grid[0], k->grid[1], k->grid[2], k->block[0],
                                      k->block[1], k->block[2], 0, stream, args, NULL);
     if (r != CUDA_SUCCESS) return gt_cu_fail(r, "cuLaunchKernel (GEMM kernel)");
     return GT_SUCCESS;
+}
+
+gt_status gt_kern_run(const gt_kern *k, CUstream stream, CUdeviceptr A, long long lda,
+                      CUdeviceptr B, long long ldb, CUdeviceptr C, long long ldc, double alpha,
+                      double beta) {
+    return gt_kern_launch(k, stream, A, lda, B, ldb, C, ldc, alpha, beta, 0);
 }
 
 void gt_kern_unload(gt_kern *k) {

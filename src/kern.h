@@ -18,6 +18,8 @@ typedef struct gt_kern {
     gt_kcfg cfg;
     unsigned grid[3], block[3];
     int regs;        /* registers per thread, as ptxas allocated them */
+    unsigned smem;   /* dynamic shared memory per block, bytes */
+    size_t ws_bytes; /* split-K workspace the launch needs (0: none) */
 } gt_kern;
 
 /* Compiles the GEMM family for (cfg, key) for sm_<arch>. */
@@ -35,9 +37,19 @@ int gt_kern_program(const gt_kcfg *cfg, const gt_key *key, char *buf, size_t siz
 /* Compile then load. */
 gt_status gt_kern_build(const gt_kcfg *cfg, const gt_key *key, int arch, gt_kern *out);
 
+/* Launches k on stream. alpha and beta are converted to the key's data type. ws is
+ * the split-K workspace, at least k->ws_bytes (0 when the configuration does not split
+ * K), zeroed once when allocated and left zeroed by every launch that completes; it
+ * must not be shared with a launch that may run at the same time. */
 gt_status gt_kern_launch(const gt_kern *k, CUstream stream, CUdeviceptr A, long long lda,
-                         CUdeviceptr B, long long ldb, CUdeviceptr C, long long ldc, float alpha,
-                         float beta);
+                         CUdeviceptr B, long long ldb, CUdeviceptr C, long long ldc, double alpha,
+                         double beta, CUdeviceptr ws);
+
+/* gt_kern_launch with the library's workspace for this stream (src/work.c), as
+ * gemm_tuned and gemm_tuned_d run a plan. */
+gt_status gt_kern_run(const gt_kern *k, CUstream stream, CUdeviceptr A, long long lda,
+                      CUdeviceptr B, long long ldb, CUdeviceptr C, long long ldc, double alpha,
+                      double beta);
 void gt_kern_unload(gt_kern *k);
 
 #endif

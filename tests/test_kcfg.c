@@ -393,7 +393,7 @@ static void check_space(const gt_key *key, const gt_klimits *lim, int max, const
     gt_cand *c = NULL;
     gt_space_counts counts;
     memset(&counts, 0x55, sizeof counts);
-    int n = gt_space_build(key, lim, max, &c, &counts);
+    int n = gt_space_build(key, lim, max, 0, &c, &counts);
     TAP_CHECK(n >= 1 && c != NULL, "%s a%d b%d %s max %d: %d candidates", shape, key->align,
               key->beta0, limname, max, n);
     if (n < 0 || !c) {
@@ -440,7 +440,7 @@ static void check_space(const gt_key *key, const gt_klimits *lim, int max, const
     if (max > 0 && legal > max) {
         gt_cand *all = NULL;
         gt_space_counts all_counts;
-        int nall = gt_space_build(key, lim, 0, &all, &all_counts);
+        int nall = gt_space_build(key, lim, 0, 0, &all, &all_counts);
         TAP_CHECK(nall == legal && all_counts.ranked_out == 0, "%s: unlimited gives %d of %d",
                   shape, nall, legal);
         for (int i = 0; all && i < n && i < nall; i++)
@@ -471,7 +471,7 @@ static void kcfg_space_candidates(void) {
                      * of legal candidates. */
                     gt_cand *all = NULL;
                     gt_space_counts counts;
-                    int legal = gt_space_build(&key, lims[l], 0, &all, &counts);
+                    int legal = gt_space_build(&key, lims[l], 0, 0, &all, &counts);
                     free(all);
                     const int maxes[] = {32, 1, 0, legal - 1, legal, legal + 1};
                     for (int x = 0; x < 6; x++) check_space(&key, lims[l], maxes[x], limnames[l]);
@@ -488,7 +488,7 @@ static void kcfg_space_tiny_and_big(void) {
             make_key(&key, 0, 0, dims[i], dims[i], dims[i], 16, 1);
             gt_cand *c = NULL;
             gt_space_counts counts;
-            int n = gt_space_build(&key, l ? &a100 : &h100, 32, &c, &counts);
+            int n = gt_space_build(&key, l ? &a100 : &h100, 32, 0, &c, &counts);
             TAP_CHECK(n >= 1, "%lld^3: %d candidates", dims[i], n);
             char best[64] = "-";
             if (n >= 1) gt_kcfg_format(&c[0].cfg, best, sizeof best);

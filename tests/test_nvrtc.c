@@ -124,7 +124,7 @@ static void compile_set(const shape *sh, int arch) {
 
     gt_cand *cands = NULL;
     gt_space_counts counts;
-    int n = gt_space_build(&key, lim, DEFAULT_MAX_CANDIDATES, &cands, &counts);
+    int n = gt_space_build(&key, lim, DEFAULT_MAX_CANDIDATES, 0, &cands, &counts);
     TAP_CHECK(n > 0, "%s sm_%d: gt_space_build gave %d candidates", name, arch, n);
     if (n <= 0) {
         free(cands);

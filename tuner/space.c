@@ -55,8 +55,9 @@ static int by_estimate(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-int gt_space_build(const gt_key *key, const gt_klimits *lim, int max, gt_cand **out,
+int gt_space_build(const gt_key *key, const gt_klimits *lim, int max, int flags, gt_cand **out,
                    gt_space_counts *counts) {
+    (void)flags;
     memset(counts, 0, sizeof *counts);
     int total = 1;
     for (int i = 0; i < gt_nkparams; i++) total *= gt_kparams[i].nvalues;

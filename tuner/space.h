@@ -23,7 +23,11 @@ typedef struct gt_space_counts {
 
 /* Builds the ranked candidates (best first, at most max; max <= 0: all). *out is
  * malloc'd; returns the count, or -1 when out of memory. */
-int gt_space_build(const gt_key *key, const gt_klimits *lim, int max, gt_cand **out,
+/* flags: GT_SPACE_SAME_ORDER keeps only configurations that sum over K in the order
+ * of gt_kcfg_default's kernel (no split-K, no tensor cores), so that their results are
+ * bit-identical to it: background tuning swaps kernels under a running application. */
+enum { GT_SPACE_SAME_ORDER = 1 };
+int gt_space_build(const gt_key *key, const gt_klimits *lim, int max, int flags, gt_cand **out,
                    gt_space_counts *counts);
 
 /* The cost model: a rough time in microseconds on a device like lim's. */

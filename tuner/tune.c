@@ -237,8 +237,8 @@ double gt_tune_median(double *t, int n) {
 /* Tuning uses alpha = 1 and, when beta != 0, beta = 1: the timing does not depend on the
  * values, and these keep repeated runs on the same C finite. */
 static gt_status launch(const gt_kern *k, CUstream s, arena *ar, int set, const gt_key *key) {
-    return gt_kern_launch(k, s, ar->a[set], ar->lda, ar->b[set], ar->ldb, ar->c, ar->ldc, 1.0f,
-                          key->beta0 ? 0.0f : 1.0f);
+    return gt_kern_launch(k, s, ar->a[set], ar->lda, ar->b[set], ar->ldb, ar->c, ar->ldc, 1.0,
+                          key->beta0 ? 0.0 : 1.0, 0);
 }
 
 static gt_status time_one(const gt_kern *k, CUstream s, arena *ar, const gt_key *key,
@@ -308,7 +308,7 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
 
     /* SPACE */
     gt_cand *space = NULL;
-    int n = gt_space_build(key, &lim, opts.max_candidates, &space, &rep->space);
+    int n = gt_space_build(key, &lim, opts.max_candidates, 0, &space, &rep->space);
     if (n < 0) return gt_fail(GT_OUT_OF_MEMORY, "candidate space");
     if (n == 0) {
         free(space);
@@ -407,7 +407,7 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
         float alpha = fault("verify", i) ? 0.75f * 1.01f : 0.75f;
         if (vs == GT_SUCCESS)
             vs = gt_kern_launch(&kerns[i], s, ar.a[0], ar.lda, ar.b[0], ar.ldb, ar.c, ar.ldc,
-                                alpha, key->beta0 ? 0.0f : -0.5f);
+                                alpha, key->beta0 ? 0.0 : -0.5, 0);
         if (vs == GT_SUCCESS)
             vs = gt_verify(dc, s, key, 0.75f, key->beta0 ? 0.0f : -0.5f, ar.a[0], ar.lda,
                            ar.b[0], ar.ldb, ar.c0, ar.ldc, ar.c, ar.ldc, &vr);
