@@ -1,14 +1,16 @@
 /*
- * args.c: BLAS argument rules (args.h). The size and leading-dimension rules follow the
- * reference BLAS xerbla: the first invalid one in position order is reported. Pointers,
- * which BLAS does not check, come after them, and only where the call would use them
- * (A and B are not read when alpha == 0 or k == 0; nothing is when m or n is 0).
+ * args.c: BLAS argument rules (args.h), the same for sgemm (gemm_tuned) and dgemm
+ * (gemm_tuned_d). The size and leading-dimension rules follow the reference BLAS xerbla:
+ * the first invalid one in position order is reported. Pointers, which BLAS does not
+ * check, come after them, and only where the call would use them (A and B are not read
+ * when alpha == 0 or k == 0; nothing is when m or n is 0).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include "args.h"
 
+#include <assert.h>
 #include <stdint.h>
 
 #include "log.h"
@@ -31,17 +33,20 @@ static gt_status check_ld(int pos, const char *name, int64_t ld, int64_t rows, i
     return GT_SUCCESS;
 }
 
-static gt_status check_ptr(int pos, const char *name, const void *p) {
+/* An element that straddles its natural alignment cannot be loaded by any kernel of the
+ * family (nor by cudaMalloc'd memory): the pointer must be a multiple of the element. */
+static gt_status check_ptr(int pos, const char *name, const void *p, int elem_size) {
     if (!p) return gt_fail_arg(pos, "argument %d (%s) is NULL", pos, name);
-    if ((uintptr_t)p % sizeof(float) != 0)
-        return gt_fail_arg(pos, "argument %d (%s) = %p is not aligned to %zu bytes", pos, name, p,
-                           sizeof(float));
+    if ((uintptr_t)p % (uintptr_t)elem_size != 0)
+        return gt_fail_arg(pos, "argument %d (%s) = %p is not aligned to %d bytes (one %s)", pos,
+                           name, p, elem_size, elem_size == 8 ? "double" : "float");
     return GT_SUCCESS;
 }
 
-gt_status gt_args_check(int opA, int opB, int64_t m, int64_t n, int64_t k, float alpha,
-                        const void *A, int64_t lda, const void *B, int64_t ldb, float beta,
-                        const void *C, int64_t ldc, gt_action *action) {
+gt_status gt_args_check(int opA, int opB, int64_t m, int64_t n, int64_t k, double alpha,
+                        const void *A, int64_t lda, const void *B, int64_t ldb, double beta,
+                        const void *C, int64_t ldc, int elem_size, gt_action *action) {
+    assert(elem_size == 4 || elem_size == 8);
     gt_status s;
     if (!op_ok(opA)) return gt_fail_arg(1, "argument 1 (opA) = %d is not N, T or C", opA);
     if (!op_ok(opB)) return gt_fail_arg(2, "argument 2 (opB) = %d is not N, T or C", opB);
@@ -66,16 +71,16 @@ gt_status gt_args_check(int opA, int opB, int64_t m, int64_t n, int64_t k, float
         *action = GT_ACT_NONE;
         return GT_SUCCESS;
     }
-    int reads_ab = k > 0 && alpha != 0.0f;
+    int reads_ab = k > 0 && alpha != 0.0;
     if (reads_ab) {
-        if ((s = check_ptr(7, "A", A)) != GT_SUCCESS) return s;
-        if ((s = check_ptr(9, "B", B)) != GT_SUCCESS) return s;
+        if ((s = check_ptr(7, "A", A, elem_size)) != GT_SUCCESS) return s;
+        if ((s = check_ptr(9, "B", B, elem_size)) != GT_SUCCESS) return s;
     }
-    if (!reads_ab && beta == 1.0f) {
+    if (!reads_ab && beta == 1.0) {
         *action = GT_ACT_NONE;
         return GT_SUCCESS;
     }
-    if ((s = check_ptr(12, "C", C)) != GT_SUCCESS) return s;
+    if ((s = check_ptr(12, "C", C, elem_size)) != GT_SUCCESS) return s;
     *action = reads_ab ? GT_ACT_GEMM : GT_ACT_SCALE;
     return GT_SUCCESS;
 }

@@ -59,6 +59,7 @@ static const struct {
     SYM(module_unload, "cuModuleUnload", NULL),
     SYM(module_get_function, "cuModuleGetFunction", NULL),
     SYM(func_get_attribute, "cuFuncGetAttribute", NULL),
+    SYM(func_set_attribute, "cuFuncSetAttribute", NULL),
     SYM(launch_kernel, "cuLaunchKernel", NULL),
     SYM(event_create, "cuEventCreate", NULL),
     SYM(event_destroy, "cuEventDestroy_v2", "cuEventDestroy"),

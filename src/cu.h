@@ -50,6 +50,7 @@ typedef struct gt_cu_api {
     CUresult (*module_unload)(CUmodule);
     CUresult (*module_get_function)(CUfunction *, CUmodule, const char *);
     CUresult (*func_get_attribute)(int *, CUfunction_attribute, CUfunction);
+    CUresult (*func_set_attribute)(CUfunction, CUfunction_attribute, int);
     CUresult (*launch_kernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
                               unsigned, unsigned, CUstream, void **, void **);
     CUresult (*event_create)(CUevent *, unsigned int);

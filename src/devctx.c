@@ -8,8 +8,10 @@
 #endif
 #include "devctx.h"
 
+#include <assert.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,12 +69,16 @@ gt_status gt_devctx_aux(gt_devctx *dc) {
             if (r != CUDA_SUCCESS) s = gt_cu_fail(r, "cuModuleLoadData (helper kernels)");
         }
         gt_rtc_result_free(&res);
-        static const char *names[] = {"gt_scale_f32", "gt_fill_f32", "gt_ref_f32", "gt_cmp_f32"};
-        CUfunction *fns[] = {&dc->scale, &dc->fill, &dc->ref, &dc->cmp};
-        for (int i = 0; i < 4 && s == GT_SUCCESS; i++) {
-            CUresult r = gt_cu.module_get_function(fns[i], mod, names[i]);
-            if (r != CUDA_SUCCESS) s = gt_cu_fail(r, names[i]);
-        }
+        /* Each kernel under its name and the data type's ("gt_fill_f64"). */
+        static const char *kinds[] = {"scale", "fill", "ref", "cmp"};
+        CUfunction *fns[] = {dc->scale, dc->fill, dc->ref, dc->cmp};
+        for (int i = 0; i < 4 && s == GT_SUCCESS; i++)
+            for (int t = 0; t < GT_DEVCTX_NDTYPES && s == GT_SUCCESS; t++) {
+                char name[32];
+                snprintf(name, sizeof name, "gt_%s_%s", kinds[i], gt_dtype_name(t));
+                CUresult r = gt_cu.module_get_function(&fns[i][t], mod, name);
+                if (r != CUDA_SUCCESS) s = gt_cu_fail(r, name);
+            }
         if (s == GT_SUCCESS) dc->aux = mod;
         else if (mod) gt_cu.module_unload(mod);
     }
@@ -112,7 +118,10 @@ gt_status gt_devctx_for_device(int ordinal, gt_devctx **out) {
 
 void gt_devctx_limits(const gt_devctx *dc, gt_klimits *lim) {
     lim->max_threads_per_block = dc->dev.max_threads_per_block;
-    lim->smem_per_block = dc->dev.smem_per_block < 48 * 1024 ? dc->dev.smem_per_block : 48 * 1024;
+    /* Kernels take their shared memory dynamically, with the opt-in beyond 48 KiB. */
+    lim->smem_per_block = dc->dev.smem_per_block_optin > dc->dev.smem_per_block
+                              ? dc->dev.smem_per_block_optin
+                              : dc->dev.smem_per_block;
     lim->regs_per_block = dc->dev.regs_per_block;
     lim->regs_per_sm = dc->dev.regs_per_sm;
     lim->sm_count = dc->dev.sm_count;
@@ -127,21 +136,22 @@ static void device_key(const gt_devctx *dc, gt_key *key) {
     key->sm_count = dc->dev.sm_count;
 }
 
-void gt_devctx_make_key(const gt_devctx *dc, int opa, int opb, long long m, long long n,
-                        long long k, const void *A, long long lda, const void *B, long long ldb,
-                        float beta, const void *C, long long ldc, gt_key *key) {
+void gt_devctx_make_key(const gt_devctx *dc, int dtype, int opa, int opb, long long m,
+                        long long n, long long k, const void *A, long long lda, const void *B,
+                        long long ldb, double beta, const void *C, long long ldc, gt_key *key) {
+    assert(dtype == GT_DT_F32 || dtype == GT_DT_F64);
     memset(key, 0, sizeof *key);
     device_key(dc, key);
-    key->dtype = GT_DT_F32;
+    key->dtype = dtype;
     key->opa = opa != 0;
     key->opb = opb != 0;
     key->m = m;
     key->n = n;
     key->k = k;
-    key->beta0 = beta == 0.0f;
+    key->beta0 = beta == 0.0;
     uintptr_t ptrs[3] = {(uintptr_t)A, (uintptr_t)B, (uintptr_t)C};
     int64_t lds[3] = {lda, ldb, ldc};
-    key->align = gt_key_align_class(ptrs, 3, lds, 3, (int)sizeof(float));
+    key->align = gt_key_align_class(ptrs, 3, lds, 3, gt_dtype_size(dtype));
 }
 
 static unsigned blocks_for(long long n, unsigned threads) {
@@ -149,24 +159,38 @@ static unsigned blocks_for(long long n, unsigned threads) {
     return (unsigned)(b < 1 ? 1 : b > 65535 ? 65535 : b);
 }
 
-gt_status gt_aux_scale(gt_devctx *dc, CUstream s, CUdeviceptr C, long long ldc, long long m,
-                       long long n, float beta, int beta0) {
+/* The kernels take their scalar in the data type's own width: args points at f or d. */
+static void *scalar_arg(int dtype, double v, float *f, double *d) {
+    *f = (float)v;
+    *d = v;
+    return dtype == GT_DT_F64 ? (void *)d : (void *)f;
+}
+
+gt_status gt_aux_scale(gt_devctx *dc, CUstream s, int dtype, CUdeviceptr C, long long ldc,
+                       long long m, long long n, double beta, int beta0) {
+    assert(dtype >= 0 && dtype < GT_DEVCTX_NDTYPES);
     gt_status st = gt_devctx_aux(dc);
     if (st != GT_SUCCESS) return st;
-    void *args[] = {&C, &ldc, &m, &n, &beta, &beta0};
+    float bf;
+    double bd;
+    void *args[] = {&C, &ldc, &m, &n, scalar_arg(dtype, beta, &bf, &bd), &beta0};
     unsigned gy = (unsigned)(n < 65535 ? n : 65535);
-    CUresult r = gt_cu.launch_kernel(dc->scale, blocks_for(m, 256) > 64 ? 64 : blocks_for(m, 256),
-                                     gy, 1, 256, 1, 1, 0, s, args, NULL);
+    CUresult r = gt_cu.launch_kernel(dc->scale[dtype],
+                                     blocks_for(m, 256) > 64 ? 64 : blocks_for(m, 256), gy, 1,
+                                     256, 1, 1, 0, s, args, NULL);
     return r == CUDA_SUCCESS ? GT_SUCCESS : gt_cu_fail(r, "cuLaunchKernel (scale)");
 }
 
-gt_status gt_aux_fill(gt_devctx *dc, CUstream s, CUdeviceptr p, long long count,
-                      unsigned long long seed, int constant, float value) {
+gt_status gt_aux_fill(gt_devctx *dc, CUstream s, int dtype, CUdeviceptr p, long long count,
+                      unsigned long long seed, int constant, double value) {
+    assert(dtype >= 0 && dtype < GT_DEVCTX_NDTYPES);
     gt_status st = gt_devctx_aux(dc);
     if (st != GT_SUCCESS) return st;
-    void *args[] = {&p, &count, &seed, &constant, &value};
+    float vf;
+    double vd;
+    void *args[] = {&p, &count, &seed, &constant, scalar_arg(dtype, value, &vf, &vd)};
     unsigned g = blocks_for(count, 256) > 4096 ? 4096 : blocks_for(count, 256);
-    CUresult r = gt_cu.launch_kernel(dc->fill, g, 1, 1, 256, 1, 1, 0, s, args, NULL);
+    CUresult r = gt_cu.launch_kernel(dc->fill[dtype], g, 1, 1, 256, 1, 1, 0, s, args, NULL);
     return r == CUDA_SUCCESS ? GT_SUCCESS : gt_cu_fail(r, "cuLaunchKernel (fill)");
 }
 

@@ -1,7 +1,8 @@
 /*
  * devctx.h: what the library keeps per CUDA context: the device's identity and limits,
- * the helper kernels (kernel_src/aux_f32.cu: scale, fill, reference, compare) and a
- * private stream for tuning. Created on first use, kept until gt_release.
+ * the helper kernels (kernel_src/aux_f32.cu: scale, fill, reference, compare, each for
+ * every data type of key.h) and a private stream for tuning. Created on first use, kept
+ * until gt_release.
  */
 #ifndef GT_DEVCTX_H
 #define GT_DEVCTX_H
@@ -12,13 +13,19 @@
 #include "cu.h"
 #include "gemmtune.h"
 #include "kcfg.h"
+#include "key.h"
+
+/* Data types the helper kernels exist for: GT_DT_F32 and GT_DT_F64 index their arrays. */
+#define GT_DEVCTX_NDTYPES 2
 
 typedef struct gt_devctx {
     CUcontext ctx;
     gt_cu_device dev;
     int arch;                 /* cc_major * 10 + cc_minor */
     CUmodule aux;             /* loaded on first need (tuning, k == 0, verification) */
-    CUfunction scale, fill, ref, cmp;
+    /* Indexed by gt_dtype: gt_scale_f32 / gt_scale_f64 and so on. */
+    CUfunction scale[GT_DEVCTX_NDTYPES], fill[GT_DEVCTX_NDTYPES];
+    CUfunction ref[GT_DEVCTX_NDTYPES], cmp[GT_DEVCTX_NDTYPES];
     CUstream tune_stream;     /* created on first need */
     /* Used by dispatch.c, one pair per context so that GPUs resolve and tune in
      * parallel. Order: resolve_lock before tune_lock. */
@@ -37,17 +44,21 @@ gt_status gt_devctx_aux(gt_devctx *dc);
 gt_status gt_devctx_tune_stream(gt_devctx *dc, CUstream *out);
 void gt_devctx_limits(const gt_devctx *dc, gt_klimits *lim);
 
-/* The problem key of a call (device part from dc), as gemm_tuned builds it. */
-void gt_devctx_make_key(const gt_devctx *dc, int opa, int opb, long long m, long long n,
-                        long long k, const void *A, long long lda, const void *B, long long ldb,
-                        float beta, const void *C, long long ldc, gt_key *key);
+/* The problem key of a call of data type dtype (gt_dtype; device part from dc), as
+ * gemm_tuned and gemm_tuned_d build it: the alignment class counts leading dimensions in
+ * elements of that type. */
+void gt_devctx_make_key(const gt_devctx *dc, int dtype, int opa, int opb, long long m,
+                        long long n, long long k, const void *A, long long lda, const void *B,
+                        long long ldb, double beta, const void *C, long long ldc, gt_key *key);
 
-/* C = beta * C (0 when beta0) for an m x n matrix. */
-gt_status gt_aux_scale(gt_devctx *dc, CUstream s, CUdeviceptr C, long long ldc, long long m,
-                       long long n, float beta, int beta0);
-/* count floats: uniform [-1, 1) from seed, or `value` everywhere when constant. */
-gt_status gt_aux_fill(gt_devctx *dc, CUstream s, CUdeviceptr p, long long count,
-                      unsigned long long seed, int constant, float value);
+/* C = beta * C (0 when beta0, without reading C) for an m x n matrix of dtype elements;
+ * beta is converted to dtype (exact for a beta that came from a float). */
+gt_status gt_aux_scale(gt_devctx *dc, CUstream s, int dtype, CUdeviceptr C, long long ldc,
+                       long long m, long long n, double beta, int beta0);
+/* count elements of dtype: uniform [-1, 1) from seed (never all zeros), or `value`
+ * (converted to dtype; NaN stays NaN) everywhere when constant. */
+gt_status gt_aux_fill(gt_devctx *dc, CUstream s, int dtype, CUdeviceptr p, long long count,
+                      unsigned long long seed, int constant, double value);
 
 /* Releases every context's state (unloads, destroys). */
 void gt_devctx_release_all(void);

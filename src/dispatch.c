@@ -409,11 +409,12 @@ static gt_status default_kern(gt_devctx *dc, const gt_key *key, int use_cache, g
 }
 
 /* Tunes key on dc (its context current), under its tune_lock; stores a winner.
+ * same_order: only candidates bit-identical to the default kernel (gt_tune_opts).
  * Returns 1 with *k loaded when there is a winner; 0 when tuning was skipped or failed
  * (logged), with *st set to the failure that must reach the caller, if any. */
-static int tune_key(gt_devctx *dc, const gt_key *key, gt_tune_report *rep, gt_kern *k,
-                    gt_status *st) {
-    gt_tune_opts opts = {0};
+static int tune_key(gt_devctx *dc, const gt_key *key, int same_order, gt_tune_report *rep,
+                    gt_kern *k, gt_status *st) {
+    gt_tune_opts opts = {.same_order = same_order};
     pthread_mutex_lock(&dc->tune_lock);
     gt_status s = gt_tune(dc, key, &opts, k, rep);
     pthread_mutex_unlock(&dc->tune_lock);
@@ -448,13 +449,20 @@ static job *q_head, *q_tail;
 static int worker_started, worker_stop;
 static pthread_t worker;
 
+/* The worker's promise (gemmtune.h, gt_set_tune_async): while a shape is pending the
+ * application runs the default kernel, and the winner that replaces it gives the same
+ * results bit for bit, so an application cannot see when the switch happened (an
+ * iterative solver does not change its trajectory part-way). Hence same_order = 1: only
+ * candidates that sum over K in the default kernel's order (no split-K, no tensor cores)
+ * take part. The cost: the winner stored in the cache is the best of that smaller space;
+ * `gemmtune tune --force` tunes the shape over the whole space. */
 static void run_job(job *j) {
     gt_devctx *dc = j->dc;
     if (gt_cu.ctx_push(dc->ctx) != CUDA_SUCCESS) return;
     gt_tune_report rep;
     gt_kern k;
     gt_status st;
-    int won = tune_key(dc, &j->key, &rep, &k, &st);
+    int won = tune_key(dc, &j->key, 1, &rep, &k, &st);
     gt_tune_report_free(&rep);
     gt_stat_add(GT_STAT_ASYNC_TUNES, 1);
     pthread_mutex_lock(&dc->resolve_lock);
@@ -576,7 +584,7 @@ static gt_status resolve(gt_devctx *dc, const gt_key *key, CUstream stream, cons
     if (r != CUDA_SUCCESS) return gt_cu_fail(r, "cuStreamSynchronize (caller's stream, before tuning)");
     gt_tune_report rep;
     gt_status st;
-    int won = tune_key(dc, key, &rep, &k, &st);
+    int won = tune_key(dc, key, 0, &rep, &k, &st);
     gt_tune_report_free(&rep);
     if (won) return plan_of(dc, key, &k, GT_SRC_TUNED, out);
     if (st != GT_SUCCESS) return st;
@@ -603,7 +611,7 @@ gt_status gt_dispatch_tune(gt_devctx *dc, const gt_key *key, int force, gt_tune_
         gt_tune_report local;
         gt_tune_report *r = rep ? rep : &local;
         gt_status st;
-        if (tune_key(dc, key, r, &k, &st)) {
+        if (tune_key(dc, key, 0, r, &k, &st)) {
             /* --force replaces a plan the process may already hold. */
             gt_plan np = {.ctx = dc->ctx, .key = *key, .kern = k, .source = GT_SRC_TUNED};
             p = gt_plan_replace(&np);

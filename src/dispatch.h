@@ -4,8 +4,9 @@
  * Order (DESIGN.md, "The path of one call"): plan table, then the cache layers (the
  * writable user cache, then each read-only file of GEMMTUNE_CACHE_PATH in order), then,
  * by mode (gt_mode): tune now (tune), tune on the background worker while the default
- * kernel runs (tune with async on), the nearest tuned shape (cached), or the default
- * kernel (off, and whenever tuning is skipped or fails).
+ * kernel runs (tune with async on; the worker tunes only over candidates whose results
+ * are bit-identical to the default kernel's, GT_SPACE_SAME_ORDER), the nearest tuned
+ * shape (cached), or the default kernel (off, and whenever tuning is skipped or fails).
  * Every configuration read from a file is validated against the parameter table and the
  * device before it is compiled. Kernels are loaded from the binary cache (cubins in the
  * user cache, never from a shipped file) or compiled and stored there.

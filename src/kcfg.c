@@ -1,7 +1,7 @@
 /*
  * kcfg.c: the parameter table, its text form and its constraints (kcfg.h).
- * The only file that knows the family's parameters; adding one is one row of gt_kparams
- * plus its use in kernel_src/gemm_f32.cu.
+ * The only file that knows the families' parameters; adding one is one row of gt_kparams
+ * plus its use in kernel_src/common.cuh and the families' sources.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -14,58 +14,86 @@
 
 /* ===== the table ===== */
 
+/* Tile sizes reachable as warps x lanes x thread tile (1..8, odd included), up to 256. */
+#define TILE_VALUES {1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 40, 48, 64, 80, 96, 128, 160, 192, 256}, 22
+
 const gt_kparam gt_kparams[] = {
-    {"BM", "", offsetof(gt_kcfg, bm), {16, 32, 64, 128, 256}, 5,
-     "block tile rows (of C per block)"},
-    {"BN", "x", offsetof(gt_kcfg, bn), {16, 32, 64, 128, 256}, 5,
-     "block tile columns"},
+    {"FAM", "f", offsetof(gt_kcfg, fam), {0, 1}, 2,
+     "kernel family: 0 SIMT (FFMA/DFMA), 1 DMMA (f64 tensor cores, sm_80+)"},
+    {"BM", "_", offsetof(gt_kcfg, bm), TILE_VALUES, "block tile rows (of C per block)"},
+    {"BN", "x", offsetof(gt_kcfg, bn), TILE_VALUES, "block tile columns"},
     {"BK", "x", offsetof(gt_kcfg, bk), {8, 16, 32}, 3,
      "K step: depth of one shared-memory stage"},
-    {"TM", "_t", offsetof(gt_kcfg, tm), {1, 2, 4, 8}, 4,
-     "thread tile rows (registers of C per thread)"},
-    {"TN", "x", offsetof(gt_kcfg, tn), {1, 2, 4, 8}, 4,
-     "thread tile columns"},
+    {"WM", "_w", offsetof(gt_kcfg, wm), TILE_VALUES, "warp tile rows"},
+    {"WN", "x", offsetof(gt_kcfg, wn), TILE_VALUES, "warp tile columns"},
+    {"TM", "_t", offsetof(gt_kcfg, tm), {1, 2, 3, 4, 5, 6, 8}, 7,
+     "thread tile rows (SIMT); m8n8 fragments per warp along M (DMMA)"},
+    {"TN", "x", offsetof(gt_kcfg, tn), {1, 2, 3, 4, 5, 6, 8}, 7,
+     "thread tile columns (SIMT); fragments along N (DMMA)"},
+    {"STAGES", "_s", offsetof(gt_kcfg, stages), {2, 3, 4}, 3,
+     "shared-memory stages (cp.async runs STAGES - 1 steps ahead on sm_80+)"},
     {"VEC", "_v", offsetof(gt_kcfg, vec), {1, 2, 4}, 3,
-     "global load/store vector width in floats (the alignment class must allow it)"},
+     "global vector width in elements (the alignment class must allow it)"},
+    {"SPLIT", "_k", offsetof(gt_kcfg, split), {1, 2, 3, 4, 6, 8, 12, 16}, 8,
+     "split-K factor: blocks per tile, reduced in order in the library's workspace"},
+    {"RASTER", "_r", offsetof(gt_kcfg, raster), {1, 4, 8, 16}, 4,
+     "tile rows per rasterization group (L2 reuse); 1: column order"},
 };
 const int gt_nkparams = (int)(sizeof gt_kparams / sizeof gt_kparams[0]);
 
 /* ===== derived values ===== */
 
-int gt_kcfg_threads(const gt_kcfg *c) { return (c->bm / c->tm) * (c->bn / c->tn); }
+static int esize(const gt_key *key) { return gt_dtype_size(key->dtype); }
+static long long cdiv(long long a, long long b) { return (a + b - 1) / b; }
 
-/* Two stages of A (BK x (BM + pad)) and B (BK x (BN + pad)); an operand whose contiguous
- * dimension is k gets 4 floats of padding (PADA / PADB in the kernel). */
+int gt_kcfg_threads(const gt_kcfg *c) { return 32 * (c->bm / c->wm) * (c->bn / c->wn); }
+
+/* SIMT (gemm_simt.cu): STAGES x BK rows of op(A) [k][m] and op(B) [k][n]; an operand
+ * whose stored contiguous dimension is k gets 16 bytes of padding per row.
+ * DMMA (gemm_dmma.cu): the same layout and padding (its source states the formula). */
 int gt_kcfg_smem_bytes(const gt_kcfg *c, const gt_key *key) {
-    int pada = key->opa ? 4 : 0, padb = key->opb ? 0 : 4;
-    return 2 * c->bk * (c->bm + pada + c->bn + padb) * 4;
+    int es = esize(key), pad = 16 / es;
+    int lda = c->bm + (key->opa ? pad : 0), ldb = c->bn + (key->opb ? 0 : pad);
+    return c->stages * c->bk * (lda + ldb) * es;
 }
 
-/* Accumulators, one column of A and row of B fragments, the staged global loads, and
- * about 24 for addresses and loop state. A guide for pruning; ptxas decides. */
-int gt_kcfg_regs_estimate(const gt_kcfg *c) {
-    int t = gt_kcfg_threads(c);
-    int staged = t ? (c->bm * c->bk + c->bn * c->bk) / t : 0;
-    return c->tm * c->tn + c->tm + c->tn + staged + 24;
+/* Accumulators, two buffers of A and B fragments and about 40 for addresses, loop state
+ * and the copies in flight; doubles take two registers. A guide; ptxas decides. */
+int gt_kcfg_regs_estimate(const gt_kcfg *c, const gt_key *key) {
+    int w = esize(key) / 4;
+    if (c->fam == GT_FAM_DMMA) /* per lane: 2 accumulators per fragment, 2 x (TM + TN) inputs */
+        return w * (2 * c->tm * c->tn + 2 * (c->tm + c->tn)) + 40;
+    return w * (c->tm * c->tn + 2 * (c->tm + c->tn)) + 40;
+}
+
+int gt_kcfg_min_blocks(const gt_kcfg *c, const gt_key *key) {
+    int t = gt_kcfg_threads(c), cap = gt_kcfg_regs_estimate(c, key) * 5 / 4;
+    if (cap < 64) cap = 64;
+    int b = t > 0 ? 65536 / (t * cap) : 1;
+    return b < 1 ? 1 : b > 8 ? 8 : b;
 }
 
 void gt_kcfg_grid(const gt_kcfg *c, const gt_key *key, unsigned grid[3], unsigned block[3]) {
-    /* One dimension over all tiles (the kernel recovers the tile from blockIdx.x). */
-    grid[0] = (unsigned)(((key->m + c->bm - 1) / c->bm) * ((key->n + c->bn - 1) / c->bn));
-    grid[1] = grid[2] = 1;
+    /* x: every tile (the kernel recovers it, rasterized, from blockIdx.x); y: splits. */
+    grid[0] = (unsigned)(cdiv(key->m, c->bm) * cdiv(key->n, c->bn));
+    grid[1] = (unsigned)c->split;
+    grid[2] = 1;
     block[0] = (unsigned)gt_kcfg_threads(c);
     block[1] = block[2] = 1;
 }
 
+/* Partials [tile][split][BM * BN] then one counter per tile (common.cuh, splitk_reduce). */
 size_t gt_kcfg_workspace_bytes(const gt_kcfg *c, const gt_key *key) {
-    (void)c, (void)key;
-    return 0;
+    if (c->split <= 1) return 0;
+    size_t tiles = (size_t)(cdiv(key->m, c->bm) * cdiv(key->n, c->bn));
+    return tiles * (size_t)c->split * (size_t)c->bm * (size_t)c->bn * (size_t)esize(key) +
+           tiles * 4;
 }
 
-int gt_kcfg_same_order(const gt_kcfg *c) {
-    (void)c;
-    return 1;
-}
+int gt_kcfg_same_order(const gt_kcfg *c) { return c->fam == GT_FAM_SIMT && c->split == 1; }
+
+/* Largest workspace a configuration may need: a split-K plan keeps one per stream. */
+#define WORKSPACE_MAX ((size_t)256 << 20)
 
 /* ===== constraints ===== */
 
@@ -78,88 +106,149 @@ static int in_table(const gt_kcfg *c, const gt_key *key, const gt_klimits *lim) 
     }
     return 1;
 }
-static int tile_divides(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
+static int family_fits(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
+    (void)l;
+    return c->fam == GT_FAM_SIMT || (k->dtype == GT_DT_F64 && k->cc_major >= 8);
+}
+static int warp_layout(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     (void)k, (void)l;
-    return c->bm % c->tm == 0 && c->bn % c->tn == 0;
+    if (c->bm % c->wm || c->bn % c->wn || c->wm % c->tm || c->wn % c->tn) return 0;
+    if (c->fam == GT_FAM_DMMA) return c->wm == 8 * c->tm && c->wn == 8 * c->tn;
+    return (c->wm / c->tm) * (c->wn / c->tn) == 32;
 }
 static int whole_warps(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     (void)k;
     int t = gt_kcfg_threads(c);
-    return t % 32 == 0 && t >= 32 && t <= l->max_threads_per_block;
+    return t >= 32 && t <= l->max_threads_per_block;
 }
 static int whole_vectors(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
-    (void)k, (void)l;
+    (void)l;
     int t = gt_kcfg_threads(c), v = c->vec;
-    return c->bm % v == 0 && c->bn % v == 0 && c->bk % v == 0 && (c->bm * c->bk / v) % t == 0 &&
-           (c->bn * c->bk / v) % t == 0;
+    return v * esize(k) <= 16 && c->bm % v == 0 && c->bn % v == 0 && c->bk % v == 0 &&
+           (c->bm * c->bk / v) % t == 0 && (c->bn * c->bk / v) % t == 0;
 }
 static int aligned(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     (void)l;
-    return c->vec * 4 <= k->align;
+    return c->vec * esize(k) <= k->align;
 }
 static int smem_fits(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     return gt_kcfg_smem_bytes(c, k) <= l->smem_per_block;
 }
 static int regs_fit(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
-    (void)k;
-    int r = gt_kcfg_regs_estimate(c);
+    int r = gt_kcfg_regs_estimate(c, k);
     return r <= 255 && r * gt_kcfg_threads(c) <= l->regs_per_block;
 }
 static int grid_fits(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     (void)l;
-    return ((k->m + c->bm - 1) / c->bm) * ((k->n + c->bn - 1) / c->bn) <= 2147483647LL;
+    return cdiv(k->m, c->bm) * cdiv(k->n, c->bn) <= 2147483647LL && c->split <= 65535;
 }
-static long long pow2ceil(long long x) {
-    long long p = 1;
-    while (p < x) p *= 2;
-    return p;
-}
-static int tile_not_idle(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
+static int split_has_work(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     (void)l;
-    return c->bm <= (pow2ceil(k->m) > 16 ? pow2ceil(k->m) : 16) &&
-           c->bn <= (pow2ceil(k->n) > 16 ? pow2ceil(k->n) : 16);
+    long long kt = cdiv(k->k, c->bk), kps = cdiv(kt, c->split);
+    return (c->split - 1) * kps < kt;
+}
+static int workspace_fits(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
+    (void)l;
+    return gt_kcfg_workspace_bytes(c, k) <= WORKSPACE_MAX;
+}
+
+static int warp_not_idle(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
+    (void)l;
+    return cdiv(k->m, c->bm) * c->bm - k->m < c->wm && cdiv(k->n, c->bn) * c->bn - k->n < c->wn;
 }
 static int widest_vector(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     (void)l;
-    int widest = k->align / 4 > 4 ? 4 : k->align / 4;
+    int widest = k->align / esize(k);
+    if (widest * esize(k) > 16) widest = 16 / esize(k);
     return c->vec == (widest < 1 ? 1 : widest);
-}
-static int enough_work_per_thread(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
-    (void)k, (void)l;
-    int t = gt_kcfg_threads(c);
-    return c->tm * c->tn >= 4 || (t >= 64 && t <= 256);
 }
 static int reasonable_block(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     (void)k, (void)l;
     int t = gt_kcfg_threads(c);
-    return t >= 64 && t <= 512;
+    return t <= 512;
+}
+static int enough_work_per_thread(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
+    (void)k, (void)l;
+    return c->fam != GT_FAM_SIMT || c->tm * c->tn >= 4 || gt_kcfg_threads(c) <= 128;
+}
+/* Resident blocks per SM by threads, registers (estimate) and shared memory. */
+static int blocks_per_sm(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
+    int t = gt_kcfg_threads(c), r = gt_kcfg_regs_estimate(c, k), s = gt_kcfg_smem_bytes(c, k);
+    int b = 2048 / t, br = l->regs_per_sm / (r * t);
+    int smem_sm = l->smem_per_block + 1024; /* per SM, about; the opt-in is close to it */
+    int bs = s > 0 ? smem_sm / (s + 1024) : 32;
+    if (br < b) b = br;
+    if (bs < b) b = bs;
+    return b > 32 ? 32 : b;
+}
+static int occupancy(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
+    return blocks_per_sm(c, k, l) * gt_kcfg_threads(c) / 32 >= 4;
+}
+/* COSMA-like: the grid should give every SM work, or come as close as the shape allows
+ * with 32 x 32 tiles; split-K is only for shapes whose tiles alone cannot. */
+static int fills_sms(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
+    long long tiles = cdiv(k->m, c->bm) * cdiv(k->n, c->bn);
+    long long want = l->sm_count / 2, small = cdiv(k->m, 32) * cdiv(k->n, 32);
+    if (small < want) want = small;
+    return tiles * c->split >= want;
+}
+static int split_needed(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
+    if (c->split == 1) return 1;
+    long long tiles = cdiv(k->m, c->bm) * cdiv(k->n, c->bn);
+    long long kps = cdiv(cdiv(k->k, c->bk), c->split);
+    return tiles < l->sm_count && tiles * c->split <= 4LL * l->sm_count && kps >= 4;
+}
+static int raster_useful(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
+    if (c->raster == 1) return 1;
+    long long gm = cdiv(k->m, c->bm), tiles = gm * cdiv(k->n, c->bn);
+    return gm > c->raster && tiles >= 2LL * l->sm_count;
 }
 
 const gt_kconstraint gt_kconstraints[] = {
     {"in_table", GT_KC_LEGAL, "every parameter takes a value of the table", in_table},
-    {"tile_divides", GT_KC_LEGAL, "the thread tile divides the block tile", tile_divides},
-    {"whole_warps", GT_KC_LEGAL,
-     "a block is whole warps and within the device's threads per block", whole_warps},
+    {"family_fits", GT_KC_LEGAL, "the DMMA family is for f64 on sm_80 and later", family_fits},
+    {"warp_layout", GT_KC_LEGAL,
+     "warp tiles divide the block tile; thread tiles divide the warp tile into 32 lanes "
+     "(SIMT), or WM = 8 TM and WN = 8 TN fragments (DMMA)",
+     warp_layout},
+    {"whole_warps", GT_KC_LEGAL, "a block is 1 or more warps, within the device's threads per block",
+     whole_warps},
     {"whole_vectors", GT_KC_LEGAL,
-     "each thread loads the same number of whole vectors of each operand tile", whole_vectors},
+     "vectors of at most 16 bytes; each thread copies the same number of whole vectors of "
+     "each operand tile",
+     whole_vectors},
     {"aligned", GT_KC_LEGAL, "vector accesses are legal only within the alignment class",
      aligned},
-    {"smem_fits", GT_KC_LEGAL, "two stages of shared memory fit the static 48 KiB limit",
+    {"smem_fits", GT_KC_LEGAL, "the shared-memory stages fit the device's per-block limit",
      smem_fits},
     {"regs_fit", GT_KC_LEGAL, "registers fit a thread (255) and a block", regs_fit},
-    {"grid_fits", GT_KC_LEGAL, "the grid holds at most 2^31 - 1 blocks", grid_fits},
-    {"tile_not_idle", GT_KC_PRUNE,
-     "a block tile larger than the next power of two of the problem computes nothing",
-     tile_not_idle},
+    {"grid_fits", GT_KC_LEGAL, "at most 2^31 - 1 tiles and 65535 splits", grid_fits},
+    {"split_has_work", GT_KC_LEGAL, "every split of K gets at least one K step",
+     split_has_work},
+    {"workspace_fits", GT_KC_LEGAL, "the split-K workspace is at most 256 MiB", workspace_fits},
+    {"warp_not_idle", GT_KC_PRUNE,
+     "no warp computes nothing: the tiles overhang the problem by less than a warp tile",
+     warp_not_idle},
     {"widest_vector", GT_KC_PRUNE,
      "a narrower vector than the alignment allows only moves fewer bytes per load",
      widest_vector},
-    {"reasonable_block", GT_KC_PRUNE,
-     "64 to 512 threads: fewer starve latency hiding, more limit registers per thread",
+    {"reasonable_block", GT_KC_PRUNE, "at most 512 threads: more limit registers per thread",
      reasonable_block},
     {"enough_work_per_thread", GT_KC_PRUNE,
-     "a thread tile under 4 outputs is only worth it in small blocks",
+     "a SIMT thread tile under 4 outputs is only worth it in blocks of at most 128 threads",
      enough_work_per_thread},
+    {"occupancy", GT_KC_PRUNE,
+     "registers and shared memory leave at least 4 warps resident per SM", occupancy},
+    {"fills_sms", GT_KC_PRUNE,
+     "tiles times splits give half the SMs work, or as many blocks as 32 x 32 tiles would",
+     fills_sms},
+    {"split_needed", GT_KC_PRUNE,
+     "split-K only when the tiles are fewer than the SMs, up to 4 blocks per SM, with at "
+     "least 4 K steps per split",
+     split_needed},
+    {"raster_useful", GT_KC_PRUNE,
+     "grouped rasterization only for grids of 2 waves or more, taller than the group",
+     raster_useful},
 };
 const int gt_nkconstraints = (int)(sizeof gt_kconstraints / sizeof gt_kconstraints[0]);
 
@@ -167,8 +256,9 @@ const gt_kconstraint *gt_kcfg_check(const gt_kcfg *c, const gt_key *key, const g
                                     int kinds) {
     /* Every predicate divides by these: a configuration with a zero or negative one is
      * refused first, as outside the table, whichever kinds were asked for. */
-    if (c->bm <= 0 || c->bn <= 0 || c->bk <= 0 || c->tm <= 0 || c->tn <= 0 || c->vec <= 0 ||
-        c->tm > c->bm || c->tn > c->bn)
+    if (c->bm <= 0 || c->bn <= 0 || c->bk <= 0 || c->wm <= 0 || c->wn <= 0 || c->tm <= 0 ||
+        c->tn <= 0 || c->vec <= 0 || c->stages <= 0 || c->split <= 0 || c->raster <= 0 ||
+        c->wm > c->bm || c->wn > c->bn || c->tm > c->wm || c->tn > c->wn)
         return &gt_kconstraints[0];
     for (int i = 0; i < gt_nkconstraints; i++) {
         if (!(gt_kconstraints[i].kind & kinds)) continue;
@@ -176,7 +266,6 @@ const gt_kconstraint *gt_kcfg_check(const gt_kcfg *c, const gt_key *key, const g
     }
     return NULL;
 }
-
 /* ===== text form ===== */
 
 int gt_kcfg_format(const gt_kcfg *c, char *buf, size_t size) {
@@ -223,7 +312,13 @@ int gt_kcfg_parse(const char *text, gt_kcfg *c, char *why, size_t whysize) {
 
 void gt_kcfg_limits_generic(const gt_key *key, gt_klimits *lim) {
     lim->max_threads_per_block = 1024;
-    lim->smem_per_block = 48 * 1024;
+    int cc = key->cc_major * 10 + key->cc_minor, kib = 48;
+    if (cc >= 90) kib = 227;
+    else if (cc == 80) kib = 163;
+    else if (cc >= 86) kib = 99;
+    else if (cc == 70 || cc == 72) kib = 96;
+    else if (cc == 75) kib = 64;
+    lim->smem_per_block = kib * 1024;
     lim->regs_per_block = 65536;
     lim->regs_per_sm = 65536;
     lim->sm_count = key->sm_count;
@@ -257,6 +352,7 @@ int gt_kcfg_options(const gt_kcfg *c, const gt_key *key, char storage[][64], con
             n++;                                             \
         }                                                    \
     } while (0)
+    OPT("-DGT_DT=%d", key->dtype);
     OPT("-DGT_M=%lld", (long long)key->m);
     OPT("-DGT_N=%lld", (long long)key->n);
     OPT("-DGT_K=%lld", (long long)key->k);
@@ -264,27 +360,34 @@ int gt_kcfg_options(const gt_kcfg *c, const gt_key *key, char storage[][64], con
     OPT("-DGT_OPB=%d", key->opb);
     OPT("-DGT_BETA0=%d", key->beta0);
     for (int i = 0; i < gt_nkparams; i++) OPT("-DGT_%s=%d", gt_kparams[i].name, gt_kcfg_get(c, i));
+    OPT("-DGT_MINB=%d", gt_kcfg_min_blocks(c, key));
 #undef OPT
     return n;
 }
 
 void gt_kcfg_default(gt_kcfg *c, const gt_key *key) {
-    /* 256 threads, 2 vectors per thread per operand at any width: legal for every shape
-     * and alignment, and not slow on large ones. */
-    c->bm = 64;
-    c->bn = 64;
-    c->bk = 8;
-    c->tm = 4;
-    c->tn = 4;
-    c->vec = key->align >= 16 ? 2 : 1;
+    /* SIMT, 256 threads (2 x 4 warps of 8 x 4 lanes, 4 x 4 each), 2 stages, no split:
+     * legal for every shape, alignment and device, and not slow on large ones. The
+     * vector is 8 bytes at most so each thread copies whole vectors of a 64 x 8 tile. */
+    int es = gt_dtype_size(key->dtype);
+    memset(c, 0, sizeof *c);
+    c->fam = GT_FAM_SIMT;
+    c->bm = 64, c->bn = 64, c->bk = 8;
+    c->wm = 32, c->wn = 16;
+    c->tm = 4, c->tn = 4;
+    c->stages = 2;
+    c->vec = key->align >= 8 ? 8 / es : 1;
+    c->split = 1;
+    c->raster = 1;
 }
 
 int gt_kcfg_help(char *buf, size_t size) {
     int n = 0;
 #define OUT(...) n += snprintf(buf + (n < (int)size ? n : (int)size), (size_t)n < size ? size - (size_t)n : 0, __VA_ARGS__)
-    OUT("Kernel parameters (canonical text: BMxBNxBK_tTMxTN_vVEC, e.g. 128x64x8_t8x4_v4):\n");
+    OUT("Kernel parameters (canonical text: fFAM_BMxBNxBK_wWMxWN_tTMxTN_sSTAGES_vVEC_kSPLIT_rRASTER,\n"
+        "e.g. f0_128x128x16_w64x32_t8x4_s3_v4_k1_r8):\n");
     for (int i = 0; i < gt_nkparams; i++) {
-        OUT("  %-4s %s; values:", gt_kparams[i].name, gt_kparams[i].help);
+        OUT("  %-6s %s; values:", gt_kparams[i].name, gt_kparams[i].help);
         for (int j = 0; j < gt_kparams[i].nvalues; j++) OUT(" %d", gt_kparams[i].values[j]);
         OUT("\n");
     }

@@ -16,15 +16,25 @@
 
 #include "key.h"
 
-/* One configuration of the fp32 SIMT family (kernel_src/gemm_f32.cu). */
+/* Kernel families, one source each in kernel_src/. */
+enum {
+    GT_FAM_SIMT = 0, /* gemm_simt.cu: FFMA / DFMA, f32 and f64 */
+    GT_FAM_DMMA = 1, /* gemm_dmma.cu: f64 tensor cores (mma.sync m8n8k4), sm_80 and later */
+};
+
+/* One configuration of a family (the macros of kernel_src/common.cuh). */
 typedef struct gt_kcfg {
-    int bm, bn;  /* block tile */
-    int bk;      /* K step */
-    int tm, tn;  /* thread tile */
-    int vec;     /* global vector width in floats */
+    int fam;         /* GT_FAM_* */
+    int bm, bn, bk;  /* block tile and K step */
+    int wm, wn;      /* warp tile */
+    int tm, tn;      /* thread tile (SIMT); m8n8 fragments per warp (DMMA) */
+    int stages;      /* shared-memory stages */
+    int vec;         /* global vector width in elements */
+    int split;       /* split-K factor */
+    int raster;      /* tile rows per rasterization group (1: plain column order) */
 } gt_kcfg;
 
-#define GT_KPARAM_MAX_VALUES 8
+#define GT_KPARAM_MAX_VALUES 24
 
 typedef struct gt_kparam {
     const char *name;   /* option GT_<NAME>, also the name in --help */
@@ -41,7 +51,7 @@ extern const int gt_nkparams;
 /* What a configuration is checked against: the problem and the device's limits. */
 typedef struct gt_klimits {
     int max_threads_per_block;
-    int smem_per_block;       /* static shared memory limit (48 KiB) */
+    int smem_per_block;       /* shared memory per block, with the opt-in */
     int regs_per_block;
     int regs_per_sm;
     int sm_count;
@@ -66,7 +76,8 @@ static inline void gt_kcfg_set(gt_kcfg *c, int i, int v) {
     *(int *)((char *)c + gt_kparams[i].offset) = v;
 }
 
-/* Canonical text, e.g. "128x64x8_t8x4_v4". Returns the length needed (like snprintf). */
+/* Canonical text, e.g. "f0_128x128x16_w64x32_t8x4_s3_v4_k1_r8". Returns the length needed
+ * (like snprintf). */
 int gt_kcfg_format(const gt_kcfg *c, char *buf, size_t size);
 /* Parses canonical text; every value must be one the table allows. Returns 0 on success,
  * else -1 with the reason in why. */
@@ -77,9 +88,10 @@ int gt_kcfg_parse(const char *text, gt_kcfg *c, char *why, size_t whysize);
 const gt_kconstraint *gt_kcfg_check(const gt_kcfg *c, const gt_key *key, const gt_klimits *lim,
                                     int kinds);
 
-/* Limits every GPU this library supports (sm_50 and later) shares: 1024 threads and
- * 64 Ki registers per block, 48 KiB of static shared memory; sm_count from the key.
- * For checking a configuration read from a file on a machine without that GPU. */
+/* Limits of the key's compute capability as published (1024 threads and 64 Ki registers
+ * per block; shared memory with the opt-in: 227 KiB on 9.0, 163 KiB on 8.0, 99 KiB on
+ * other 8.x, 96 KiB on 7.0, 64 KiB on 7.5, else 48 KiB); sm_count from the key. For
+ * checking a configuration read from a file on a machine without that GPU. */
 void gt_kcfg_limits_generic(const gt_key *key, gt_klimits *lim);
 
 /* Parses text and checks every legal constraint for key and lim: 0 when the
@@ -88,10 +100,14 @@ void gt_kcfg_limits_generic(const gt_key *key, gt_klimits *lim);
 int gt_kcfg_validate(const char *text, const gt_key *key, const gt_klimits *lim, gt_kcfg *out,
                      char *why, size_t whysize);
 
-/* Derived values, computed in one place (mirroring kernel_src/gemm_f32.cu). */
+/* Derived values, computed in one place (mirroring kernel_src/common.cuh and the
+ * families' sources). */
 int gt_kcfg_threads(const gt_kcfg *c);
+/* The launch bound's minimum blocks per SM (GT_MINB): caps registers near the
+ * estimate, so that small blocks keep several resident without forcing spills. */
+int gt_kcfg_min_blocks(const gt_kcfg *c, const gt_key *key);
 int gt_kcfg_smem_bytes(const gt_kcfg *c, const gt_key *key);
-int gt_kcfg_regs_estimate(const gt_kcfg *c);
+int gt_kcfg_regs_estimate(const gt_kcfg *c, const gt_key *key);
 void gt_kcfg_grid(const gt_kcfg *c, const gt_key *key, unsigned grid[3], unsigned block[3]);
 /* Bytes of split-K workspace a launch needs (partials and tile counters); 0 without
  * split-K. */

@@ -1,5 +1,5 @@
 /*
- * kern.c: compile, load and launch one kernel of the fp32 family (kern.h).
+ * kern.c: compile, load and launch one GEMM kernel of a family (kern.h).
  * Owns the modules it loads until gt_kern_unload.
  */
 #ifndef _GNU_SOURCE
@@ -13,6 +13,12 @@
 #include "cu.h"
 #include "kernel_sources.h"
 #include "log.h"
+#include "work.h"
+
+/* The source of each family (kcfg.h, GT_FAM_*); each defines gt_gemm. */
+static const char *family_source(const gt_kcfg *cfg) {
+    return cfg->fam == GT_FAM_DMMA ? gt_src_gemm_dmma : gt_src_gemm_simt;
+}
 
 gt_status gt_kern_compile(const gt_kcfg *cfg, const gt_key *key, int arch, gt_rtc_result *out) {
     char storage[32][64];
@@ -21,7 +27,7 @@ gt_status gt_kern_compile(const gt_kcfg *cfg, const gt_key *key, int arch, gt_rt
     char name[96];
     gt_kcfg_format(cfg, name, sizeof name);
     strncat(name, ".cu", sizeof name - strlen(name) - 1);
-    return gt_rtc_compile(gt_src_gemm_f32, name, opts, n, arch, out);
+    return gt_rtc_compile(family_source(cfg), name, opts, n, arch, out);
 }
 
 int gt_kern_program(const gt_kcfg *cfg, const gt_key *key, char *buf, size_t size) {
@@ -36,14 +42,24 @@ gt_status gt_kern_load(const void *image, const gt_kcfg *cfg, const gt_key *key,
     memset(out, 0, sizeof *out);
     CUresult r = gt_cu.module_load_data(&out->module, image);
     if (r != CUDA_SUCCESS) return gt_cu_fail(r, "cuModuleLoadData (GEMM kernel)");
-    r = gt_cu.module_get_function(&out->fn, out->module, "gt_gemm_f32");
+    r = gt_cu.module_get_function(&out->fn, out->module, "gt_gemm");
     if (r != CUDA_SUCCESS) {
         gt_cu.module_unload(out->module);
         out->module = NULL;
-        return gt_cu_fail(r, "cuModuleGetFunction(gt_gemm_f32)");
+        return gt_cu_fail(r, "cuModuleGetFunction(gt_gemm)");
     }
     out->cfg = *cfg;
+    out->dtype = key->dtype;
     gt_kcfg_grid(cfg, key, out->grid, out->block);
+    out->smem = (unsigned)gt_kcfg_smem_bytes(cfg, key);
+    out->ws_bytes = gt_kcfg_workspace_bytes(cfg, key);
+    /* Beyond 48 KiB, dynamic shared memory needs the function's opt-in. */
+    if (out->smem > 48 * 1024 &&
+        (r = gt_cu.func_set_attribute(out->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                      (int)out->smem)) != CUDA_SUCCESS) {
+        gt_kern_unload(out);
+        return gt_cu_fail(r, "cuFuncSetAttribute (dynamic shared memory)");
+    }
     int max_threads = 0;
     gt_cu.func_get_attribute(&max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, out->fn);
     gt_cu.func_get_attribute(&out->regs, CU_FUNC_ATTRIBUTE_NUM_REGS, out->fn);
@@ -68,11 +84,14 @@ gt_status gt_kern_build(const gt_kcfg *cfg, const gt_key *key, int arch, gt_kern
 gt_status gt_kern_launch(const gt_kern *k, CUstream stream, CUdeviceptr A, long long lda,
                          CUdeviceptr B, long long ldb, CUdeviceptr C, long long ldc, double alpha,
                          double beta, CUdeviceptr ws) {
-    (void)ws;
+    /* Scalars are passed in the kernel's element type. */
     float fa = (float)alpha, fb = (float)beta;
-    void *args[] = {&A, &lda, &B, &ldb, &C, &ldc, &fa, &fb};
+    int f64 = k->dtype == GT_DT_F64;
+    void *args[] = {&A, &lda, &B, &ldb, &C, &ldc, f64 ? (void *)&alpha : (void *)&fa,
+                    f64 ? (void *)&beta : (void *)&fb, &ws};
+    if (k->ws_bytes && !ws) return gt_fail(GT_INTERNAL, "split-K kernel launched without a workspace");
     CUresult r = gt_cu.launch_kernel(k->fn, k->grid[0], k->grid[1], k->grid[2], k->block[0],
-                                     k->block[1], k->block[2], 0, stream, args, NULL);
+                                     k->block[1], k->block[2], k->smem, stream, args, NULL);
     if (r != CUDA_SUCCESS) return gt_cu_fail(r, "cuLaunchKernel (GEMM kernel)");
     return GT_SUCCESS;
 }
@@ -80,7 +99,12 @@ gt_status gt_kern_launch(const gt_kern *k, CUstream stream, CUdeviceptr A, long 
 gt_status gt_kern_run(const gt_kern *k, CUstream stream, CUdeviceptr A, long long lda,
                       CUdeviceptr B, long long ldb, CUdeviceptr C, long long ldc, double alpha,
                       double beta) {
-    return gt_kern_launch(k, stream, A, lda, B, ldb, C, ldc, alpha, beta, 0);
+    CUdeviceptr ws = 0;
+    if (k->ws_bytes) {
+        gt_status s = gt_work_get(stream, k->ws_bytes, &ws);
+        if (s != GT_SUCCESS) return s;
+    }
+    return gt_kern_launch(k, stream, A, lda, B, ldb, C, ldc, alpha, beta, ws);
 }
 
 void gt_kern_unload(gt_kern *k) {

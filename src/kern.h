@@ -1,6 +1,6 @@
 /*
- * kern.h: one GEMM kernel of the family: compile (NVRTC), load (current context),
- * launch. A gt_kern is a loaded module plus what its launch needs.
+ * kern.h: one GEMM kernel of a family (kcfg.h): compile (NVRTC), load (current
+ * context), launch. A gt_kern is a loaded module plus what its launch needs.
  */
 #ifndef GT_KERN_H
 #define GT_KERN_H
@@ -16,6 +16,7 @@ typedef struct gt_kern {
     CUmodule module;
     CUfunction fn;
     gt_kcfg cfg;
+    int dtype;       /* the key's gt_dtype: the type of the scalars */
     unsigned grid[3], block[3];
     int regs;        /* registers per thread, as ptxas allocated them */
     unsigned smem;   /* dynamic shared memory per block, bytes */

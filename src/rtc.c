@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel_sources.h"
 #include "log.h"
 
 static pthread_once_t archs_once = PTHREAD_ONCE_INIT;
@@ -69,7 +70,9 @@ gt_status gt_rtc_compile(const char *source, const char *name, const char *const
     opts[n++] = "-default-device";
 
     nvrtcProgram prog;
-    nvrtcResult r = nvrtcCreateProgram(&prog, source, name, 0, NULL, NULL);
+    /* Every program may include the families' shared header. */
+    const char *headers[] = {gt_src_common}, *header_names[] = {"common.cuh"};
+    nvrtcResult r = nvrtcCreateProgram(&prog, source, name, 1, headers, header_names);
     if (r != NVRTC_SUCCESS) {
         snprintf(out->error, sizeof out->error, "nvrtcCreateProgram: %s", nvrtcGetErrorString(r));
         return gt_fail(GT_NVRTC_ERROR, "%s", out->error);

@@ -21,7 +21,8 @@ typedef struct gt_rtc_result {
 } gt_rtc_result;
 
 /* Compiles `source` (program name `name`) with `options` for sm_<arch> (e.g. 90), or the
- * newest architecture this NVRTC supports below it. */
+ * newest architecture this NVRTC supports below it. The source may include
+ * "common.cuh" (kernel_src/common.cuh). */
 gt_status gt_rtc_compile(const char *source, const char *name, const char *const *options,
                          int noptions, int arch, gt_rtc_result *out);
 void gt_rtc_result_free(gt_rtc_result *r);

@@ -12,12 +12,12 @@
 #include "key.h"
 
 static const gt_klimits h100 = {.max_threads_per_block = 1024,
-                                .smem_per_block = 49152,
+                                .smem_per_block = 232448,
                                 .regs_per_block = 65536,
                                 .regs_per_sm = 65536,
                                 .sm_count = 132};
 static const gt_klimits a100 = {.max_threads_per_block = 1024,
-                                .smem_per_block = 49152,
+                                .smem_per_block = 166912,
                                 .regs_per_block = 65536,
                                 .regs_per_sm = 65536,
                                 .sm_count = 108};

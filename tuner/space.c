@@ -1,10 +1,17 @@
 /*
  * space.c: candidate generation and ranking (space.h).
  *
- * The model is deliberately simple: arithmetic time from waves of blocks on the SMs at
- * an efficiency set by the thread tile (FMAs per shared-memory load) and by occupancy,
- * against memory time from the bytes the tiles re-read; the larger wins. It only has to
- * put the good candidates in the first few dozen; timing decides among them.
+ * Generation walks the structure of the families rather than the whole product of the
+ * table: for SIMT, a thread tile (TM x TN), a lane layout (LM x LN = 32), a warp grid
+ * (1, 2 or 4 warps each way) give the warp and block tiles; for DMMA, fragments per warp
+ * and the warp grid. Each is crossed with BK, stages, split-K and rasterization and
+ * given the widest vector; every constraint of src/kcfg.c then decides.
+ *
+ * The cost model is deliberately simple: arithmetic time from waves of blocks on the SMs
+ * at an efficiency set by the thread tile (FMAs per shared-memory load) and occupancy,
+ * against memory time from the bytes that must move (compulsory, the tiles' re-reads
+ * through L2, and split-K's partials); the larger wins, plus a launch. It only has to put
+ * the good candidates in the first few dozen; timing decides among them.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -15,22 +22,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Per-SM fp32 rate (FLOP/us) and memory rates (bytes/us) of a Hopper-class part; only
+/* Rates of an H100-class part per SM (FLOP/us) and for the device (bytes/us); only
  * ratios matter for ranking. */
-#define SM_FLOP_PER_US (2.0 * 128 * 1.755e3)
+#define SM_FFMA_PER_US (2.0 * 128 * 1.755e3)
+#define SM_DFMA_PER_US (2.0 * 64 * 1.755e3)
+#define SM_DMMA_PER_US (2.0 * 128 * 1.755e3)
 #define DRAM_BYTES_PER_US 3.0e6
-#define L2_BYTES_PER_US 9.0e6
+#define L2_BYTES_PER_US 5.5e6
 #define LAUNCH_US 3.0
+
+static double cdivd(double a, double b) { return ceil(a / b); }
 
 double gt_space_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_klimits *lim) {
     double M = (double)key->m, N = (double)key->n, K = (double)key->k;
+    double es = gt_dtype_size(key->dtype);
     int t = gt_kcfg_threads(c);
-    double gm = ceil(M / c->bm), gn = ceil(N / c->bn), kp = ceil(K / c->bk) * c->bk;
-    double blocks = gm * gn;
-    int regs = gt_kcfg_regs_estimate(c);
-    int by_threads = 2048 / t, by_regs = lim->regs_per_sm / (regs * t);
-    int smem = gt_kcfg_smem_bytes(c, key), by_smem = smem ? (228 * 1024) / smem : 32;
-    int bps = by_threads;
+    double gm = cdivd(M, c->bm), gn = cdivd(N, c->bn), tiles = gm * gn;
+    double kps = cdivd(cdivd(K, c->bk), c->split) * c->bk; /* K per block */
+    double blocks = tiles * c->split;
+
+    int regs = gt_kcfg_regs_estimate(c, key);
+    int bps = 2048 / t, by_regs = lim->regs_per_sm / (regs * t);
+    int smem = gt_kcfg_smem_bytes(c, key), by_smem = smem ? (lim->smem_per_block + 1024) / (smem + 1024) : 32;
     if (by_regs < bps) bps = by_regs;
     if (by_smem < bps) bps = by_smem;
     if (bps > 32) bps = 32;
@@ -38,16 +51,59 @@ double gt_space_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_klimit
     int sms = lim->sm_count > 0 ? lim->sm_count : 1;
     double waves = ceil(blocks / ((double)sms * bps));
     double resident = blocks / sms < bps ? ceil(blocks / sms) : bps;
-    double ai = (double)c->tm * c->tn / (c->tm + c->tn);
-    double eff = ai / (ai + 1.0);
+
+    double rate, eff;
+    if (c->fam == GT_FAM_DMMA) {
+        /* A warp's fragments: TM + TN loads feed TM x TN MMAs. */
+        rate = SM_DMMA_PER_US;
+        double ai = (double)c->tm * c->tn / (c->tm + c->tn);
+        eff = ai / (ai + 0.5);
+    } else {
+        rate = key->dtype == GT_DT_F64 ? SM_DFMA_PER_US : SM_FFMA_PER_US;
+        /* Per warp and k: TM x TN FMA instructions share the issue slot with TM / RVM +
+         * TN / RVN shared-memory loads, and those loads take wavefronts (128 bytes of
+         * distinct addresses each) of a pipe the SM's 4 schedulers share. */
+        int rvm = c->tm % 4 == 0 ? 4 : c->tm % 2 == 0 ? 2 : 1;
+        int rvn = c->tn % 4 == 0 ? 4 : c->tn % 2 == 0 ? 2 : 1;
+        int lm = c->wm / c->tm, ln = c->wn / c->tn;
+        double loads = (double)c->tm / rvm + (double)c->tn / rvn;
+        double waves_a = (double)c->tm / rvm * ceil(lm * rvm * es / 128.0);
+        double waves_b = (double)c->tn / rvn * ceil(ln * rvn * es / 128.0);
+        double fma = (double)c->tm * c->tn * (key->dtype == GT_DT_F64 ? 2.0 : 1.0);
+        eff = fma / (fma + loads + 1.0);
+        double smem_eff = fma / (4.0 * (waves_a + waves_b));
+        if (smem_eff < 1.0) eff *= smem_eff;
+    }
     double warps = resident * t / 32.0;
     if (warps < 8) eff *= warps / 8.0;
-    double flop_block = 2.0 * c->bm * c->bn * kp;
-    double compute = waves * flop_block * resident / (SM_FLOP_PER_US * eff);
-    double dram = 4.0 * (M * K + K * N + M * N * (key->beta0 ? 1 : 2));
-    double l2 = 4.0 * (M * K * gn + K * N * gm);
+    else if (warps < 16) eff *= 0.9 + 0.1 * warps / 16.0;
+    /* Tile intensity (outputs per operand element loaded): small or thin tiles pay in
+     * copies, barriers and L2 requests per FLOP. */
+    double inten = (double)c->bm * c->bn / (c->bm + c->bn);
+    eff *= inten / (inten + 4.0);
+    /* Second-order preferences, so that variants of one tile rank sensibly: one copy in
+     * flight hides less latency; BK 8 pays a barrier per 8 k; grouping helps big grids. */
+    eff *= c->stages == 2 ? 0.95 : c->stages == 3 ? 1.0 : 0.99;
+    eff *= c->bk == 8 ? 0.97 : c->bk == 16 ? 1.0 : 0.99;
+    if (tiles >= 2.0 * (lim->sm_count > 0 ? lim->sm_count : 1) && gm > 8)
+        eff *= c->raster == 8 ? 1.0 : c->raster == 4 ? 0.995 : c->raster == 16 ? 0.99 : 0.98;
+    /* Partial tiles waste the arithmetic of their idle part. */
+    double flop_block = 2.0 * c->bm * c->bn * kps;
+    double compute = waves * flop_block * resident / (rate * eff);
+
+    double dram = es * (M * K + K * N + M * N * (key->beta0 ? 1 : 2));
+    double l2 = es * (M * K * gn + K * N * gm);
+    if (c->split > 1) {
+        /* Every block writes its partials; the last of each tile reads them back. */
+        double part = es * tiles * c->split * c->bm * c->bn * 2.0;
+        dram += part;
+        l2 += part;
+    }
+    /* Without grouping, a wave of blocks sweeps whole tile columns and re-reads A from
+     * DRAM once per column; grouping keeps it in L2. */
+    if (c->raster == 1 && tiles > 2.0 * sms && gm > 8) dram += es * M * K * (gn / 4.0);
     double memory = fmax(dram / DRAM_BYTES_PER_US, l2 / L2_BYTES_PER_US);
-    return fmax(compute, memory) + LAUNCH_US;
+    return fmax(compute, memory) + LAUNCH_US * (c->split > 1 ? 1.5 : 1.0);
 }
 
 static int by_estimate(const void *a, const void *b) {
@@ -55,37 +111,135 @@ static int by_estimate(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+typedef struct {
+    const gt_key *key;
+    const gt_klimits *lim;
+    int flags;
+    gt_cand *cands;
+    int n, cap;
+    gt_space_counts *counts;
+} builder;
+
+static int param_index(const char *name) {
+    for (int i = 0; i < gt_nkparams; i++)
+        if (strcmp(gt_kparams[i].name, name) == 0) return i;
+    return -1;
+}
+
+/* Crosses a tile shape with BK, stages, split and raster; keeps what passes. */
+static int add_variants(builder *b, gt_kcfg c) {
+    const gt_kparam *pk = &gt_kparams[param_index("BK")], *ps = &gt_kparams[param_index("STAGES")],
+                    *pl = &gt_kparams[param_index("SPLIT")], *pr = &gt_kparams[param_index("RASTER")];
+    int es = gt_dtype_size(b->key->dtype);
+    int widest = b->key->align / es;
+    if (widest * es > 16) widest = 16 / es;
+    c.vec = widest < 1 ? 1 : widest;
+    for (int ik = 0; ik < pk->nvalues; ik++)
+        for (int is = 0; is < ps->nvalues; is++)
+            for (int il = 0; il < pl->nvalues; il++)
+                for (int ir = 0; ir < pr->nvalues; ir++) {
+                    c.bk = pk->values[ik];
+                    c.stages = ps->values[is];
+                    c.split = pl->values[il];
+                    c.raster = pr->values[ir];
+                    b->counts->generated++;
+                    if (((b->flags & GT_SPACE_SAME_ORDER) && !gt_kcfg_same_order(&c)) ||
+                        gt_kcfg_check(&c, b->key, b->lim, GT_KC_LEGAL | GT_KC_PRUNE)) {
+                        b->counts->pruned++;
+                        continue;
+                    }
+                    if (b->n == b->cap) {
+                        int cap = b->cap ? 2 * b->cap : 1024;
+                        gt_cand *m = realloc(b->cands, sizeof *m * (size_t)cap);
+                        if (!m) return -1;
+                        b->cands = m, b->cap = cap;
+                    }
+                    b->cands[b->n].cfg = c;
+                    b->cands[b->n].est_us = gt_space_estimate_us(&c, b->key, b->lim);
+                    b->n++;
+                }
+    return 0;
+}
+
+/* Same family, block, warp and thread tiles and split. */
+static int same_shape(const gt_kcfg *a, const gt_kcfg *b) {
+    return a->fam == b->fam && a->bm == b->bm && a->bn == b->bn && a->wm == b->wm &&
+           a->wn == b->wn && a->tm == b->tm && a->tn == b->tn && a->split == b->split;
+}
+
+static int in_values(const char *name, int v) {
+    const gt_kparam *p = &gt_kparams[param_index(name)];
+    for (int j = 0; j < p->nvalues; j++)
+        if (p->values[j] == v) return 1;
+    return 0;
+}
+
 int gt_space_build(const gt_key *key, const gt_klimits *lim, int max, int flags, gt_cand **out,
                    gt_space_counts *counts) {
-    (void)flags;
     memset(counts, 0, sizeof *counts);
-    int total = 1;
-    for (int i = 0; i < gt_nkparams; i++) total *= gt_kparams[i].nvalues;
-    gt_cand *cands = malloc(sizeof *cands * (size_t)total);
-    if (!cands) return -1;
-    int n = 0;
-    for (int idx = 0; idx < total; idx++) {
+    builder b = {.key = key, .lim = lim, .flags = flags, .counts = counts};
+    static const int warps[] = {1, 2, 4};
+    const gt_kparam *ptm = &gt_kparams[param_index("TM")], *ptn = &gt_kparams[param_index("TN")];
+    for (int fam = GT_FAM_SIMT; fam <= GT_FAM_DMMA; fam++) {
         gt_kcfg c;
-        int rest = idx;
-        for (int i = 0; i < gt_nkparams; i++) {
-            gt_kcfg_set(&c, i, gt_kparams[i].values[rest % gt_kparams[i].nvalues]);
-            rest /= gt_kparams[i].nvalues;
-        }
-        counts->generated++;
-        if (gt_kcfg_check(&c, key, lim, GT_KC_LEGAL | GT_KC_PRUNE)) {
-            counts->pruned++;
-            continue;
-        }
-        cands[n].cfg = c;
-        cands[n].est_us = gt_space_estimate_us(&c, key, lim);
-        n++;
+        memset(&c, 0, sizeof c);
+        c.fam = fam;
+        if (fam == GT_FAM_DMMA && (key->dtype != GT_DT_F64 || key->cc_major < 8)) continue;
+        for (int i = 0; i < ptm->nvalues; i++)
+            for (int j = 0; j < ptn->nvalues; j++)
+                for (int lm = 1; lm <= 32; lm *= 2)
+                    for (int wy = 0; wy < 3; wy++)
+                        for (int wx = 0; wx < 3; wx++) {
+                            c.tm = ptm->values[i], c.tn = ptn->values[j];
+                            if (fam == GT_FAM_DMMA) {
+                                if (lm > 1) continue; /* no lane layout: fragments */
+                                c.wm = 8 * c.tm, c.wn = 8 * c.tn;
+                            } else {
+                                c.wm = lm * c.tm, c.wn = (32 / lm) * c.tn;
+                            }
+                            c.bm = warps[wy] * c.wm, c.bn = warps[wx] * c.wn;
+                            if (!in_values("BM", c.bm) || !in_values("BN", c.bn) ||
+                                !in_values("WM", c.wm) || !in_values("WN", c.wn))
+                                continue; /* not expressible in the table */
+                            if (add_variants(&b, c) != 0) {
+                                free(b.cands);
+                                return -1;
+                            }
+                        }
     }
-    qsort(cands, (size_t)n, sizeof *cands, by_estimate);
-    if (max > 0 && n > max) {
-        counts->ranked_out = n - max;
-        n = max;
+    if (b.n) qsort(b.cands, (size_t)b.n, sizeof *b.cands, by_estimate);
+    if (max > 0 && b.n > max) {
+        /* The model cannot tell K steps, stages and rasterization of one tile shape
+         * apart well: take at most PER_SHAPE of each shape in the first pass, so the
+         * budget covers many shapes, then fill up in rank order. */
+        enum { PER_SHAPE = 3 };
+        unsigned char *taken = calloc((size_t)b.n, 1);
+        gt_cand *keep = malloc(sizeof *keep * (size_t)max);
+        if (!taken || !keep) {
+            free(taken), free(keep), free(b.cands);
+            return -1;
+        }
+        int nk = 0;
+        for (int pass = 0; pass < 2 && nk < max; pass++)
+            for (int i = 0; i < b.n && nk < max; i++) {
+                if (taken[i]) continue;
+                if (pass == 0) {
+                    int same = 0;
+                    for (int j = 0; j < nk; j++) same += same_shape(&keep[j].cfg, &b.cands[i].cfg);
+                    if (same >= PER_SHAPE) continue;
+                }
+                taken[i] = 1;
+                keep[nk++] = b.cands[i];
+            }
+        qsort(keep, (size_t)nk, sizeof *keep, by_estimate);
+        free(taken);
+        free(b.cands);
+        b.cands = keep;
+        counts->ranked_out = b.n - nk;
+        b.n = nk;
     }
-    counts->kept = n;
-    *out = cands;
-    return n;
+    counts->kept = b.n;
+    *out = b.cands ? b.cands : malloc(sizeof(gt_cand));
+    if (!*out) return -1;
+    return b.n;
 }

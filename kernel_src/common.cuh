@@ -1,0 +1,197 @@
+// common.cuh: what every GEMM kernel family of gemmtune shares, included by each family's
+// source (NVRTC is given this file as the header "common.cuh").
+//
+// Problem and configuration arrive as -D macros; their names, ranges and constraints are
+// described once, in the parameter table of src/kcfg.c, which also mirrors the derived
+// sizes used here (shared memory, workspace, grid):
+//   problem: GT_DT (0 f32, 1 f64) GT_M GT_N GT_K (exact sizes) GT_OPA GT_OPB (0 N, 1 T)
+//            GT_BETA0 (beta == 0: C is never read)
+//   config:  GT_BM GT_BN GT_BK (block tile and K step) GT_WM GT_WN (warp tile) GT_TM GT_TN
+//            (thread tile, or MMA fragments per warp) GT_STAGES (shared-memory stages)
+//            GT_VEC (global vector width in elements) GT_SPLIT (split-K factor)
+//            GT_RASTER (tile rows per rasterization group; 1 = plain column order)
+//            GT_MINB (minimum resident blocks per SM, for __launch_bounds__)
+// The kernel ABI, the same for every family:
+//   gt_gemm(const T *A, long long lda, const T *B, long long ldb, T *C, long long ldc,
+//           T alpha, T beta, T *ws)
+//   grid (GM * GN, SPLIT), block NT threads, dynamic shared memory as src/kcfg.c says.
+#pragma once
+
+namespace gt {
+
+#if GT_DT == 1
+typedef double T;
+#else
+typedef float T;
+#endif
+
+constexpr long long M = GT_M, N = GT_N, K = GT_K;
+constexpr bool TA = GT_OPA != 0, TB = GT_OPB != 0, BETA0 = GT_BETA0 != 0;
+constexpr int BM = GT_BM, BN = GT_BN, BK = GT_BK, WM = GT_WM, WN = GT_WN, TM = GT_TM,
+              TN = GT_TN, STAGES = GT_STAGES, VEC = GT_VEC, SPLIT = GT_SPLIT,
+              RASTER = GT_RASTER;
+constexpr int WARPS_M = BM / WM, WARPS_N = BN / WN, NT = 32 * WARPS_M * WARPS_N;
+constexpr int GM = (int)((M + BM - 1) / BM), GN = (int)((N + BN - 1) / BN);
+constexpr int KT = (int)((K + BK - 1) / BK);       // K steps of the whole problem
+constexpr int KPS = (KT + SPLIT - 1) / SPLIT;      // K steps per split
+constexpr int ES = (int)sizeof(T);
+
+static_assert(BM % WM == 0 && BN % WN == 0, "warp tile must divide block tile");
+static_assert(SPLIT >= 1 && (SPLIT - 1) * KPS < KT, "every split must have K steps");
+
+template <bool C, class X, class Y> struct pick { typedef X type; };
+template <class X, class Y> struct pick<false, X, Y> { typedef Y type; };
+
+// ---- vectors of V elements of T ----
+
+// V consecutive elements, moved in pieces of at most 16 bytes (float4, double2).
+template <int V> __device__ __forceinline__ void ld_vec(const T *p, T *r) {
+    constexpr int P = 16 / ES < V ? 16 / ES : V;  // elements per piece
+#pragma unroll
+    for (int o = 0; o < V; o += P) {
+        if constexpr (P * ES == 16) {
+            float4 v = *reinterpret_cast<const float4 *>(p + o);
+            const T *e = reinterpret_cast<const T *>(&v);
+#pragma unroll
+            for (int q = 0; q < P; ++q) r[o + q] = e[q];
+        } else if constexpr (P * ES == 8) {
+            float2 v = *reinterpret_cast<const float2 *>(p + o);
+            const T *e = reinterpret_cast<const T *>(&v);
+#pragma unroll
+            for (int q = 0; q < P; ++q) r[o + q] = e[q];
+        } else {
+            r[o] = p[o];
+        }
+    }
+}
+
+template <int V> __device__ __forceinline__ void st_vec(T *p, const T *r) {
+    constexpr int P = 16 / ES < V ? 16 / ES : V;
+#pragma unroll
+    for (int o = 0; o < V; o += P) {
+        if constexpr (P * ES == 16) {
+            float4 v;
+            T *e = reinterpret_cast<T *>(&v);
+#pragma unroll
+            for (int q = 0; q < P; ++q) e[q] = r[o + q];
+            *reinterpret_cast<float4 *>(p + o) = v;
+        } else if constexpr (P * ES == 8) {
+            float2 v;
+            T *e = reinterpret_cast<T *>(&v);
+#pragma unroll
+            for (int q = 0; q < P; ++q) e[q] = r[o + q];
+            *reinterpret_cast<float2 *>(p + o) = v;
+        } else {
+            p[o] = r[o];
+        }
+    }
+}
+
+// ---- global -> shared copies: cp.async on sm_80 and later, a plain copy before ----
+
+// Copies BYTES (4, 8 or 16) from global g to shared s, of which only `valid` bytes are
+// read; the rest of the destination is zero-filled. g must be a valid address even when
+// valid == 0 (callers clamp it to the matrix base).
+template <int BYTES> __device__ __forceinline__ void cp_async(T *s, const T *g, int valid) {
+#if __CUDA_ARCH__ >= 800
+    unsigned sa = (unsigned)__cvta_generic_to_shared(s);
+    if constexpr (BYTES == 16)
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(sa), "l"(g),
+                     "r"(valid));
+    else
+        asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(sa), "l"(g),
+                     "n"(BYTES), "r"(valid));
+#else
+    constexpr int E = BYTES / ES;
+#pragma unroll
+    for (int q = 0; q < E; ++q) s[q] = q * ES < valid ? g[q] : T(0);
+#endif
+}
+
+__device__ __forceinline__ void cp_commit() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+
+// Waits until at most PENDING committed groups are still in flight.
+template <int PENDING> __device__ __forceinline__ void cp_wait() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING));
+#endif
+}
+
+// ---- which tile of C a block computes ----
+
+// Block b of the GM x GN tiles. RASTER == 1: column of tiles after column of tiles.
+// Otherwise tiles come in groups of RASTER tile rows, each group walked column by column,
+// so that the blocks resident at one time share A rows and B columns in L2.
+__device__ __forceinline__ void tile_of(int b, int &im, int &in) {
+    if constexpr (RASTER <= 1 || GM <= RASTER) {
+        im = b % GM;
+        in = b / GM;
+    } else {
+        const int per_group = RASTER * GN;
+        const int g = b / per_group, first = g * RASTER;
+        const int rows = GM - first < RASTER ? GM - first : RASTER;
+        const int r = b - g * per_group;
+        im = first + r % rows;
+        in = r / rows;
+    }
+}
+
+// ---- split-K: deterministic reduction in the library's workspace ----
+
+// Workspace layout (src/kcfg.c, gt_kcfg_workspace_bytes, mirrors it): partials
+// [tile][split][NACC][NT] of T, then one unsigned counter per tile. The counters start at
+// zero (the library zeroes the workspace when it allocates it) and the last block of a
+// tile sets its counter back to zero.
+//
+// Every block stores its partial sums; the last block of a tile to arrive adds all
+// SPLIT partials in split order 0, 1, ..., so the result does not depend on which block
+// came last. Returns true for the block that must write the tile (always when SPLIT ==
+// 1), with acc then holding the full sums.
+template <int NACC> __device__ __forceinline__ bool splitk_reduce(T (&acc)[NACC], T *ws, int tile,
+                                                                  int z) {
+    if constexpr (SPLIT == 1) {
+        return true;
+    } else {
+        __shared__ unsigned last;
+        const int tid = threadIdx.x;
+        T *part = ws + (long long)tile * SPLIT * NACC * NT;
+        unsigned *count = reinterpret_cast<unsigned *>(ws + (long long)GM * GN * SPLIT * NACC * NT);
+#pragma unroll
+        for (int e = 0; e < NACC; ++e) part[((long long)z * NACC + e) * NT + tid] = acc[e];
+        __threadfence();
+        __syncthreads();
+        if (tid == 0) {
+            const unsigned arrived = atomicAdd(&count[tile], 1u);
+            last = arrived == SPLIT - 1;
+            if (last) count[tile] = 0;  // ready for the next launch
+        }
+        __syncthreads();
+        if (!last) return false;
+        __threadfence();
+#pragma unroll
+        for (int e = 0; e < NACC; ++e) {
+            T sum = T(0);
+#pragma unroll 1
+            for (int s = 0; s < SPLIT; ++s)
+                sum += s == z ? acc[e] : __ldcg(&part[((long long)s * NACC + e) * NT + tid]);
+            acc[e] = sum;
+        }
+        return true;
+    }
+}
+
+// C = alpha * acc + beta * C for V consecutive rows of one column (the caller checks
+// bounds).
+template <int V> __device__ __forceinline__ void store_c(T *p, const T *acc, T alpha, T beta) {
+    T out[V];
+    if constexpr (!BETA0) ld_vec<V>(p, out);
+#pragma unroll
+    for (int q = 0; q < V; ++q) out[q] = BETA0 ? alpha * acc[q] : alpha * acc[q] + beta * out[q];
+    st_vec<V>(p, out);
+}
+
+}  // namespace gt

@@ -1,0 +1,373 @@
+// gemm_dmma.cu: gemmtune's fp64 tensor-core GEMM kernel family ("dmma"), sm_80 and later.
+//
+// Compiled only at run time by NVRTC, one program per configuration; problem and
+// configuration arrive as -D macros (common.cuh lists them; src/kcfg.c holds their table
+// and constraints and mirrors the shared-memory size derived here).
+//
+// C = alpha * op(A) * op(B) + beta * C, column-major. One BM x BN tile of C per block
+// (gt::tile_of), split z = blockIdx.y of SPLIT along K. WARPS_M x WARPS_N warps, each a
+// WM x WN warp tile of TM x TN 8x8 fragments, TM = WM / 8, TN = WN / 8.
+//
+// Tensor-core instruction. The MMA is issued with the operands swapped, D^T = op(B)^T
+// op(A)^T: the instruction's "A" (row) operand is an 8-wide slice of op(B)^T (rows = n),
+// its "B" (col) operand an 8-wide slice of op(A)^T (cols = m). Then a thread's two
+// accumulators of a fragment are two consecutive rows m, m + 1 of one column n of C, so
+// the epilogue stores 16-byte vectors of column-major C. Fragment layouts (PTX ISA, mma
+// .f64; g = lane / 4, t = lane % 4):
+//   m8n8k4:  a: (row g, k t)   b: (k t, col g)   d0, d1: (row g, col 2t), (row g, col 2t+1)
+//   m16n8kK (sm_90, K = 4, 8, 16): a[v]: (row g + 8 (v % 2), k t + 4 (v / 2)),
+//            b[v]: (k t + 4 v, col g), d[v]: (row g + 8 (v / 2), col 2t + v % 2)
+// so an m16n8kK is exactly 2 x K/4 m8n8k4 instructions over fragments n (j, j + 1) and K/4
+// consecutive k slices of 4: the same fragment registers feed every shape. GT_MMA picks
+// the shape: 1 m8n8k4, 2 m16n8k4, 3 m16n8k8, 4 m16n8k16, 0 (or undefined) the default
+// for the target (DEFAULT_MMA_SM90 below on sm_90, else m8n8k4). The wide shapes need
+// sm_90 and TN even; otherwise the kernel falls back to m8n8k4 (m16n8k16 with BK % 16 != 0
+// falls back to m16n8k8). The shape changes the order of the k summation within a step,
+// never the result's accuracy class.
+//
+// Shared memory: dynamic, STAGES stages, each an A tile then a B tile, kept in the
+// operand's global orientation (so 16-byte cp.async copies land unchanged) with 4 doubles
+// of padding per row:
+//   A: TA ? [BM][BK + 4] (k contiguous) : [BK][BM + 4] (m contiguous)
+//   B: TB ? [BK][BN + 4] (n contiguous) : [BN][BK + 4] (k contiguous)
+//   bytes = STAGES * 8 * ((TA ? BM * (BK + 4) : BK * (BM + 4)) + (TB ? BK * (BN + 4) : BN * (BK + 4)))
+// A fragment load (8-byte LDS, two half-warp wavefronts) reads 4 rows x 4 consecutive
+// doubles (k-contiguous tiles) or 4 k-rows x 4 consecutive m (n) (mn-contiguous tiles);
+// a row pitch of 4 or 12 (mod 16) doubles puts those 16 doubles on 16 distinct bank
+// pairs, so every fragment load is conflict-free for all four op combinations (BK and BM,
+// BN are multiples of 4 and 8, so BK + 4, BM + 4 and BN + 4 are 4 or 12 mod 16).
+//
+// Pipeline: STAGES - 1 K steps in flight through cp.async (zero-fill past M, N, K); one
+// __syncthreads per K step; fragments double-buffered in registers (the next group of k
+// slices is read from shared memory while the tensor cores work on the current one);
+// GT_RDB=0 keeps one fragment buffer instead (fewer registers, for the wide shapes).
+// Where a tile divides the problem every bounds check folds at compile time.
+#include "common.cuh"
+
+static_assert(GT_DT == 1, "gemm_dmma is the fp64 family: GT_DT must be 1");
+
+#ifndef GT_MINB
+#define GT_MINB 1
+#endif
+#ifndef GT_MMA
+#define GT_MMA 0
+#endif
+#ifndef GT_LDOPQ
+#define GT_LDOPQ 1
+#endif
+#ifndef GT_RDB
+#define GT_RDB 1
+#endif
+
+namespace gt {
+namespace dmma {
+
+// ---- configuration ----
+
+static_assert(TM * 8 == WM && TN * 8 == WN, "TM = WM / 8 and TN = WN / 8");
+static_assert(BK % 4 == 0 && BK >= 4, "BK must be a multiple of 4");
+static_assert(STAGES >= 2, "at least two shared-memory stages");
+static_assert(VEC == 1 || VEC == 2, "VEC is 1 or 2 doubles");
+static_assert(NT >= 32 && NT <= 1024, "1 to 32 warps");
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+constexpr bool WIDE_MMA = true;  // m16n8k{4,8,16}.f64: PTX ISA 7.8, sm_90
+#else
+constexpr bool WIDE_MMA = false;
+#endif
+constexpr int DEFAULT_MMA_SM90 = 1;
+constexpr int MMA_ASKED = GT_MMA == 0 ? (WIDE_MMA ? DEFAULT_MMA_SM90 : 1) : GT_MMA;
+static_assert(MMA_ASKED >= 1 && MMA_ASKED <= 4, "GT_MMA is 0..4");
+constexpr int MMA = (!WIDE_MMA || TN % 2 != 0) ? 1
+                    : (MMA_ASKED == 4 && BK % 16 != 0) ? 3
+                                                        : MMA_ASKED;
+constexpr int KG = MMA == 4 ? 4 : MMA == 3 ? 2 : 1;  // k slices of 4 per instruction
+constexpr int NG = BK / (4 * KG);                     // instruction groups per K step
+static_assert(NG * 4 * KG == BK, "K step must hold whole instruction groups");
+
+constexpr int NACC = TM * TN * 2;  // accumulators per thread
+constexpr bool RDB = GT_RDB != 0;  // double-buffer fragments in registers
+
+// Shared memory (see the header comment). Element (c, s) of a tile stored with c along
+// the contiguous dimension sits at s * LD + c.
+constexpr int LDA = TA ? BK + 4 : BM + 4;
+constexpr int LDB = TB ? BN + 4 : BK + 4;
+constexpr int SA = (TA ? BM : BK) * LDA;  // doubles of one stage's A tile
+constexpr int SB = (TB ? BK : BN) * LDB;
+constexpr int STAGE = SA + SB;
+constexpr int SMEM_BYTES = STAGES * STAGE * 8;
+static_assert(SA % 2 == 0 && STAGE % 2 == 0, "stages stay 16-byte aligned");
+#ifdef GT_SMEM_CHECK
+static_assert(GT_SMEM_CHECK == SMEM_BYTES, "caller's shared-memory size differs from the kernel's");
+#endif
+
+template <int V> struct ic { static constexpr int value = V; };
+
+// ---- global -> shared: one operand tile of CONT (contiguous) x STR (strided) ----
+// EC, ES: the matrix's extents along those dimensions; LD: the tile's shared row pitch.
+template <int CONT, int STR, long long EC, long long ES, int LD>
+__device__ __forceinline__ void load_tile(double *sm, const double *__restrict__ g, long long ld,
+                                          int c0, int s0, int tid_in) {
+    constexpr int VPR = CONT / VEC;  // copies per stored row
+    constexpr int TOTAL = VPR * STR;
+    constexpr int PER = (TOTAL + NT - 1) / NT;
+    constexpr bool C_EXACT = EC % CONT == 0, S_EXACT = ES % STR == 0;
+    static_assert(CONT % VEC == 0, "tile rows hold whole vectors");
+    // The thread index through an opaque move: the compiler then recomputes each copy's
+    // address at each K step (a few integer instructions) instead of keeping PER 64-bit
+    // pointers and predicates live across the main loop.
+    int tid;
+#if GT_LDOPQ
+    asm volatile("mov.b32 %0, %1;\n" : "=r"(tid) : "r"(tid_in));
+#else
+    tid = tid_in;
+#endif
+#pragma unroll
+    for (int l = 0; l < PER; ++l) {
+        const int v = tid + l * NT;
+        if (TOTAL % NT != 0 && v >= TOTAL) break;
+        const int c = (v % VPR) * VEC, s = v / VPR;
+        const int gc = c0 + c, gs = s0 + s;
+        const double *src = g + gc + (long long)gs * ld;
+        int bytes = VEC * 8;
+        if constexpr (!(C_EXACT && S_EXACT)) {
+            int n = VEC;
+            if constexpr (!C_EXACT) n = EC - gc >= VEC ? VEC : EC - gc > 0 ? (int)(EC - gc) : 0;
+            if constexpr (!S_EXACT) n = gs < ES ? n : 0;
+            bytes = n * 8;
+            if (n == 0) src = g;  // nothing read; keep the address inside the matrix
+        }
+        cp_async<VEC * 8>(sm + s * LD + c, src, bytes);
+    }
+}
+
+// ---- tensor-core instructions (operands already swapped: a = op(B)^T, b = op(A)^T) ----
+
+__device__ __forceinline__ void mma884(double *d, double a, double b) {
+    asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n"
+                 : "+d"(d[0]), "+d"(d[1])
+                 : "d"(a), "d"(b));
+}
+
+// d0: fragment (i, j), d1: fragment (i, j + 1)
+__device__ __forceinline__ void mma1684(double *d0, double *d1, double a0, double a1, double b) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5}, {%6}, "
+        "{%0,%1,%2,%3};\n"
+        : "+d"(d0[0]), "+d"(d0[1]), "+d"(d1[0]), "+d"(d1[1])
+        : "d"(a0), "d"(a1), "d"(b));
+}
+
+__device__ __forceinline__ void mma1688(double *d0, double *d1, const double (&a)[4],
+                                        const double (&b)[2]) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};\n"
+        : "+d"(d0[0]), "+d"(d0[1]), "+d"(d1[0]), "+d"(d1[1])
+        : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]));
+}
+
+__device__ __forceinline__ void mma16816(double *d0, double *d1, const double (&a)[8],
+                                         const double (&b)[4]) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, "
+        "{%4,%5,%6,%7,%8,%9,%10,%11}, {%12,%13,%14,%15}, {%0,%1,%2,%3};\n"
+        : "+d"(d0[0]), "+d"(d0[1]), "+d"(d1[0]), "+d"(d1[1])
+        : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]),
+          "d"(a[7]), "d"(b[0]), "d"(b[1]), "d"(b[2]), "d"(b[3]));
+}
+
+}  // namespace dmma
+}  // namespace gt
+
+extern "C" __global__ void __launch_bounds__(gt::NT, GT_MINB)
+    gt_gemm(const double *__restrict__ A, long long lda, const double *__restrict__ B,
+            long long ldb, double *__restrict__ C, long long ldc, double alpha, double beta,
+            double *ws) {
+    using namespace gt;
+    using namespace gt::dmma;
+    extern __shared__ __align__(16) unsigned char smem[];
+    double *const sm = reinterpret_cast<double *>(smem);
+
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int wm = warp % WARPS_M, wn = warp / WARPS_M;
+    const int g = lane >> 2, t = lane & 3;
+    int im, in;
+    tile_of(blockIdx.x, im, in);
+    const int m0 = im * BM, n0 = in * BN;
+    const int z = SPLIT > 1 ? (int)blockIdx.y : 0;
+    const int kbeg = z * KPS;
+    const int nk = SPLIT == 1 ? KT : (KT - kbeg < KPS ? KT - kbeg : KPS);
+
+    // One stage: K step ks (absolute) into stage st.
+    auto load_stage = [&](int st, int ks) {
+        double *sa = sm + st * STAGE, *sb = sa + SA;
+        const int k0 = ks * BK;
+        if constexpr (TA)
+            load_tile<BK, BM, K, M, LDA>(sa, A, lda, k0, m0, tid);
+        else
+            load_tile<BM, BK, M, K, LDA>(sa, A, lda, m0, k0, tid);
+        if constexpr (TB)
+            load_tile<BN, BK, N, K, LDB>(sb, B, ldb, n0, k0, tid);
+        else
+            load_tile<BK, BN, K, N, LDB>(sb, B, ldb, k0, n0, tid);
+    };
+
+    // This thread's fragment element offsets inside a stage (k slice 0, fragment 0).
+    const int fa0 = TA ? (wm * WM + g) * LDA + t : t * LDA + wm * WM + g;
+    const int fb0 = SA + (TB ? t * LDB + wn * WN + g : (wn * WN + g) * LDB + t);
+
+    double acc[NACC];
+#pragma unroll
+    for (int e = 0; e < NACC; ++e) acc[e] = 0.0;
+
+    // Fragments of one instruction group (KG k slices), double-buffered.
+    double fa[2][KG][TM], fb[2][KG][TN];
+    auto load_frags = [&](auto bufc, const double *st, int grp) {
+        constexpr int b = decltype(bufc)::value;
+#pragma unroll
+        for (int q = 0; q < KG; ++q) {
+            const int s = grp * KG + q;  // k slice within the step
+#pragma unroll
+            for (int i = 0; i < TM; ++i)
+                fa[b][q][i] = st[fa0 + (TA ? i * 8 * LDA + s * 4 : s * 4 * LDA + i * 8)];
+#pragma unroll
+            for (int j = 0; j < TN; ++j)
+                fb[b][q][j] = st[fb0 + (TB ? s * 4 * LDB + j * 8 : j * 8 * LDB + s * 4)];
+        }
+    };
+    auto mma_group = [&](auto bufc) {
+        constexpr int b = decltype(bufc)::value;
+        if constexpr (MMA == 1) {
+#pragma unroll
+            for (int q = 0; q < KG; ++q)
+#pragma unroll
+                for (int i = 0; i < TM; ++i)
+#pragma unroll
+                    for (int j = 0; j < TN; ++j)
+                        mma884(&acc[(i * TN + j) * 2], fb[b][q][j], fa[b][q][i]);
+        } else if constexpr (MMA == 2) {
+#pragma unroll
+            for (int q = 0; q < KG; ++q)
+#pragma unroll
+                for (int i = 0; i < TM; ++i)
+#pragma unroll
+                    for (int j = 0; j < TN; j += 2)
+                        mma1684(&acc[(i * TN + j) * 2], &acc[(i * TN + j + 1) * 2], fb[b][q][j],
+                                fb[b][q][j + 1], fa[b][q][i]);
+        } else if constexpr (MMA == 3) {
+#pragma unroll
+            for (int i = 0; i < TM; ++i)
+#pragma unroll
+                for (int j = 0; j < TN; j += 2) {
+                    const double a[4] = {fb[b][0][j], fb[b][0][j + 1], fb[b][1][j], fb[b][1][j + 1]};
+                    const double bb[2] = {fa[b][0][i], fa[b][1][i]};
+                    mma1688(&acc[(i * TN + j) * 2], &acc[(i * TN + j + 1) * 2], a, bb);
+                }
+        } else {
+#pragma unroll
+            for (int i = 0; i < TM; ++i)
+#pragma unroll
+                for (int j = 0; j < TN; j += 2) {
+                    const double a[8] = {fb[b][0][j], fb[b][0][j + 1], fb[b][1][j], fb[b][1][j + 1],
+                                         fb[b][2][j], fb[b][2][j + 1], fb[b][3][j], fb[b][3][j + 1]};
+                    const double bb[4] = {fa[b][0][i], fa[b][1][i], fa[b][2][i], fa[b][3][i]};
+                    mma16816(&acc[(i * TN + j) * 2], &acc[(i * TN + j + 1) * 2], a, bb);
+                }
+        }
+    };
+
+    // Prologue: STAGES - 1 K steps in flight, the first one waited for.
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+        if (s < nk) load_stage(s, kbeg + s);
+        cp_commit();
+    }
+    cp_wait<STAGES - 2>();
+    __syncthreads();
+
+    int rst = 0, wst = STAGES - 1;  // stage read in this step, stage written in this step
+    load_frags(ic<0>(), sm, 0);
+
+    // One K step. P: parity of the step, so that the register buffer of every group is a
+    // compile-time index also when NG is odd (steps then alternate the buffer they start on).
+    auto step = [&](int kt, auto parc) {
+        constexpr int P = decltype(parc)::value;
+        if (kt + STAGES - 1 < nk) load_stage(wst, kbeg + kt + STAGES - 1);
+        cp_commit();
+        wst = wst + 1 == STAGES ? 0 : wst + 1;
+        const double *cur = sm + rst * STAGE;
+#pragma unroll
+        for (int grp = 0; grp < NG; ++grp) {
+            const int buf = (P * NG + grp) & 1;
+            if (grp == NG - 1) {
+                // Step kt + 1 landed for every thread, and every thread is done reading
+                // the stage that the next step overwrites (its last reads were the
+                // fragments of this group, loaded before this barrier).
+                cp_wait<STAGES - 2>();
+                __syncthreads();
+                rst = rst + 1 == STAGES ? 0 : rst + 1;
+                if (buf) load_frags(ic<0>(), sm + rst * STAGE, 0);
+                else load_frags(ic<1>(), sm + rst * STAGE, 0);
+            } else {
+                if (buf) load_frags(ic<0>(), cur, grp + 1);
+                else load_frags(ic<1>(), cur, grp + 1);
+            }
+            if (buf) mma_group(ic<1>());
+            else mma_group(ic<0>());
+        }
+    };
+    if constexpr (!RDB) {
+        // One fragment buffer: each group is read from shared memory just before its
+        // instructions (fewer registers; the compiler overlaps what it can).
+        for (int kt = 0; kt < nk; ++kt) {
+            if (kt + STAGES - 1 < nk) load_stage(wst, kbeg + kt + STAGES - 1);
+            cp_commit();
+            wst = wst + 1 == STAGES ? 0 : wst + 1;
+            const double *cur = sm + rst * STAGE;
+#pragma unroll
+            for (int grp = 0; grp < NG; ++grp) {
+                load_frags(ic<0>(), cur, grp);
+                mma_group(ic<0>());
+            }
+            cp_wait<STAGES - 2>();
+            __syncthreads();
+            rst = rst + 1 == STAGES ? 0 : rst + 1;
+        }
+    } else if constexpr (NG % 2 == 0) {
+        for (int kt = 0; kt < nk; ++kt) step(kt, ic<0>());
+    } else {
+        for (int kt = 0; kt < nk; kt += 2) {
+            step(kt, ic<0>());
+            if (kt + 1 < nk) step(kt + 1, ic<1>());
+        }
+    }
+    cp_wait<0>();
+
+    if (!splitk_reduce<NACC>(acc, ws, (int)blockIdx.x, z)) return;
+
+    // Epilogue: fragment (i, j) of this thread holds C rows m, m + 1 of column n.
+    constexpr bool M_EXACT = M % BM == 0, N_EXACT = N % BN == 0;
+    const int mb = m0 + wm * WM + 2 * t, nb = n0 + wn * WN + g;
+#pragma unroll
+    for (int j = 0; j < TN; ++j) {
+        const int n = nb + j * 8;
+        if (!N_EXACT && n >= N) continue;
+        double *col = C + (long long)n * ldc;
+#pragma unroll
+        for (int i = 0; i < TM; ++i) {
+            const int m = mb + i * 8;
+            const double *a = &acc[(i * TN + j) * 2];
+            if (M_EXACT || m + 1 < M) {
+                if constexpr (VEC == 2) {
+                    store_c<2>(col + m, a, alpha, beta);
+                } else {
+                    store_c<1>(col + m, a, alpha, beta);
+                    store_c<1>(col + m + 1, a + 1, alpha, beta);
+                }
+            } else if (m < M) {
+                store_c<1>(col + m, a, alpha, beta);
+            }
+        }
+    }
+}
