@@ -128,8 +128,11 @@ gt_mode gt_get_mode(void);
 
 /* Background tuning (GEMMTUNE_TUNE_ASYNC=1 sets it from the environment): in mode tune,
  * a shape found in no cache runs the safe default kernel at once and is tuned on a
- * worker thread; later calls pick up the winner. Results are identical in value: every
- * kernel of the family sums over K in the same order. 0 turns it off. */
+ * worker thread; later calls pick up the winner. Results are identical bit for bit
+ * before and after the switch: the worker only considers kernels that sum over K in the
+ * default kernel's order (no split-K, no tensor cores), so its winner, which it also
+ * stores in the cache, may be slower than a foreground tuning's (`gemmtune tune --force`
+ * tunes over every kernel). 0 turns it off. */
 void gt_set_tune_async(int on);
 
 /* Counters since the process started, for tests and tools. */

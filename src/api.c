@@ -20,6 +20,7 @@
 #include "key.h"
 #include "log.h"
 #include "plan.h"
+#include "work.h"
 
 /* The one implementation of gemm_tuned and gemm_tuned_d: dtype (gt_dtype) says what A,
  * B and C hold; alpha and beta arrive as double, which holds a float exactly, so the f32
@@ -90,5 +91,6 @@ void gt_release(void) {
         return;
     }
     gt_plan_clear();
+    gt_work_release_all();
     gt_devctx_release_all();
 }

@@ -1,12 +1,17 @@
 /*
- * test_args.c: the BLAS argument rules of gemm_tuned (src/args.c), no GPU needed.
+ * test_args.c: the BLAS argument rules of gemm_tuned and gemm_tuned_d (src/args.c), no
+ * GPU needed.
  *
  * Every rule is checked twice: through gt_args_check (pure: status, BLAS position,
- * message, action) and through the public gemm_tuned, which must apply the same rules
+ * message, action) and through the public entry point, which must apply the same rules
  * before it touches the driver. main points GEMMTUNE_LIBCUDA at a file that does not
  * exist before the first call, so this process never has a driver, on any machine: a
  * valid call must then come back GT_NO_DRIVER, and an early return (m == 0, nothing to
  * do) must come back GT_SUCCESS without an error message, proving it never tried.
+ * Every case of the rules runs as sgemm (gemm_tuned, float; the case's own name) and as
+ * dgemm (gemm_tuned_d, double; the name with "_d"): both share one implementation that
+ * must not drift. The f64-only cases check what differs: pointers aligned to 8 bytes,
+ * and double scalars that no float could hold.
  * Also: status strings, the per-thread last error and its clearing.
  */
 #define _GNU_SOURCE
@@ -18,33 +23,39 @@
 
 #include "args.h"
 #include "gemmtune.h"
+#include "key.h"
 #include "log.h"
 #include "tap.h"
 
 /* ===== helpers ===== */
 
-/* Fake device pointers: never dereferenced (no driver). */
-#define PA ((const float *)(uintptr_t)0x10000)
-#define PB ((const float *)(uintptr_t)0x20000)
-#define PC ((float *)(uintptr_t)0x30000)
+/* Fake device pointers: never dereferenced (no driver). Aligned to 16 bytes, so valid
+ * for float and double alike. */
+#define PA ((const void *)(uintptr_t)0x10000)
+#define PB ((const void *)(uintptr_t)0x20000)
+#define PC ((void *)(uintptr_t)0x30000)
 
-/* One call's arguments, in gemm_tuned's order. */
+/* The data type the cases run as: GT_DT_F32 (gemm_tuned) or GT_DT_F64 (gemm_tuned_d). */
+static int dt = GT_DT_F32;
+
+/* One call's arguments, in gemm_tuned's order; the scalars in double, which holds every
+ * float the f32 cases use exactly. */
 typedef struct {
     int opA, opB;
     int64_t m, n, k;
-    float alpha;
-    const float *A;
+    double alpha;
+    const void *A;
     int64_t lda;
-    const float *B;
+    const void *B;
     int64_t ldb;
-    float beta;
-    float *C;
+    double beta;
+    void *C;
     int64_t ldc;
 } call;
 
 /* A valid NN call of 10 x 20 x 30 with the minimal leading dimensions. */
 static call base(void) {
-    call c = {GT_OP_N, GT_OP_N, 10, 20, 30, 1.0f, PA, 10, PB, 30, 0.5f, PC, 10};
+    call c = {GT_OP_N, GT_OP_N, 10, 20, 30, 1.0, PA, 10, PB, 30, 0.5, PC, 10};
     return c;
 }
 
@@ -52,12 +63,15 @@ static gt_status check(const call *c, gt_action *act) {
     gt_error_clear();
     *act = (gt_action)-1;
     return gt_args_check(c->opA, c->opB, c->m, c->n, c->k, c->alpha, c->A, c->lda, c->B, c->ldb,
-                         c->beta, c->C, c->ldc, act);
+                         c->beta, c->C, c->ldc, dt == GT_DT_F64 ? 8 : 4, act);
 }
 
 static gt_status public_call(const call *c) {
-    return gemm_tuned((gt_op)c->opA, (gt_op)c->opB, c->m, c->n, c->k, c->alpha, c->A, c->lda,
-                      c->B, c->ldb, c->beta, c->C, c->ldc, NULL);
+    if (dt == GT_DT_F64)
+        return gemm_tuned_d((gt_op)c->opA, (gt_op)c->opB, c->m, c->n, c->k, c->alpha, c->A,
+                            c->lda, c->B, c->ldb, c->beta, c->C, c->ldc, NULL);
+    return gemm_tuned((gt_op)c->opA, (gt_op)c->opB, c->m, c->n, c->k, (float)c->alpha, c->A,
+                      c->lda, c->B, c->ldb, (float)c->beta, c->C, c->ldc, NULL);
 }
 
 /* 1 when msg contains name as a word of its own ("m" in "argument 3 (m)", not in "argument"). */
@@ -371,24 +385,84 @@ static void args_null_ab_not_read(void) {
 
 static void args_misaligned_pointers(void) {
     call c = base();
-    c.A = (const float *)(uintptr_t)0x1002;
+    c.A = (const void *)(uintptr_t)0x1002;
     EXPECT_BAD(&c, 7, "A");
     c = base();
-    c.B = (const float *)(uintptr_t)0x2001;
+    c.B = (const void *)(uintptr_t)0x2001;
     EXPECT_BAD(&c, 9, "B");
     c = base();
-    c.C = (float *)(uintptr_t)0x3003;
+    c.C = (void *)(uintptr_t)0x3003;
     EXPECT_BAD(&c, 12, "C");
-    /* 4-byte aligned is enough (the alignment class only narrows the vector width). */
+    /* One element's alignment is enough (the alignment class only narrows the vector
+     * width): 4 bytes for float, 8 for double. */
+    const uintptr_t es = dt == GT_DT_F64 ? 8 : 4;
     c = base();
-    c.A = (const float *)(uintptr_t)0x1004;
-    c.B = (const float *)(uintptr_t)0x2008;
-    c.C = (float *)(uintptr_t)0x300c;
+    c.A = (const void *)(uintptr_t)(0x1000 + es);
+    c.B = (const void *)(uintptr_t)(0x2000 + 2 * es);
+    c.C = (void *)(uintptr_t)(0x3000 + 3 * es);
     EXPECT_OK(&c, GT_ACT_GEMM);
     /* A misaligned A that is never read is not an error. */
     c = base();
-    c.A = (const float *)(uintptr_t)0x1002;
-    c.alpha = 0.0f;
+    c.A = (const void *)(uintptr_t)0x1002;
+    c.alpha = 0.0;
+    EXPECT_OK(&c, GT_ACT_SCALE);
+}
+
+/* ===== f64 only ===== */
+
+static void args_f64_pointers_aligned_to_8(void) {
+    /* 4 bytes: enough for a float, not for a double; each pointer in its position. */
+    call c = base();
+    c.A = (const void *)(uintptr_t)0x1004;
+    EXPECT_BAD(&c, 7, "A");
+    TAP_CHECK(strstr(gt_last_error(), "8 bytes") != NULL, "message '%s' does not say 8 bytes",
+              gt_last_error());
+    c = base();
+    c.B = (const void *)(uintptr_t)0x200c;
+    EXPECT_BAD(&c, 9, "B");
+    c = base();
+    c.C = (void *)(uintptr_t)0x3004;
+    EXPECT_BAD(&c, 12, "C");
+    /* All three 4-byte aligned: A, the lowest position, is the one reported. */
+    c = base();
+    c.A = (const void *)(uintptr_t)0x1004;
+    c.B = (const void *)(uintptr_t)0x2004;
+    c.C = (void *)(uintptr_t)0x3004;
+    EXPECT_BAD(&c, 7, "A");
+    /* Not read: alpha == 0 leaves A and B alone; C must still hold doubles. */
+    c.alpha = 0.0;
+    EXPECT_BAD(&c, 12, "C");
+    c.C = PC;
+    EXPECT_OK(&c, GT_ACT_SCALE);
+    /* ... and with beta == 1 nothing is touched at all. */
+    c.C = (void *)(uintptr_t)0x3004;
+    c.beta = 1.0;
+    EXPECT_OK(&c, GT_ACT_NONE);
+    /* The same pointers are fine as floats. */
+    c = base();
+    c.A = (const void *)(uintptr_t)0x1004;
+    c.B = (const void *)(uintptr_t)0x2004;
+    c.C = (void *)(uintptr_t)0x3004;
+    dt = GT_DT_F32;
+    EXPECT_OK(&c, GT_ACT_GEMM);
+    dt = GT_DT_F64;
+}
+
+static void args_f64_scalars_are_double(void) {
+    /* Scalars no float holds: alpha below float's smallest subnormal is still not zero,
+     * so A and B are read (and must be valid); beta next to 1 is not 1, so C is scaled. */
+    call c = base();
+    c.alpha = 1e-300;
+    c.A = NULL;
+    EXPECT_BAD(&c, 7, "A");
+    c = base();
+    c.k = 0, c.ldb = 1;
+    c.beta = 1.0 + 1e-15;
+    EXPECT_OK(&c, GT_ACT_SCALE);
+    c.beta = 1.0;
+    EXPECT_OK(&c, GT_ACT_NONE);
+    c = base();
+    c.alpha = -0.0, c.beta = 1e-300;
     EXPECT_OK(&c, GT_ACT_SCALE);
 }
 
@@ -539,26 +613,44 @@ static void args_version(void) {
               GT_VERSION_STRING);
 }
 
+/* Runs fn as sgemm (its own name) and as dgemm (the name with "_d"). */
+#define TAP_RUN_BOTH(fn)                  \
+    do {                                  \
+        dt = GT_DT_F32;                   \
+        tap_run(fn, #fn);                 \
+        dt = GT_DT_F64;                   \
+        tap_run(fn, #fn "_d");            \
+        dt = GT_DT_F32;                   \
+    } while (0)
+#define TAP_RUN_F64(fn)                   \
+    do {                                  \
+        dt = GT_DT_F64;                   \
+        tap_run(fn, #fn);                 \
+        dt = GT_DT_F32;                   \
+    } while (0)
+
 int main(void) {
     /* No driver in this process, on any machine (read at the first gt_cu_load). */
     setenv("GEMMTUNE_LIBCUDA", "/nonexistent/gemmtune-no-such-libcuda.so.1", 1);
-    TAP_RUN(args_bad_ops);
-    TAP_RUN(args_negative_sizes);
-    TAP_RUN(args_sizes_above_int32);
-    TAP_RUN(args_lda);
-    TAP_RUN(args_ldb);
-    TAP_RUN(args_ldc);
-    TAP_RUN(args_zero_ld_with_zero_size);
-    TAP_RUN(args_ld_too_large);
-    TAP_RUN(args_lowest_position_reported);
-    TAP_RUN(args_null_pointers);
-    TAP_RUN(args_null_ab_not_read);
-    TAP_RUN(args_misaligned_pointers);
-    TAP_RUN(args_op_c_is_transposed);
-    TAP_RUN(args_actions);
+    TAP_RUN_BOTH(args_bad_ops);
+    TAP_RUN_BOTH(args_negative_sizes);
+    TAP_RUN_BOTH(args_sizes_above_int32);
+    TAP_RUN_BOTH(args_lda);
+    TAP_RUN_BOTH(args_ldb);
+    TAP_RUN_BOTH(args_ldc);
+    TAP_RUN_BOTH(args_zero_ld_with_zero_size);
+    TAP_RUN_BOTH(args_ld_too_large);
+    TAP_RUN_BOTH(args_lowest_position_reported);
+    TAP_RUN_BOTH(args_null_pointers);
+    TAP_RUN_BOTH(args_null_ab_not_read);
+    TAP_RUN_BOTH(args_misaligned_pointers);
+    TAP_RUN_BOTH(args_op_c_is_transposed);
+    TAP_RUN_BOTH(args_actions);
+    TAP_RUN_F64(args_f64_pointers_aligned_to_8);
+    TAP_RUN_F64(args_f64_scalars_are_double);
     TAP_RUN(args_status_strings);
-    TAP_RUN(args_no_driver_message);
-    TAP_RUN(args_last_error_cleared_by_success);
+    TAP_RUN_BOTH(args_no_driver_message);
+    TAP_RUN_BOTH(args_last_error_cleared_by_success);
     TAP_RUN(args_version);
     return tap_done();
 }

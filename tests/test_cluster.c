@@ -140,9 +140,9 @@ static int prob_ok(const prob *p) {
 static const gt_plan *plan_of(CUcontext ctx, gt_devctx *dc, const prob *p) {
     const shape *s = &p->s;
     gt_key key;
-    gt_devctx_make_key(dc, s->opa, s->opb, s->m, s->n, s->k, (void *)(uintptr_t)p->dA,
+    gt_devctx_make_key(dc, GT_DT_F32, s->opa, s->opb, s->m, s->n, s->k, (void *)(uintptr_t)p->dA,
                        s->opa ? s->k : s->m, (void *)(uintptr_t)p->dB, s->opb ? s->n : s->k,
-                       0.0f, (void *)(uintptr_t)p->dC, s->m, &key);
+                       0.0, (void *)(uintptr_t)p->dC, s->m, &key);
     return gt_plan_find(ctx, &key);
 }
 

@@ -4,7 +4,7 @@
  * Cases: the alignment class from pointers and leading dimensions; the canonical text
  * of a key and of its shape (exact strings, truncation like snprintf); hashing and
  * equality (equal keys hash equal whatever lies after the device name's terminator or in
- * padding; every field takes part); data type names.
+ * padding; every field takes part); data type names, sizes and the f64 key text.
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -264,22 +264,67 @@ static void key_hash_spreads(void) {
 /* ===== data types ===== */
 
 static void key_dtype_names(void) {
-    const char *name = gt_dtype_name(GT_DT_F32);
-    TAP_CHECK(name && strcmp(name, "f32") == 0, "GT_DT_F32 is '%s'", name ? name : "(null)");
-    TAP_CHECK(gt_dtype_parse(name) == GT_DT_F32, "round trip of '%s': %d", name,
-              gt_dtype_parse(name));
-    static const char *unknown[] = {"", "f64", "f16", "f3", "f32 ", " f32", "f320", "?"};
+    /* Every known type: its name, the round trip, and its element size. */
+    static const struct {
+        int dtype;
+        const char *name;
+        int size;
+    } known[] = {{GT_DT_F32, "f32", 4}, {GT_DT_F64, "f64", 8}};
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+        const char *name = gt_dtype_name(known[i].dtype);
+        TAP_CHECK(name && strcmp(name, known[i].name) == 0, "dtype %d is '%s', want '%s'",
+                  known[i].dtype, name ? name : "(null)", known[i].name);
+        TAP_CHECK(gt_dtype_parse(known[i].name) == known[i].dtype, "round trip of '%s': %d",
+                  known[i].name, gt_dtype_parse(known[i].name));
+        TAP_CHECK(gt_dtype_size(known[i].dtype) == known[i].size, "size of %s: %d, want %d",
+                  known[i].name, gt_dtype_size(known[i].dtype), known[i].size);
+    }
+    TAP_CHECK(GT_DT_F32 != GT_DT_F64, "f32 and f64 share a value");
+    static const char *unknown[] = {"", "f16", "f3", "f32 ", " f32", "f320", "?", "F64",
+                                    "f6",  "f64 ", "f640", "double", "tf32"};
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++)
         TAP_CHECK(gt_dtype_parse(unknown[i]) == -1, "'%s' parsed as %d", unknown[i],
                   gt_dtype_parse(unknown[i]));
     /* An unknown value still has a printable name, one that does not parse. */
-    static const int bad[] = {-1, 1, 99};
+    static const int bad[] = {-1, 2, 99};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         const char *s = gt_dtype_name(bad[i]);
         TAP_CHECK(s != NULL && s[0] != 0, "dtype %d has no name", bad[i]);
         TAP_CHECK(s == NULL || gt_dtype_parse(s) == -1, "dtype %d's name '%s' parses", bad[i],
                   s ? s : "");
     }
+}
+
+static void key_f64_text(void) {
+    /* The data type is a field of its own in the key text (so the cache keeps f32 and f64
+     * winners of one shape apart), and not in the shape text. */
+    gt_key k;
+    sample_key(&k, 0);
+    k.dtype = GT_DT_F64;
+    k.align = 8;
+    char buf[256];
+    const char *want = "NVIDIA H100 80GB HBM3|sm90|132|f64|NT|4096x2048x1024|a8|b0";
+    int n = gt_key_format(&k, buf, sizeof buf);
+    TAP_CHECK(strcmp(buf, want) == 0, "'%s'\n  want '%s'", buf, want);
+    TAP_CHECK(n == (int)strlen(want), "returned %d, want %zu", n, strlen(want));
+    gt_key_shape(&k, buf, sizeof buf);
+    TAP_CHECK(strcmp(buf, "4096x2048x1024:NT") == 0, "shape '%s'", buf);
+    /* The same problem as f32 is another key. */
+    gt_key f;
+    sample_key(&f, 0);
+    f.align = 8;
+    TAP_CHECK(!gt_key_equal(&k, &f) && gt_key_hash(&k) != gt_key_hash(&f),
+              "f32 and f64 keys of one shape are equal or hash alike");
+    f.dtype = GT_DT_F64;
+    TAP_CHECK(gt_key_equal(&k, &f) && gt_key_hash(&k) == gt_key_hash(&f),
+              "two f64 keys of one shape differ");
+    /* Alignment class of doubles: an odd ld of doubles still keeps 8 bytes; 2 keep 16. */
+    const uintptr_t ptrs[3] = {0x10000, 0x20000, 0x30000};
+    const int64_t odd[3] = {4097, 4096, 4096}, even[3] = {4098, 4096, 2};
+    TAP_CHECK(gt_key_align_class(ptrs, 3, odd, 3, gt_dtype_size(GT_DT_F64)) == 8,
+              "odd ld of doubles: %d", gt_key_align_class(ptrs, 3, odd, 3, 8));
+    TAP_CHECK(gt_key_align_class(ptrs, 3, even, 3, gt_dtype_size(GT_DT_F64)) == 16,
+              "even lds of doubles: %d", gt_key_align_class(ptrs, 3, even, 3, 8));
 }
 
 int main(void) {
@@ -293,5 +338,6 @@ int main(void) {
     TAP_RUN(key_every_field_matters);
     TAP_RUN(key_hash_spreads);
     TAP_RUN(key_dtype_names);
+    TAP_RUN(key_f64_text);
     return tap_done();
 }

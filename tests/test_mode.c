@@ -101,6 +101,10 @@ static void no_driver_any_mode(void) {
                                  (const float *)0x1000, 8, 0.0f, (float *)0x1000, 8, NULL);
         TAP_CHECK(s == GT_NO_DRIVER, "mode %d: status %d (%s)", (int)modes[i], s,
                   gt_last_error());
+        s = gemm_tuned_d(GT_OP_N, GT_OP_N, 8, 8, 8, 1.0, (const double *)0x1000, 8,
+                         (const double *)0x1000, 8, 0.0, (double *)0x1000, 8, NULL);
+        TAP_CHECK(s == GT_NO_DRIVER, "mode %d, gemm_tuned_d: status %d (%s)", (int)modes[i], s,
+                  gt_last_error());
     }
     gt_set_tune_async(0);
     gt_set_mode(GT_MODE_TUNE);

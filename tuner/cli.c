@@ -148,11 +148,35 @@ static int device_or_say(gt_devctx **dc) {
     return 0;
 }
 
-/* The key gemm_tuned builds for a tightly packed, cudaMalloc'd problem. */
-static void shape_key(gt_devctx *dc, const cli_shape *sh, float beta, gt_key *key) {
+/* The key gemm_tuned (f32) or gemm_tuned_d (f64) builds for a tightly packed,
+ * cudaMalloc'd problem. */
+static void shape_key(gt_devctx *dc, const cli_shape *sh, int dtype, double beta, gt_key *key) {
     long long lda = sh->opa ? sh->k : sh->m, ldb = sh->opb ? sh->n : sh->k;
-    gt_devctx_make_key(dc, sh->opa, sh->opb, sh->m, sh->n, sh->k, (void *)256, lda, (void *)256,
-                       ldb, beta, (void *)256, sh->m, key);
+    gt_devctx_make_key(dc, dtype, sh->opa, sh->opb, sh->m, sh->n, sh->k, (void *)256, lda,
+                       (void *)256, ldb, beta, (void *)256, sh->m, key);
+}
+
+/* --dtype T of verb: *dtype, or 2 after a message that lists the known types (key.c's
+ * names, so a type added there is listed here). */
+static int parse_dtype(const char *verb, const char *text, int *dtype) {
+    *dtype = gt_dtype_parse(text);
+    if (*dtype >= 0) return 0;
+    char known[128] = "";
+    size_t len = 0;
+    for (int t = 0; strcmp(gt_dtype_name(t), "?") != 0 && len < sizeof known; t++)
+        len += (size_t)snprintf(known + len, sizeof known - len, "%s%s", t ? ", " : "",
+                                gt_dtype_name(t));
+    fprintf(stderr, "gemmtune %s: --dtype '%s': unknown data type (known: %s)\n", verb, text,
+            known);
+    return 2;
+}
+
+/* A shape as the tune and run verbs print it: "64x64x64:NN", with " f64" appended for a
+ * type other than f32 (so f32 lines read as they always have). */
+static void shape_text(const gt_key *key, char *buf, size_t size) {
+    int len = gt_key_shape(key, buf, size);
+    if (key->dtype != GT_DT_F32 && len >= 0 && (size_t)len < size)
+        snprintf(buf + len, size - (size_t)len, " %s", gt_dtype_name(key->dtype));
 }
 
 static const char *source_name(int s) {
@@ -184,9 +208,10 @@ int cli_usage(FILE *f, int code) {
             "                            SLURM_NTASKS, else 0/1)\n"
             "      --dry-run             print the shapes this invocation would tune; touch\n"
             "                            neither GPU nor cache\n"
+            "      --dtype T             the data type of every shape (default f32)\n"
             "  list                      what the cache holds\n"
             "  show SHAPE [--dtype T]    every candidate's timing for the keys of SHAPE\n"
-            "  run SHAPE [--alpha A] [--beta B] [--reps N]\n"
+            "  run SHAPE [--alpha A] [--beta B] [--reps N] [--dtype T]\n"
             "                            tune if needed, run on random data, check, time\n"
             "  export -o FILE [--device NAME] [--dtype T]\n"
             "                            write the cache's winners and timings of this kernel\n"
@@ -200,7 +225,8 @@ int cli_usage(FILE *f, int code) {
             "                            versions, and cubins of other sources, NVRTC, driver\n"
             "SHAPE: MxNxK[:AB], ops A, B in N (as stored) or T (transposed); column-major.\n"
             "A shape file (--file) holds one shape a line, MxNxK[:AB] or M N K opA opB; '#'\n"
-            "starts a comment. T: a data type (f32).\n"
+            "starts a comment. T: a data type, f32 (gemm_tuned, the default) or f64\n"
+            "(gemm_tuned_d).\n"
             "--cache FILE uses FILE as the cache (same as GEMMTUNE_CACHE).\n"
             "Environment:\n"
             "  GEMMTUNE_CACHE             the writable cache file\n"
@@ -398,6 +424,7 @@ typedef struct tune_job {
     int *which;               /* indices of this worker's shapes */
     int nwhich;
     int force;
+    int dtype;                /* gt_dtype of every shape */
     int progress;             /* progress lines on stderr (one worker on a terminal) */
     int failures;             /* out */
     pthread_t thread;
@@ -408,9 +435,9 @@ static pthread_mutex_t print_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Tunes one shape on dc and prints its line (prefixed "GPU i: " for a listed device). */
 static int tune_one(gt_devctx *dc, const tune_job *job, const cli_shape *sh, int nth) {
     gt_key key;
-    shape_key(dc, sh, 0.0f, &key);
+    shape_key(dc, sh, job->dtype, 0.0, &key);
     char text[96], prefix[24] = "", line[512];
-    gt_key_shape(&key, text, sizeof text);
+    shape_text(&key, text, sizeof text);
     if (job->ordinal >= 0) snprintf(prefix, sizeof prefix, "GPU %d: ", job->ordinal);
     if (job->progress) fprintf(stderr, "[%d/%d] tuning %s ...", nth + 1, job->nwhich, text);
     gt_tune_report rep;
@@ -467,7 +494,7 @@ static void *tune_worker(void *arg) {
 /* --devices: one worker thread per listed GPU. Devices of one model (name, compute
  * capability, SM count: one key) split the shapes round-robin; every model tunes all. */
 static int tune_on_devices(const char *list, int all, int *ids, int nids, const cli_shape *shapes,
-                           int n, int force) {
+                           int n, int force, int dtype) {
     int count = 0;
     gt_status s = gt_cu_load();
     CUresult r = CUDA_SUCCESS;
@@ -513,7 +540,7 @@ static int tune_on_devices(const char *list, int all, int *ids, int nids, const 
             size += same;
         }
         tune_job *job = &jobs[i];
-        job->ordinal = ids[i], job->shapes = shapes, job->force = force;
+        job->ordinal = ids[i], job->shapes = shapes, job->force = force, job->dtype = dtype;
         job->which = malloc(sizeof *job->which * (size_t)(n + 1));
         if (!job->which) {
             fprintf(stderr, "gemmtune tune: out of memory\n");
@@ -549,9 +576,9 @@ static int cmd_tune(int argc, char **argv) {
         {"file", required_argument, 0, 'f'},    {"force", no_argument, 0, 'F'},
         {"shard", required_argument, 0, 's'},   {"devices", required_argument, 0, 'd'},
         {"dry-run", no_argument, 0, 'n'},       {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
+        {"dtype", required_argument, 0, 't'},   {0, 0, 0, 0}};
     const char *file = NULL, *shard = NULL, *devices = NULL;
-    int force = 0, dry = 0, c, all_devices = 0, ids[MAX_DEVICES], nids = 0;
+    int force = 0, dry = 0, c, all_devices = 0, ids[MAX_DEVICES], nids = 0, dtype = GT_DT_F32;
     optind = 1;
     while ((c = getopt_long(argc, argv, "f:h", longs, NULL)) != -1) {
         if (c == 'f') file = optarg;
@@ -560,6 +587,8 @@ static int cmd_tune(int argc, char **argv) {
         else if (c == 'd') {
             devices = optarg;
             if (parse_devices(devices, &all_devices, ids, &nids) != 0) return 2;
+        } else if (c == 't') {
+            if (parse_dtype("tune", optarg, &dtype)) return 2;
         } else if (c == 'n') dry = 1;
         else if (c == 'h') return cli_usage(stdout, 0);
         else return 2;
@@ -611,7 +640,7 @@ static int cmd_tune(int argc, char **argv) {
         return 0;
     }
     if (devices) {
-        code = tune_on_devices(devices, all_devices, ids, nids, all, n, force);
+        code = tune_on_devices(devices, all_devices, ids, nids, all, n, force, dtype);
         free(all);
         return code;
     }
@@ -622,7 +651,8 @@ static int cmd_tune(int argc, char **argv) {
     }
     tune_job job;
     memset(&job, 0, sizeof job);
-    job.ordinal = -1, job.shapes = all, job.force = force, job.progress = isatty(2);
+    job.ordinal = -1, job.shapes = all, job.force = force, job.dtype = dtype;
+    job.progress = isatty(2);
     job.which = malloc(sizeof *job.which * (size_t)n);
     if (!job.which) {
         free(all);
@@ -677,18 +707,32 @@ static int cmd_list(int argc, char **argv) {
     return s == GT_SUCCESS ? 0 : 1;
 }
 
+/* One call of gemm_tuned or gemm_tuned_d, by dtype, on device buffers. */
+static gt_status run_gemm(int dtype, const cli_shape *sh, double alpha, CUdeviceptr A,
+                          long long lda, CUdeviceptr B, long long ldb, double beta, CUdeviceptr C,
+                          long long ldc, CUstream s) {
+    gt_op opa = sh->opa ? GT_OP_T : GT_OP_N, opb = sh->opb ? GT_OP_T : GT_OP_N;
+    if (dtype == GT_DT_F64)
+        return gemm_tuned_d(opa, opb, sh->m, sh->n, sh->k, alpha, (const double *)(uintptr_t)A,
+                            lda, (const double *)(uintptr_t)B, ldb, beta,
+                            (double *)(uintptr_t)C, ldc, s);
+    return gemm_tuned(opa, opb, sh->m, sh->n, sh->k, (float)alpha, (const float *)(uintptr_t)A,
+                      lda, (const float *)(uintptr_t)B, ldb, (float)beta, (float *)(uintptr_t)C,
+                      ldc, s);
+}
+
 static int cmd_run(int argc, char **argv) {
     static const struct option longs[] = {
         {"alpha", required_argument, 0, 'a'}, {"beta", required_argument, 0, 'b'},
-        {"reps", required_argument, 0, 'r'},  {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
-    float alpha = 1.0f, beta = 0.0f;
-    int reps = 20, c;
+        {"reps", required_argument, 0, 'r'},  {"dtype", required_argument, 0, 't'},
+        {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
+    double alpha = 1.0, beta = 0.0;
+    int reps = 20, c, dtype = GT_DT_F32;
     char *end;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
         if (c == 'a' || c == 'b') {
-            float v = strtof(optarg, &end);
+            double v = strtod(optarg, &end);
             if (*end || !isfinite(v)) {
                 fprintf(stderr, "gemmtune run: --%s needs a number\n", c == 'a' ? "alpha" : "beta");
                 return 2;
@@ -700,11 +744,23 @@ static int cmd_run(int argc, char **argv) {
                 fprintf(stderr, "gemmtune run: --reps needs 1..10000\n");
                 return 2;
             }
+        } else if (c == 't') {
+            if (parse_dtype("run", optarg, &dtype)) return 2;
         } else if (c == 'h') {
             return cli_usage(stdout, 0);
         } else {
             return 2;
         }
+    }
+    if (dtype == GT_DT_F32) {
+        /* The scalars are the call's own type: what gemm_tuned receives is what the check
+         * uses. A value beyond float is a usage error, not an infinity. */
+        if (!isfinite((float)alpha) || !isfinite((float)beta)) {
+            fprintf(stderr, "gemmtune run: --%s is beyond the range of f32\n",
+                    isfinite((float)alpha) ? "beta" : "alpha");
+            return 2;
+        }
+        alpha = (float)alpha, beta = (float)beta;
     }
     cli_shape sh;
     if (argc - optind != 1 || cli_parse_shape(argv[optind], &sh) != 0) {
@@ -713,18 +769,18 @@ static int cmd_run(int argc, char **argv) {
     }
     gt_devctx *dc;
     if (device_or_say(&dc) != 0) return 1;
+    const size_t es = (size_t)gt_dtype_size(dtype);
     long long lda = sh.opa ? sh.k : sh.m, ldb = sh.opb ? sh.n : sh.k, ldc = sh.m;
-    size_t abytes = (size_t)(sh.m * sh.k) * 4, bbytes = (size_t)(sh.k * sh.n) * 4,
-           cbytes = (size_t)(sh.m * sh.n) * 4;
+    long long na = sh.m * sh.k, nb = sh.k * sh.n, nc = sh.m * sh.n;
     CUdeviceptr A = 0, B = 0, C = 0, C0 = 0;
     CUstream s = NULL;
     CUevent ev[2] = {0, 0};
     int code = 1;
     gt_status st = GT_SUCCESS;
-    CUresult r = gt_cu.mem_alloc(&A, abytes);
-    if (r == CUDA_SUCCESS) r = gt_cu.mem_alloc(&B, bbytes);
-    if (r == CUDA_SUCCESS) r = gt_cu.mem_alloc(&C, cbytes);
-    if (r == CUDA_SUCCESS) r = gt_cu.mem_alloc(&C0, cbytes);
+    CUresult r = gt_cu.mem_alloc(&A, (size_t)na * es);
+    if (r == CUDA_SUCCESS) r = gt_cu.mem_alloc(&B, (size_t)nb * es);
+    if (r == CUDA_SUCCESS) r = gt_cu.mem_alloc(&C, (size_t)nc * es);
+    if (r == CUDA_SUCCESS) r = gt_cu.mem_alloc(&C0, (size_t)nc * es);
     if (r == CUDA_SUCCESS) r = gt_cu.stream_create(&s, CU_STREAM_NON_BLOCKING);
     if (r == CUDA_SUCCESS) r = gt_cu.event_create(&ev[0], 0);
     if (r == CUDA_SUCCESS) r = gt_cu.event_create(&ev[1], 0);
@@ -732,26 +788,26 @@ static int cmd_run(int argc, char **argv) {
         st = gt_cu_fail(r, "allocating the problem");
         goto fail;
     }
-    if ((st = gt_aux_fill(dc, s, A, (long long)(abytes / 4), 101, 0, 0)) ||
-        (st = gt_aux_fill(dc, s, B, (long long)(bbytes / 4), 102, 0, 0)) ||
-        (st = gt_aux_fill(dc, s, C0, (long long)(cbytes / 4), 103, 0, 0)))
+    if ((st = gt_aux_fill(dc, s, dtype, A, na, 101, 0, 0)) ||
+        (st = gt_aux_fill(dc, s, dtype, B, nb, 102, 0, 0)) ||
+        (st = gt_aux_fill(dc, s, dtype, C0, nc, 103, 0, 0)))
         goto fail;
-    if ((r = gt_cu.memcpy_dtod_async(C, C0, cbytes, s)) || (r = gt_cu.stream_synchronize(s))) {
+    if ((r = gt_cu.memcpy_dtod_async(C, C0, (size_t)nc * es, s)) ||
+        (r = gt_cu.stream_synchronize(s))) {
         st = gt_cu_fail(r, "preparing C");
         goto fail;
     }
     gt_stats before, after;
     gt_get_stats(&before);
     double t0 = gt_tune_now_s();
-    st = gemm_tuned(sh.opa, sh.opb, sh.m, sh.n, sh.k, alpha, (const float *)(uintptr_t)A, lda,
-                    (const float *)(uintptr_t)B, ldb, beta, (float *)(uintptr_t)C, ldc, s);
+    st = run_gemm(dtype, &sh, alpha, A, lda, B, ldb, beta, C, ldc, s);
     if (st == GT_SUCCESS && (r = gt_cu.stream_synchronize(s))) st = gt_cu_fail(r, "first call");
     double first_s = gt_tune_now_s() - t0;
     gt_get_stats(&after);
     if (st != GT_SUCCESS) goto fail;
 
     gt_key key;
-    gt_devctx_make_key(dc, sh.opa, sh.opb, sh.m, sh.n, sh.k, (void *)(uintptr_t)A, lda,
+    gt_devctx_make_key(dc, dtype, sh.opa, sh.opb, sh.m, sh.n, sh.k, (void *)(uintptr_t)A, lda,
                        (void *)(uintptr_t)B, ldb, beta, (void *)(uintptr_t)C, ldc, &key);
     gt_verify_result vr;
     if ((st = gt_verify(dc, s, &key, alpha, beta, A, lda, B, ldb, C0, ldc, C, ldc, &vr))) goto fail;
@@ -759,13 +815,11 @@ static int cmd_run(int argc, char **argv) {
     double *t = malloc(sizeof *t * (size_t)reps);
     if (!t) goto fail;
     for (int i = 0; i < 3 && st == GT_SUCCESS; i++)
-        st = gemm_tuned(sh.opa, sh.opb, sh.m, sh.n, sh.k, alpha, (const float *)(uintptr_t)A,
-                        lda, (const float *)(uintptr_t)B, ldb, beta, (float *)(uintptr_t)C, ldc, s);
+        st = run_gemm(dtype, &sh, alpha, A, lda, B, ldb, beta, C, ldc, s);
     for (int i = 0; i < reps && st == GT_SUCCESS; i++) {
         float ms = 0;
         gt_cu.event_record(ev[0], s);
-        st = gemm_tuned(sh.opa, sh.opb, sh.m, sh.n, sh.k, alpha, (const float *)(uintptr_t)A,
-                        lda, (const float *)(uintptr_t)B, ldb, beta, (float *)(uintptr_t)C, ldc, s);
+        st = run_gemm(dtype, &sh, alpha, A, lda, B, ldb, beta, C, ldc, s);
         gt_cu.event_record(ev[1], s);
         if ((r = gt_cu.event_synchronize(ev[1])) || (r = gt_cu.event_elapsed(&ms, ev[0], ev[1])))
             st = gt_cu_fail(r, "timing");
@@ -791,7 +845,8 @@ static int cmd_run(int argc, char **argv) {
                  after.cubin_hits > before.cubin_hits ? "binary cached" : "compiled");
     else
         snprintf(from, sizeof from, "%s", source_name(src));
-    printf("%s f32 alpha=%g beta=%g on %s\n", text, alpha, beta, dc->dev.name);
+    printf("%s %s alpha=%g beta=%g on %s\n", text, gt_dtype_name(dtype), alpha, beta,
+           dc->dev.name);
     printf("kernel: %s (%s; first call %.2f s)\n", cfg, from, first_s);
     printf("time: %.1f us median of %d, %.2f TFLOP/s\n", med, reps,
            2.0 * (double)sh.m * (double)sh.n * (double)sh.k / (med * 1e6));

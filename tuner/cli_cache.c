@@ -391,14 +391,19 @@ static int newfile_commit(const char *verb, newfile *f) {
 
 /* ===== options shared by export and merge ===== */
 
+/* --dtype T of verb: *dtype, or 2 after a message that lists the known types (key.c's
+ * names, so a type added there is listed here). */
 static int parse_dtype(const char *verb, const char *text, int *dtype) {
     *dtype = gt_dtype_parse(text);
-    if (*dtype < 0) {
-        fprintf(stderr, "gemmtune %s: --dtype '%s': unknown data type (known: f32)\n", verb,
-                text);
-        return 2;
-    }
-    return 0;
+    if (*dtype >= 0) return 0;
+    char known[128] = "";
+    size_t len = 0;
+    for (int t = 0; strcmp(gt_dtype_name(t), "?") != 0 && len < sizeof known; t++)
+        len += (size_t)snprintf(known + len, sizeof known - len, "%s%s", t ? ", " : "",
+                                gt_dtype_name(t));
+    fprintf(stderr, "gemmtune %s: --dtype '%s': unknown data type (known: %s)\n", verb, text,
+            known);
+    return 2;
 }
 
 /* The options of export and merge: -o FILE, --device, --dtype, --help. Returns -1 to go

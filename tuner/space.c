@@ -102,7 +102,11 @@ double gt_space_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_klimit
     /* Without grouping, a wave of blocks sweeps whole tile columns and re-reads A from
      * DRAM once per column; grouping keeps it in L2. */
     if (c->raster == 1 && tiles > 2.0 * sms && gm > 8) dram += es * M * K * (gn / 4.0);
-    double memory = fmax(dram / DRAM_BYTES_PER_US, l2 / L2_BYTES_PER_US);
+    /* DRAM reaches its rate only with enough bytes in flight (about 32 KiB per SM):
+     * the copies of STAGES - 1 stages of every resident block. */
+    double inflight = resident * (c->stages - 1) * (double)(c->bm + c->bn) * c->bk * es;
+    double mem_eff = inflight >= 32768.0 ? 1.0 : 0.25 + 0.75 * inflight / 32768.0;
+    double memory = fmax(dram / (DRAM_BYTES_PER_US * mem_eff), l2 / L2_BYTES_PER_US);
     return fmax(compute, memory) + LAUNCH_US * (c->split > 1 ? 1.5 : 1.0);
 }
 

@@ -124,14 +124,16 @@ static void wait_compiled(compile_job *job, int i) {
 
 /* ===== arena ===== */
 
-/* Scratch of one tuning run: nrot input sets, the output, and C0 when beta != 0. Leading
- * dimensions are the problem's rounded up to the alignment class, so that every
- * candidate legal for the key is legal here. */
+/* Scratch of one tuning run: nrot input sets, the output, C0 when beta != 0, and the
+ * split-K workspace (the largest any candidate needs; zeroed when allocated, and every
+ * launch that completes leaves it zeroed: kern.h). Leading dimensions are the problem's
+ * rounded up to the alignment class, so that every candidate legal for the key is legal
+ * here. Sizes in bytes; elements are the key's data type (es bytes). */
 typedef struct {
-    int nrot;
+    int nrot, es;
     long long lda, ldb, ldc;
-    CUdeviceptr a[MAX_ROT], b[MAX_ROT], c, c0;
-    size_t abytes, bbytes, cbytes;
+    CUdeviceptr a[MAX_ROT], b[MAX_ROT], c, c0, ws;
+    size_t abytes, bbytes, cbytes, wsbytes;
 } arena;
 
 static long long round_up(long long x, long long to) { return (x + to - 1) / to * to; }
@@ -143,31 +145,38 @@ static void arena_free(arena *ar) {
     }
     if (ar->c) gt_cu.mem_free(ar->c);
     if (ar->c0) gt_cu.mem_free(ar->c0);
+    if (ar->ws) gt_cu.mem_free(ar->ws);
     memset(ar, 0, sizeof *ar);
 }
 
 /* GT_SUCCESS with the arena, or GT_SUCCESS with rep->skipped when the device or the
- * limit cannot spare the memory; other statuses are driver failures. */
+ * limit cannot spare the memory; other statuses are driver failures. ws_bytes is the
+ * largest workspace of the candidates; it counts against the limit like the rest. */
 static gt_status arena_alloc(gt_devctx *dc, CUstream s, const gt_key *key, size_t limit,
-                             arena *ar, gt_tune_report *rep) {
+                             size_t ws_bytes, arena *ar, gt_tune_report *rep) {
     memset(ar, 0, sizeof *ar);
-    long long vec = key->align >= 4 ? key->align / 4 : 1;
+    ar->es = gt_dtype_size(key->dtype);
+    long long vec = key->align >= ar->es ? key->align / ar->es : 1;
     long long arows = key->opa ? key->k : key->m, acols = key->opa ? key->m : key->k;
     long long brows = key->opb ? key->n : key->k, bcols = key->opb ? key->k : key->n;
     ar->lda = round_up(arows, vec);
     ar->ldb = round_up(brows, vec);
     ar->ldc = round_up(key->m, vec);
-    ar->abytes = (size_t)(ar->lda * acols) * 4;
-    ar->bbytes = (size_t)(ar->ldb * bcols) * 4;
-    ar->cbytes = (size_t)(ar->ldc * key->n) * 4;
+    ar->abytes = (size_t)(ar->lda * acols) * (size_t)ar->es;
+    ar->bbytes = (size_t)(ar->ldb * bcols) * (size_t)ar->es;
+    ar->cbytes = (size_t)(ar->ldc * key->n) * (size_t)ar->es;
+    ar->wsbytes = ws_bytes;
     size_t l2 = (size_t)(dc->dev.l2_bytes > 0 ? dc->dev.l2_bytes : 0);
-    size_t set = ar->abytes + ar->bbytes, cpart = ar->cbytes * (key->beta0 ? 1 : 2);
-    if (!limit) limit = 2 * ar->cbytes + set + 2 * l2;
+    size_t set = ar->abytes + ar->bbytes;
+    size_t fixed = ar->cbytes * (key->beta0 ? 1 : 2) + ws_bytes;
+    /* The default makes room for the workspace too: a split-K candidate must not be the
+     * reason a shape goes untuned. An explicit limit counts it like any other buffer. */
+    if (!limit) limit = 2 * ar->cbytes + set + 2 * l2 + ws_bytes;
     /* Enough input sets that consecutive runs do not find their inputs in L2. */
     int nrot = 1 + (int)(2 * l2 / (set ? set : 1));
     if (nrot > MAX_ROT) nrot = MAX_ROT;
-    while (nrot > 1 && cpart + (size_t)nrot * set > limit) nrot--;
-    size_t need = cpart + (size_t)nrot * set;
+    while (nrot > 1 && fixed + (size_t)nrot * set > limit) nrot--;
+    size_t need = fixed + (size_t)nrot * set;
     size_t free_b = 0, total_b = 0;
     CUresult r = gt_cu.mem_get_info(&free_b, &total_b);
     if (r != CUDA_SUCCESS) return gt_cu_fail(r, "cuMemGetInfo");
@@ -190,6 +199,10 @@ static gt_status arena_alloc(gt_devctx *dc, CUstream s, const gt_key *key, size_
     if (r == CUDA_SUCCESS) r = gt_cu.mem_alloc(&ar->c, ar->cbytes), what = "cuMemAlloc (scratch C)";
     if (r == CUDA_SUCCESS && !key->beta0)
         r = gt_cu.mem_alloc(&ar->c0, ar->cbytes), what = "cuMemAlloc (scratch C0)";
+    if (r == CUDA_SUCCESS && ws_bytes)
+        r = gt_cu.mem_alloc(&ar->ws, ws_bytes), what = "cuMemAlloc (split-K workspace)";
+    if (r == CUDA_SUCCESS && ws_bytes)
+        r = gt_cu.memset_d8_async(ar->ws, 0, ws_bytes, s), what = "cuMemsetD8Async (workspace)";
     if (r == CUDA_ERROR_OUT_OF_MEMORY) {
         /* Someone else took the memory since cuMemGetInfo: skip, as above. */
         arena_free(ar);
@@ -203,21 +216,35 @@ static gt_status arena_alloc(gt_devctx *dc, CUstream s, const gt_key *key, size_
         return gt_cu_fail(r, what);
     }
     gt_status st = GT_SUCCESS;
+    const int dt = key->dtype;
+    const long long es = ar->es;
     for (int i = 0; i < nrot && st == GT_SUCCESS; i++) {
-        st = gt_aux_fill(dc, s, ar->a[i], (long long)(ar->abytes / 4), 11 + 2 * i, 0, 0);
+        st = gt_aux_fill(dc, s, dt, ar->a[i], (long long)ar->abytes / es, 11 + 2 * i, 0, 0);
         if (st == GT_SUCCESS)
-            st = gt_aux_fill(dc, s, ar->b[i], (long long)(ar->bbytes / 4), 12 + 2 * i, 0, 0);
+            st = gt_aux_fill(dc, s, dt, ar->b[i], (long long)ar->bbytes / es, 12 + 2 * i, 0, 0);
     }
     if (st == GT_SUCCESS && !key->beta0)
-        st = gt_aux_fill(dc, s, ar->c0, (long long)(ar->cbytes / 4), 7, 0, 0);
+        st = gt_aux_fill(dc, s, dt, ar->c0, (long long)ar->cbytes / es, 7, 0, 0);
     if (st != GT_SUCCESS) arena_free(ar);
     return st;
+}
+
+/* Zeroes the workspace again before a candidate's first launch. Every launch that
+ * completes leaves it zeroed (kern.h), but a candidate that computes wrongly has broken
+ * that promise too, and its leftovers (partials, tile counters) must not reach the next
+ * candidate's timing or check (a stale tile counter could even make a kernel wait
+ * forever). One memset per candidate, nothing beside its timing runs. */
+static gt_status reset_workspace(CUstream s, arena *ar) {
+    if (!ar->wsbytes) return GT_SUCCESS;
+    CUresult r = gt_cu.memset_d8_async(ar->ws, 0, ar->wsbytes, s);
+    return r == CUDA_SUCCESS ? GT_SUCCESS : gt_cu_fail(r, "cuMemsetD8Async (workspace)");
 }
 
 /* Resets the scratch output before a checked run: C0's values when beta != 0, else NaN,
  * so an output the kernel fails to write cannot pass. */
 static gt_status reset_output(gt_devctx *dc, CUstream s, const gt_key *key, arena *ar) {
-    if (key->beta0) return gt_aux_fill(dc, s, ar->c, (long long)(ar->cbytes / 4), 0, 1, NAN);
+    if (key->beta0)
+        return gt_aux_fill(dc, s, key->dtype, ar->c, (long long)ar->cbytes / ar->es, 0, 1, NAN);
     CUresult r = gt_cu.memcpy_dtod_async(ar->c, ar->c0, ar->cbytes, s);
     return r == CUDA_SUCCESS ? GT_SUCCESS : gt_cu_fail(r, "cuMemcpyDtoDAsync (reset C)");
 }
@@ -238,12 +265,14 @@ double gt_tune_median(double *t, int n) {
  * values, and these keep repeated runs on the same C finite. */
 static gt_status launch(const gt_kern *k, CUstream s, arena *ar, int set, const gt_key *key) {
     return gt_kern_launch(k, s, ar->a[set], ar->lda, ar->b[set], ar->ldb, ar->c, ar->ldc, 1.0,
-                          key->beta0 ? 0.0 : 1.0, 0);
+                          key->beta0 ? 0.0 : 1.0, ar->ws);
 }
 
 static gt_status time_one(const gt_kern *k, CUstream s, arena *ar, const gt_key *key,
                           CUevent *ev, double *median_us) {
-    gt_status st = launch(k, s, ar, 0, key); /* warm-up: first-launch costs stay out */
+    gt_status st = reset_workspace(s, ar);
+    if (st != GT_SUCCESS) return st;
+    st = launch(k, s, ar, 0, key); /* warm-up: first-launch costs stay out */
     if (st != GT_SUCCESS) return st;
     CUresult r = gt_cu.event_record(ev[0], s);
     if (r == CUDA_SUCCESS && (st = launch(k, s, ar, 1 % ar->nrot, key)) != GT_SUCCESS) return st;
@@ -308,7 +337,8 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
 
     /* SPACE */
     gt_cand *space = NULL;
-    int n = gt_space_build(key, &lim, opts.max_candidates, 0, &space, &rep->space);
+    int n = gt_space_build(key, &lim, opts.max_candidates,
+                           opts.same_order ? GT_SPACE_SAME_ORDER : 0, &space, &rep->space);
     if (n < 0) return gt_fail(GT_OUT_OF_MEMORY, "candidate space");
     if (n == 0) {
         free(space);
@@ -321,10 +351,13 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
         free(space), free(cands), free(images), free(kerns);
         return gt_fail(GT_OUT_OF_MEMORY, "tuning state");
     }
+    size_t ws_bytes = 0; /* one workspace, as large as the largest candidate's */
     for (int i = 0; i < n; i++) {
         cands[i].cfg = space[i].cfg;
         cands[i].status = GT_TR_NOT_TIMED;
         cands[i].time_us = -1;
+        size_t w = gt_kcfg_workspace_bytes(&cands[i].cfg, key);
+        if (w > ws_bytes) ws_bytes = w;
     }
     free(space);
     rep->cands = cands;
@@ -353,7 +386,7 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
     int nev = 0;
     gt_status st = gt_devctx_tune_stream(dc, &s);
     if (st == GT_SUCCESS) st = gt_devctx_aux(dc);
-    if (st == GT_SUCCESS) st = arena_alloc(dc, s, key, opts.mem_limit, &ar, rep);
+    if (st == GT_SUCCESS) st = arena_alloc(dc, s, key, opts.mem_limit, ws_bytes, &ar, rep);
     if (st != GT_SUCCESS || rep->skipped) goto out_images;
     for (; nev <= MAX_REPS; nev++) {
         CUresult r = gt_cu.event_create(&ev[nev], CU_EVENT_DEFAULT);
@@ -404,13 +437,14 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
     for (int i = 0; i < n && cands[i].status == GT_TR_OK && won < 0; i++) {
         gt_verify_result vr;
         gt_status vs = reset_output(dc, s, key, &ar);
-        float alpha = fault("verify", i) ? 0.75f * 1.01f : 0.75f;
+        double alpha = fault("verify", i) ? 0.75 * 1.01 : 0.75, beta = key->beta0 ? 0.0 : -0.5;
+        if (vs == GT_SUCCESS) vs = reset_workspace(s, &ar);
         if (vs == GT_SUCCESS)
             vs = gt_kern_launch(&kerns[i], s, ar.a[0], ar.lda, ar.b[0], ar.ldb, ar.c, ar.ldc,
-                                alpha, key->beta0 ? 0.0 : -0.5, 0);
+                                alpha, beta, ar.ws);
         if (vs == GT_SUCCESS)
-            vs = gt_verify(dc, s, key, 0.75f, key->beta0 ? 0.0f : -0.5f, ar.a[0], ar.lda,
-                           ar.b[0], ar.ldb, ar.c0, ar.ldc, ar.c, ar.ldc, &vr);
+            vs = gt_verify(dc, s, key, 0.75, beta, ar.a[0], ar.lda, ar.b[0], ar.ldb, ar.c0,
+                           ar.ldc, ar.c, ar.ldc, &vr);
         if (vs != GT_SUCCESS || !vr.pass) {
             cands[i].status = GT_TR_VERIFY_FAILED;
             rep->verify_failed++;

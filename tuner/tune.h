@@ -5,7 +5,9 @@
  *   SPACE    -> gt_space_build          ranked candidates within the count budget
  *   COMPILE  -> compile_all             NVRTC on a thread pool, in the background of
  *                                       ARENA and TIME; failures recorded
- *   ARENA    -> arena_alloc             bounded scratch memory, random inputs; or SKIPPED
+ *   ARENA    -> arena_alloc             bounded scratch memory (inputs of the key's data
+ *                                       type, random; output; split-K workspace); or
+ *                                       SKIPPED
  *   TIME     -> time_one (each)         as soon as that candidate is compiled: warm-up,
  *                                       events per run, median; time budget
  *   VERIFY   -> verify_one (fastest first) reference check until one passes
@@ -24,8 +26,12 @@
 typedef struct gt_tune_opts {
     int max_candidates;   /* <= 0: default 32 (GEMMTUNE_TUNE_MAX_CANDIDATES) */
     double budget_s;      /* time for the TIME state; <= 0: default 5 (GEMMTUNE_TUNE_BUDGET_S) */
-    size_t mem_limit;     /* bytes; 0: default (size of C, one copy of A and B, 2 x L2) */
+    size_t mem_limit;     /* bytes; 0: default (size of C, one copy of A and B, 2 x L2, and
+                           * the largest split-K workspace of the candidates) */
     int threads;          /* compile threads; <= 0: one per CPU */
+    int same_order;       /* 1: only candidates whose results are bit-identical to the
+                           * default kernel's (GT_SPACE_SAME_ORDER: no split-K, no tensor
+                           * cores), as background tuning promises */
 } gt_tune_opts;
 
 /* One candidate's outcome. */

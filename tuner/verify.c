@@ -7,6 +7,7 @@
 #endif
 #include "verify.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,8 @@
 #define SAMPLE 256
 
 double gt_verify_tolerance(const gt_key *key) {
-    return 1e-6 * sqrt((double)(key->k > 0 ? key->k : 1)) + 2e-6;
+    double c = key->dtype == GT_DT_F64 ? 1e-13 : 1e-6;
+    return c * sqrt((double)(key->k > 0 ? key->k : 1)) + 2 * c;
 }
 
 static unsigned long long next_rand(unsigned long long *s) {
@@ -40,9 +42,10 @@ static int *pick(long long n, int full, int *count, unsigned long long seed) {
     return idx;
 }
 
-gt_status gt_verify(gt_devctx *dc, CUstream stream, const gt_key *key, float alpha, float beta,
+gt_status gt_verify(gt_devctx *dc, CUstream stream, const gt_key *key, double alpha, double beta,
                     CUdeviceptr A, long long lda, CUdeviceptr B, long long ldb, CUdeviceptr C0,
                     long long ldc0, CUdeviceptr C, long long ldc, gt_verify_result *res) {
+    assert(key->dtype >= 0 && key->dtype < GT_DEVCTX_NDTYPES);
     memset(res, 0, sizeof *res);
     res->tol = gt_verify_tolerance(key);
     gt_status s = gt_devctx_aux(dc);
@@ -73,14 +76,13 @@ gt_status gt_verify(gt_devctx *dc, CUstream stream, const gt_key *key, float alp
     if (r == CUDA_SUCCESS) {
         int opa = key->opa, opb = key->opb, b0 = key->beta0;
         long long m = key->m, n = key->n, k = key->k;
-        double da = alpha, db = beta;
-        void *args[] = {&opa, &opb, &m, &n, &k, &da, &A, &lda, &B, &ldb, &db, &C0, &ldc0, &b0,
+        void *args[] = {&opa, &opb, &m, &n, &k, &alpha, &A, &lda, &B, &ldb, &beta, &C0, &ldc0, &b0,
                         &drows, &nr, &dcols, &nc, &dref};
         unsigned grid = (unsigned)((total + 127) / 128);
-        TRY(gt_cu.launch_kernel(dc->ref, grid, 1, 1, 128, 1, 1, 0, stream, args, NULL),
+        TRY(gt_cu.launch_kernel(dc->ref[key->dtype], grid, 1, 1, 128, 1, 1, 0, stream, args, NULL),
             "cuLaunchKernel (reference)");
         void *cargs[] = {&C, &ldc, &drows, &nr, &dcols, &nc, &dref, &dacc};
-        TRY(gt_cu.launch_kernel(dc->cmp, grid, 1, 1, 128, 1, 1, 0, stream, cargs, NULL),
+        TRY(gt_cu.launch_kernel(dc->cmp[key->dtype], grid, 1, 1, 128, 1, 1, 0, stream, cargs, NULL),
             "cuLaunchKernel (compare)");
         TRY(gt_cu.stream_synchronize(stream), "verification (the checked kernel or the reference)");
     }
