@@ -11,6 +11,8 @@
 //            GT_VEC (global vector width in elements) GT_SPLIT (split-K factor)
 //            GT_RASTER (tile rows per rasterization group; 1 = plain column order)
 //            GT_MINB (minimum resident blocks per SM, for __launch_bounds__)
+//            GT_SMEM_CHECK (the dynamic shared memory the launch gives; each family
+//            static_asserts that it matches its layout)
 // The kernel ABI, the same for every family:
 //   gt_gemm(const T *A, long long lda, const T *B, long long ldb, T *C, long long ldc,
 //           T alpha, T beta, T *ws)

@@ -37,6 +37,10 @@ constexpr int STAGE_A = BK * LDSA, STAGE_B = BK * LDSB;
 // Width of the epilogue's accesses to C.
 constexpr int SV = RVM < VEC ? RVM : VEC;
 constexpr int NACC = TM * TN;
+#ifdef GT_SMEM_CHECK
+static_assert(GT_SMEM_CHECK == STAGES * (STAGE_A + STAGE_B) * ES,
+              "the launch's shared-memory size (src/kcfg.c) differs from the kernel's");
+#endif
 
 // Copies one operand tile, BK x BX of op(X), into shared memory laid out [k][x].
 // XCONT: x is the stored contiguous dimension (A as stored, B transposed); otherwise k is,

@@ -50,8 +50,14 @@ int gt_kcfg_threads(const gt_kcfg *c) { return 32 * (c->bm / c->wm) * (c->bn / c
 
 /* SIMT (gemm_simt.cu): STAGES x BK rows of op(A) [k][m] and op(B) [k][n]; an operand
  * whose stored contiguous dimension is k gets 16 bytes of padding per row.
- * DMMA (gemm_dmma.cu): the same layout and padding (its source states the formula). */
+ * DMMA (gemm_dmma.cu, which states the same formula): each operand kept in its stored
+ * orientation, rows padded by 4 doubles. */
 int gt_kcfg_smem_bytes(const gt_kcfg *c, const gt_key *key) {
+    if (c->fam == GT_FAM_DMMA) {
+        int a = key->opa ? c->bm * (c->bk + 4) : c->bk * (c->bm + 4);
+        int b = key->opb ? c->bk * (c->bn + 4) : c->bn * (c->bk + 4);
+        return c->stages * 8 * (a + b);
+    }
     int es = esize(key), pad = 16 / es;
     int lda = c->bm + (key->opa ? pad : 0), ldb = c->bn + (key->opb ? 0 : pad);
     return c->stages * c->bk * (lda + ldb) * es;
@@ -361,6 +367,9 @@ int gt_kcfg_options(const gt_kcfg *c, const gt_key *key, char storage[][64], con
     OPT("-DGT_BETA0=%d", key->beta0);
     for (int i = 0; i < gt_nkparams; i++) OPT("-DGT_%s=%d", gt_kparams[i].name, gt_kcfg_get(c, i));
     OPT("-DGT_MINB=%d", gt_kcfg_min_blocks(c, key));
+    /* The launch's shared-memory size: each family checks it against its own layout at
+     * compile time, so the two descriptions cannot drift apart unnoticed. */
+    OPT("-DGT_SMEM_CHECK=%d", gt_kcfg_smem_bytes(c, key));
 #undef OPT
     return n;
 }

@@ -25,6 +25,9 @@
 #define MIN_REPS 3
 /* Timing of one candidate aims at this much GPU time. */
 #define TARGET_US_PER_CAND 20000.0
+/* Wall-clock budget of compiling and timing one shape: candidates not compiled and
+ * timed by then are dropped (best ranked first), so a cold shape costs about this. */
+#define DEFAULT_BUDGET_S 1.5
 
 static const char *result_names[] = {"ok", "compile_failed", "load_failed", "launch_failed",
                                      "verify_failed", "not_timed"};
@@ -46,6 +49,14 @@ static long env_long(const char *name, long dflt) {
     return *end || x <= 0 ? dflt : x;
 }
 
+static double env_double(const char *name, double dflt) {
+    const char *v = getenv(name);
+    if (!v || !*v) return dflt;
+    char *end;
+    double x = strtod(v, &end);
+    return *end || !(x > 0) ? dflt : x;
+}
+
 static _Atomic size_t api_mem_limit;
 
 void gt_set_tune_memory_limit(size_t bytes) { api_mem_limit = bytes; }
@@ -53,7 +64,7 @@ void gt_set_tune_memory_limit(size_t bytes) { api_mem_limit = bytes; }
 void gt_tune_opts_default(gt_tune_opts *o) {
     if (!o->mem_limit) o->mem_limit = api_mem_limit;
     if (o->max_candidates <= 0) o->max_candidates = (int)env_long("GEMMTUNE_TUNE_MAX_CANDIDATES", 32);
-    if (o->budget_s <= 0) o->budget_s = (double)env_long("GEMMTUNE_TUNE_BUDGET_S", 5);
+    if (o->budget_s <= 0) o->budget_s = env_double("GEMMTUNE_TUNE_BUDGET_S", DEFAULT_BUDGET_S);
     if (!o->mem_limit) o->mem_limit = (size_t)env_long("GEMMTUNE_TUNE_MEM_MB", 0) << 20;
 }
 
@@ -88,18 +99,25 @@ typedef struct {
     pthread_mutex_t lock;
     pthread_cond_t cond;
     unsigned char *done;
+    _Atomic int stop;     /* set when the budget is spent: compiles not started are skipped */
     double finished;      /* clock when the last compile finished */
 } compile_job;
 
 static void compile_one(int i, void *user) {
     compile_job *job = user;
-    if (fault("compile", i)) {
+    if (job->stop) {
+        /* Beyond the budget: left NOT_TIMED, never compiled. */
+        snprintf(job->cands[i].message, sizeof job->cands[i].message,
+                 "not compiled: the tuning budget was spent");
+    } else if (fault("compile", i)) {
         job->cands[i].status = GT_TR_COMPILE_FAILED;
         snprintf(job->cands[i].message, sizeof job->cands[i].message, "injected compile fault");
     } else if (gt_kern_compile(&job->cands[i].cfg, job->key, job->arch, &job->images[i]) !=
                GT_SUCCESS) {
         job->cands[i].status = GT_TR_COMPILE_FAILED;
         snprintf(job->cands[i].message, sizeof job->cands[i].message, "%s", job->images[i].error);
+    } else {
+        job->cands[i].compiled = 1;
     }
     if (!job->done) return; /* compiling in the foreground */
     pthread_mutex_lock(&job->lock);
@@ -115,11 +133,28 @@ static void *compile_all(void *arg) {
     return NULL;
 }
 
-/* Waits until candidate i is compiled. */
-static void wait_compiled(compile_job *job, int i) {
+/* Waits until candidate i is compiled or the clock passes deadline (CLOCK_MONOTONIC
+ * seconds; 0: no deadline). Returns 1 when it is compiled. */
+static int wait_compiled(compile_job *job, int i, double deadline) {
     pthread_mutex_lock(&job->lock);
-    while (!job->done[i]) pthread_cond_wait(&job->cond, &job->lock);
+    while (!job->done[i]) {
+        if (deadline <= 0) {
+            pthread_cond_wait(&job->cond, &job->lock);
+            continue;
+        }
+        double left = deadline - gt_tune_now_s();
+        if (left <= 0) break;
+        /* The condition variable waits on CLOCK_REALTIME; only the interval matters. */
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        double t = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec + (left < 0.05 ? left : 0.05);
+        ts.tv_sec = (time_t)t;
+        ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
+        pthread_cond_timedwait(&job->cond, &job->lock, &ts);
+    }
+    int done = job->done[i];
     pthread_mutex_unlock(&job->lock);
+    return done;
 }
 
 /* ===== arena ===== */
@@ -399,9 +434,12 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
     /* TIME */
     double t1 = gt_tune_now_s();
     for (int i = 0; i < n; i++) {
-        if (job.done) wait_compiled(&job, i);
+        /* The budget runs from the start of tuning; the first candidate that compiles
+         * is timed whatever the clock says, so there is always a winner to check. */
+        double deadline = rep->timed ? t0 + opts.budget_s : 0;
+        if (job.done && !wait_compiled(&job, i, deadline)) break; /* stays NOT_TIMED */
         if (cands[i].status == GT_TR_COMPILE_FAILED) continue;
-        if (gt_tune_now_s() - t1 > opts.budget_s) break; /* stays NOT_TIMED */
+        if (rep->timed && gt_tune_now_s() - t0 > opts.budget_s) break; /* stays NOT_TIMED */
         gt_status ls = gt_kern_load(images[i].image, &cands[i].cfg, key, &kerns[i]);
         if (ls != GT_SUCCESS) {
             cands[i].status = GT_TR_LOAD_FAILED;
@@ -427,6 +465,7 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
         rep->timed++;
     }
     rep->time_seconds = gt_tune_now_s() - t1;
+    job.stop = 1; /* nothing more will be timed: skip the compiles not yet started */
 
     /* VERIFY, fastest first. */
     if (sort_by_time(cands, kerns, images, n) != 0) {
@@ -483,10 +522,11 @@ out_arena:
     for (int i = 0; i < n; i++) gt_kern_unload(&kerns[i]);
     arena_free(&ar);
 out_images:
+    job.stop = 1;
     if (background) pthread_join(compiler, NULL);
     for (int i = 0; i < n; i++) {
         if (cands[i].status == GT_TR_COMPILE_FAILED) rep->compile_failed++;
-        else rep->compiled++;
+        else if (cands[i].compiled) rep->compiled++;
     }
     rep->compile_seconds = job.finished - t0;
     free(job.done);

@@ -25,7 +25,10 @@
 
 typedef struct gt_tune_opts {
     int max_candidates;   /* <= 0: default 32 (GEMMTUNE_TUNE_MAX_CANDIDATES) */
-    double budget_s;      /* time for the TIME state; <= 0: default 5 (GEMMTUNE_TUNE_BUDGET_S) */
+    double budget_s;      /* wall seconds for COMPILE and TIME together, from the start;
+                             candidates not compiled and timed by then are dropped, but
+                             the first that compiles is always timed; <= 0: default 1.5
+                             (GEMMTUNE_TUNE_BUDGET_S, fractions allowed) */
     size_t mem_limit;     /* bytes; 0: default (size of C, one copy of A and B, 2 x L2, and
                            * the largest split-K workspace of the candidates) */
     int threads;          /* compile threads; <= 0: one per CPU */
@@ -42,6 +45,7 @@ const char *gt_tune_result_name(int status);
 typedef struct gt_tune_cand {
     gt_kcfg cfg;
     int status;           /* GT_TR_* */
+    int compiled;         /* NVRTC produced its cubin (0: failed, or skipped by the budget) */
     double time_us;       /* median; < 0 when not timed */
     char message[256];
 } gt_tune_cand;
