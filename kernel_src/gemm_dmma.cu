@@ -22,8 +22,9 @@
 // the shape: 1 m8n8k4, 2 m16n8k4, 3 m16n8k8, 4 m16n8k16, 0 (or undefined) the default
 // for the target (DEFAULT_MMA_SM90 below on sm_90, else m8n8k4). The wide shapes need
 // sm_90 and TN even; otherwise the kernel falls back to m8n8k4 (m16n8k16 with BK % 16 != 0
-// falls back to m16n8k8). The shape changes the order of the k summation within a step,
-// never the result's accuracy class.
+// falls back to m16n8k8). On an H100, m8n8k4 (SASS DMMA.8x8x4) ran at about half the
+// rate of the wide shapes (about 31 against 50-53 TFLOP/s at 4096^3). The shape changes
+// the order of the k summation inside the instruction, never the accuracy class.
 //
 // Shared memory: dynamic, STAGES stages, each an A tile then a B tile, kept in the
 // operand's global orientation (so 16-byte cp.async copies land unchanged) with 4 doubles
@@ -38,9 +39,15 @@
 // BN are multiples of 4 and 8, so BK + 4, BM + 4 and BN + 4 are 4 or 12 mod 16).
 //
 // Pipeline: STAGES - 1 K steps in flight through cp.async (zero-fill past M, N, K); one
-// __syncthreads per K step; fragments double-buffered in registers (the next group of k
-// slices is read from shared memory while the tensor cores work on the current one);
-// GT_RDB=0 keeps one fragment buffer instead (fewer registers, for the wide shapes).
+// __syncthreads per K step. GT_RDB picks how fragments are buffered in registers:
+//   1 (default) double-buffered by instruction group: the next group of k slices is read
+//     from shared memory while the tensor cores work on the current one;
+//     2 * KG * (TM + TN) doubles
+//   2 rolling: the group's n-side fragments stay (two buffers), the m-side ones are read
+//     one fragment row ahead; KG * (2 TN + 2) doubles, so it fits where 1 spills (e.g.
+//     warp tile 64x32 with m16n8k8 or m16n8k16), but it was slower where both fit
+//   0 one buffer, read just before use (fewest registers; slowest)
+// (KG = k slices of 4 per instruction: 1, 1, 2, 4 for GT_MMA 1..4.)
 // Where a tile divides the problem every bounds check folds at compile time.
 #include "common.cuh"
 
@@ -75,7 +82,11 @@ constexpr bool WIDE_MMA = true;  // m16n8k{4,8,16}.f64: PTX ISA 7.8, sm_90
 #else
 constexpr bool WIDE_MMA = false;
 #endif
-constexpr int DEFAULT_MMA_SM90 = 1;
+// Default shape on sm_90 (measured on an H100, 4096^3, fragments double-buffered): warp
+// tiles of 32 or more fragments (64x32, 32x64) take m16n8k4, the only wide shape whose two
+// fragment buffers still fit in registers there (52.7 TFLOP/s at 128x128x16, 4 stages);
+// smaller ones take m16n8k8 (50-52 TFLOP/s at 128x64x16, 3 stages, 168 registers).
+constexpr int DEFAULT_MMA_SM90 = TM * TN >= 32 ? 2 : 3;
 constexpr int MMA_ASKED = GT_MMA == 0 ? (WIDE_MMA ? DEFAULT_MMA_SM90 : 1) : GT_MMA;
 static_assert(MMA_ASKED >= 1 && MMA_ASKED <= 4, "GT_MMA is 0..4");
 constexpr int MMA = (!WIDE_MMA || TN % 2 != 0) ? 1
@@ -86,7 +97,8 @@ constexpr int NG = BK / (4 * KG);                     // instruction groups per 
 static_assert(NG * 4 * KG == BK, "K step must hold whole instruction groups");
 
 constexpr int NACC = TM * TN * 2;  // accumulators per thread
-constexpr bool RDB = GT_RDB != 0;  // double-buffer fragments in registers
+constexpr int RDB = GT_RDB;  // fragment buffering in registers: 0 one, 1 double, 2 rolling
+static_assert(RDB >= 0 && RDB <= 2, "GT_RDB is 0, 1 or 2");
 
 // Shared memory (see the header comment). Element (c, s) of a tile stored with c along
 // the contiguous dimension sits at s * LD + c.
@@ -102,6 +114,12 @@ static_assert(GT_SMEM_CHECK == SMEM_BYTES, "caller's shared-memory size differs 
 #endif
 
 template <int V> struct ic { static constexpr int value = V; };
+// Calls f(ic<0>()) or f(ic<1>()): b is a constant after unrolling, so the register buffer
+// that f indexes with it is a compile-time index.
+template <class F> __device__ __forceinline__ void with_buf(int b, F f) {
+    if (b) f(ic<1>());
+    else f(ic<0>());
+}
 
 // ---- global -> shared: one operand tile of CONT (contiguous) x STR (strided) ----
 // EC, ES: the matrix's extents along those dimensions; LD: the tile's shared row pitch.
@@ -221,61 +239,41 @@ extern "C" __global__ void __launch_bounds__(gt::NT, GT_MINB)
 #pragma unroll
     for (int e = 0; e < NACC; ++e) acc[e] = 0.0;
 
-    // Fragments of one instruction group (KG k slices), double-buffered.
-    double fa[2][KG][TM], fb[2][KG][TN];
-    auto load_frags = [&](auto bufc, const double *st, int grp) {
-        constexpr int b = decltype(bufc)::value;
-#pragma unroll
-        for (int q = 0; q < KG; ++q) {
-            const int s = grp * KG + q;  // k slice within the step
-#pragma unroll
-            for (int i = 0; i < TM; ++i)
-                fa[b][q][i] = st[fa0 + (TA ? i * 8 * LDA + s * 4 : s * 4 * LDA + i * 8)];
-#pragma unroll
-            for (int j = 0; j < TN; ++j)
-                fb[b][q][j] = st[fb0 + (TB ? s * 4 * LDB + j * 8 : j * 8 * LDB + s * 4)];
-        }
-    };
-    auto mma_group = [&](auto bufc) {
-        constexpr int b = decltype(bufc)::value;
+    // The instructions of fragment row i (m side) of one group: FA(q, j) gives the n-side
+    // fragment j of k slice q, FB(q) the m-side fragment i of k slice q.
+    auto mma_row = [&](int i, auto FA, auto FB) {
         if constexpr (MMA == 1) {
 #pragma unroll
             for (int q = 0; q < KG; ++q)
 #pragma unroll
-                for (int i = 0; i < TM; ++i)
-#pragma unroll
-                    for (int j = 0; j < TN; ++j)
-                        mma884(&acc[(i * TN + j) * 2], fb[b][q][j], fa[b][q][i]);
+                for (int j = 0; j < TN; ++j) mma884(&acc[(i * TN + j) * 2], FA(q, j), FB(q));
         } else if constexpr (MMA == 2) {
 #pragma unroll
             for (int q = 0; q < KG; ++q)
 #pragma unroll
-                for (int i = 0; i < TM; ++i)
-#pragma unroll
-                    for (int j = 0; j < TN; j += 2)
-                        mma1684(&acc[(i * TN + j) * 2], &acc[(i * TN + j + 1) * 2], fb[b][q][j],
-                                fb[b][q][j + 1], fa[b][q][i]);
+                for (int j = 0; j < TN; j += 2)
+                    mma1684(&acc[(i * TN + j) * 2], &acc[(i * TN + j + 1) * 2], FA(q, j),
+                            FA(q, j + 1), FB(q));
         } else if constexpr (MMA == 3) {
 #pragma unroll
-            for (int i = 0; i < TM; ++i)
-#pragma unroll
-                for (int j = 0; j < TN; j += 2) {
-                    const double a[4] = {fb[b][0][j], fb[b][0][j + 1], fb[b][1][j], fb[b][1][j + 1]};
-                    const double bb[2] = {fa[b][0][i], fa[b][1][i]};
-                    mma1688(&acc[(i * TN + j) * 2], &acc[(i * TN + j + 1) * 2], a, bb);
-                }
+            for (int j = 0; j < TN; j += 2) {
+                const double a[4] = {FA(0, j), FA(0, j + 1), FA(1, j), FA(1, j + 1)};
+                const double b[2] = {FB(0), FB(1)};
+                mma1688(&acc[(i * TN + j) * 2], &acc[(i * TN + j + 1) * 2], a, b);
+            }
         } else {
 #pragma unroll
-            for (int i = 0; i < TM; ++i)
-#pragma unroll
-                for (int j = 0; j < TN; j += 2) {
-                    const double a[8] = {fb[b][0][j], fb[b][0][j + 1], fb[b][1][j], fb[b][1][j + 1],
-                                         fb[b][2][j], fb[b][2][j + 1], fb[b][3][j], fb[b][3][j + 1]};
-                    const double bb[4] = {fa[b][0][i], fa[b][1][i], fa[b][2][i], fa[b][3][i]};
-                    mma16816(&acc[(i * TN + j) * 2], &acc[(i * TN + j + 1) * 2], a, bb);
-                }
+            for (int j = 0; j < TN; j += 2) {
+                const double a[8] = {FA(0, j), FA(0, j + 1), FA(1, j), FA(1, j + 1),
+                                     FA(2, j), FA(2, j + 1), FA(3, j), FA(3, j + 1)};
+                const double b[4] = {FB(0), FB(1), FB(2), FB(3)};
+                mma16816(&acc[(i * TN + j) * 2], &acc[(i * TN + j + 1) * 2], a, b);
+            }
         }
     };
+    // Shared-memory offsets of fragments, k slice s of the step.
+    auto off_a = [&](int s, int i) { return fa0 + (TA ? i * 8 * LDA + s * 4 : s * 4 * LDA + i * 8); };
+    auto off_b = [&](int s, int j) { return fb0 + (TB ? s * 4 * LDB + j * 8 : j * 8 * LDB + s * 4); };
 
     // Prologue: STAGES - 1 K steps in flight, the first one waited for.
 #pragma unroll
@@ -285,61 +283,140 @@ extern "C" __global__ void __launch_bounds__(gt::NT, GT_MINB)
     }
     cp_wait<STAGES - 2>();
     __syncthreads();
-
     int rst = 0, wst = STAGES - 1;  // stage read in this step, stage written in this step
-    load_frags(ic<0>(), sm, 0);
 
-    // One K step. P: parity of the step, so that the register buffer of every group is a
-    // compile-time index also when NG is odd (steps then alternate the buffer they start on).
-    auto step = [&](int kt, auto parc) {
-        constexpr int P = decltype(parc)::value;
+    // Issues the copies of step kt + STAGES - 1 (nothing past the split's last step, but
+    // always a commit, so that group counting stays uniform).
+    auto prefetch = [&](int kt) {
         if (kt + STAGES - 1 < nk) load_stage(wst, kbeg + kt + STAGES - 1);
         cp_commit();
         wst = wst + 1 == STAGES ? 0 : wst + 1;
-        const double *cur = sm + rst * STAGE;
-#pragma unroll
-        for (int grp = 0; grp < NG; ++grp) {
-            const int buf = (P * NG + grp) & 1;
-            if (grp == NG - 1) {
-                // Step kt + 1 landed for every thread, and every thread is done reading
-                // the stage that the next step overwrites (its last reads were the
-                // fragments of this group, loaded before this barrier).
-                cp_wait<STAGES - 2>();
-                __syncthreads();
-                rst = rst + 1 == STAGES ? 0 : rst + 1;
-                if (buf) load_frags(ic<0>(), sm + rst * STAGE, 0);
-                else load_frags(ic<1>(), sm + rst * STAGE, 0);
-            } else {
-                if (buf) load_frags(ic<0>(), cur, grp + 1);
-                else load_frags(ic<1>(), cur, grp + 1);
-            }
-            if (buf) mma_group(ic<1>());
-            else mma_group(ic<0>());
-        }
     };
-    if constexpr (!RDB) {
-        // One fragment buffer: each group is read from shared memory just before its
-        // instructions (fewer registers; the compiler overlaps what it can).
-        for (int kt = 0; kt < nk; ++kt) {
-            if (kt + STAGES - 1 < nk) load_stage(wst, kbeg + kt + STAGES - 1);
-            cp_commit();
-            wst = wst + 1 == STAGES ? 0 : wst + 1;
+    // End of a step's reads: step kt + 1 landed for every thread, and every thread is done
+    // reading the stage that the next prefetch overwrites (all its fragment loads of this
+    // step were issued before this barrier).
+    auto next_stage = [&]() {
+        cp_wait<STAGES - 2>();
+        __syncthreads();
+        rst = rst + 1 == STAGES ? 0 : rst + 1;
+        return (const double *)(sm + rst * STAGE);
+    };
+
+    if constexpr (RDB == 2) {
+        // Rolling: the n-side fragments of a group stay in registers (two buffers: the
+        // next group's are read while the current group's last row computes); the m-side
+        // fragments stream one row ahead (two buffers of KG). Registers: KG * (2 TN + 2).
+        double fr[2][KG][TN], fs[2][KG];
+        auto load_r = [&](auto bc, const double *st, int grp) {
+            constexpr int b = decltype(bc)::value;
+#pragma unroll
+            for (int q = 0; q < KG; ++q)
+#pragma unroll
+                for (int j = 0; j < TN; ++j) fr[b][q][j] = st[off_b(grp * KG + q, j)];
+        };
+        auto load_s = [&](auto bc, const double *st, int grp, int i) {
+            constexpr int b = decltype(bc)::value;
+#pragma unroll
+            for (int q = 0; q < KG; ++q) fs[b][q] = st[off_a(grp * KG + q, i)];
+        };
+        auto step = [&](int kt, auto parc) {
+            constexpr int P = decltype(parc)::value;
+            prefetch(kt);
             const double *cur = sm + rst * STAGE;
 #pragma unroll
             for (int grp = 0; grp < NG; ++grp) {
-                load_frags(ic<0>(), cur, grp);
-                mma_group(ic<0>());
+#pragma unroll
+                for (int i = 0; i < TM; ++i) {
+                    const int rb = (P * NG + grp) & 1, sb = (P * NG * TM + grp * TM + i) & 1;
+                    if (i + 1 < TM) {
+                        with_buf(!sb, [&](auto c) { load_s(c, cur, grp, i + 1); });
+                    } else if (grp + 1 < NG) {
+                        with_buf(!rb, [&](auto c) { load_r(c, cur, grp + 1); });
+                        with_buf(!sb, [&](auto c) { load_s(c, cur, grp + 1, 0); });
+                    } else {
+                        const double *nxt = next_stage();
+                        with_buf(!rb, [&](auto c) { load_r(c, nxt, 0); });
+                        with_buf(!sb, [&](auto c) { load_s(c, nxt, 0, 0); });
+                    }
+                    with_buf(rb, [&](auto rc) {
+                        with_buf(sb, [&](auto sc) {
+                            constexpr int R = decltype(rc)::value, S = decltype(sc)::value;
+                            mma_row(
+                                i, [&](int q, int j) { return fr[R][q][j]; },
+                                [&](int q) { return fs[S][q]; });
+                        });
+                    });
+                }
             }
-            cp_wait<STAGES - 2>();
-            __syncthreads();
-            rst = rst + 1 == STAGES ? 0 : rst + 1;
+        };
+        load_r(ic<0>(), sm, 0);
+        load_s(ic<0>(), sm, 0, 0);
+        if constexpr (NG % 2 == 0) {
+            for (int kt = 0; kt < nk; ++kt) step(kt, ic<0>());
+        } else {
+            for (int kt = 0; kt < nk; kt += 2) {
+                step(kt, ic<0>());
+                if (kt + 1 < nk) step(kt + 1, ic<1>());
+            }
         }
-    } else if constexpr (NG % 2 == 0) {
-        for (int kt = 0; kt < nk; ++kt) step(kt, ic<0>());
     } else {
-        for (int kt = 0; kt < nk; kt += 2) {
-            step(kt, ic<0>());
-            if (kt + 1 < nk) step(kt + 1, ic<1>());
+        // Fragments of one instruction group (KG k slices): RDB == 1 double-buffers them
+        // (the next group is read while this one computes), RDB == 0 keeps one buffer.
+        double fa[2][KG][TM], fb[2][KG][TN];
+        auto load_frags = [&](auto bc, const double *st, int grp) {
+            constexpr int b = decltype(bc)::value;
+#pragma unroll
+            for (int q = 0; q < KG; ++q) {
+#pragma unroll
+                for (int i = 0; i < TM; ++i) fa[b][q][i] = st[off_a(grp * KG + q, i)];
+#pragma unroll
+                for (int j = 0; j < TN; ++j) fb[b][q][j] = st[off_b(grp * KG + q, j)];
+            }
+        };
+        auto mma_group = [&](auto bc) {
+            constexpr int b = decltype(bc)::value;
+#pragma unroll
+            for (int i = 0; i < TM; ++i)
+                mma_row(
+                    i, [&](int q, int j) { return fb[b][q][j]; }, [&](int q) { return fa[b][q][i]; });
+        };
+        if constexpr (RDB == 0) {
+            for (int kt = 0; kt < nk; ++kt) {
+                prefetch(kt);
+                const double *cur = sm + rst * STAGE;
+#pragma unroll
+                for (int grp = 0; grp < NG; ++grp) {
+                    load_frags(ic<0>(), cur, grp);
+                    mma_group(ic<0>());
+                }
+                next_stage();
+            }
+        } else {
+            auto step = [&](int kt, auto parc) {
+                constexpr int P = decltype(parc)::value;
+                prefetch(kt);
+                const double *cur = sm + rst * STAGE;
+#pragma unroll
+                for (int grp = 0; grp < NG; ++grp) {
+                    const int buf = (P * NG + grp) & 1;
+                    if (grp == NG - 1) {
+                        const double *nxt = next_stage();
+                        with_buf(!buf, [&](auto c) { load_frags(c, nxt, 0); });
+                    } else {
+                        with_buf(!buf, [&](auto c) { load_frags(c, cur, grp + 1); });
+                    }
+                    with_buf(buf, [&](auto c) { mma_group(c); });
+                }
+            };
+            load_frags(ic<0>(), sm, 0);
+            if constexpr (NG % 2 == 0) {
+                for (int kt = 0; kt < nk; ++kt) step(kt, ic<0>());
+            } else {
+                for (int kt = 0; kt < nk; kt += 2) {
+                    step(kt, ic<0>());
+                    if (kt + 1 < nk) step(kt + 1, ic<1>());
+                }
+            }
         }
     }
     cp_wait<0>();

@@ -67,8 +67,9 @@ int gt_kcfg_smem_bytes(const gt_kcfg *c, const gt_key *key) {
  * and the copies in flight; doubles take two registers. A guide; ptxas decides. */
 int gt_kcfg_regs_estimate(const gt_kcfg *c, const gt_key *key) {
     int w = esize(key) / 4;
-    if (c->fam == GT_FAM_DMMA) /* per lane: 2 accumulators per fragment, 2 x (TM + TN) inputs */
-        return w * (2 * c->tm * c->tn + 2 * (c->tm + c->tn)) + 40;
+    if (c->fam == GT_FAM_DMMA) /* fitted to ptxas (gemm_dmma.cu): 2 doubles per fragment and
+                                  lane, fragments double-buffered over KG k-slices */
+        return 4 * c->tm * c->tn + (c->tm * c->tn >= 32 ? 4 : 8) * (c->tm + c->tn) + 48;
     return w * (c->tm * c->tn + 2 * (c->tm + c->tn)) + 40;
 }
 
@@ -173,6 +174,10 @@ static int reasonable_block(const gt_kcfg *c, const gt_key *k, const gt_klimits 
     int t = gt_kcfg_threads(c);
     return t <= 512;
 }
+static int dmma_shape(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
+    (void)k, (void)l;
+    return c->fam != GT_FAM_DMMA || (c->tn % 2 == 0 && c->tm * c->tn <= 32);
+}
 static int enough_work_per_thread(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     (void)k, (void)l;
     return c->fam != GT_FAM_SIMT || c->tm * c->tn >= 4 || gt_kcfg_threads(c) <= 128;
@@ -240,6 +245,10 @@ const gt_kconstraint gt_kconstraints[] = {
      widest_vector},
     {"reasonable_block", GT_KC_PRUNE, "at most 512 threads: more limit registers per thread",
      reasonable_block},
+    {"dmma_shape", GT_KC_PRUNE,
+     "DMMA warps of even TN (odd TN falls back to the half-rate m8n8k4) and at most 32 "
+     "fragments (more spill)",
+     dmma_shape},
     {"enough_work_per_thread", GT_KC_PRUNE,
      "a SIMT thread tile under 4 outputs is only worth it in blocks of at most 128 threads",
      enough_work_per_thread},
@@ -301,7 +310,8 @@ int gt_kcfg_parse(const char *text, gt_kcfg *c, char *why, size_t whysize) {
         long v = strtol(p, &end, 10);
         int found = 0;
         for (int j = 0; j < gt_kparams[i].nvalues; j++) found |= gt_kparams[i].values[j] == v;
-        if (!found || end - p > 6) {
+        /* One text per configuration: no leading zeros. */
+        if (!found || end - p > 6 || (*p == '0' && end - p > 1)) {
             snprintf(why, whysize, "'%s': %s = %ld is not an allowed value", text,
                      gt_kparams[i].name, v);
             return -1;
@@ -319,8 +329,9 @@ int gt_kcfg_parse(const char *text, gt_kcfg *c, char *why, size_t whysize) {
 void gt_kcfg_limits_generic(const gt_key *key, gt_klimits *lim) {
     lim->max_threads_per_block = 1024;
     int cc = key->cc_major * 10 + key->cc_minor, kib = 48;
-    if (cc >= 90) kib = 227;
-    else if (cc == 80) kib = 163;
+    if (cc >= 120) kib = 99;
+    else if (cc >= 90) kib = 227;
+    else if (cc == 80 || cc == 87) kib = 163;
     else if (cc >= 86) kib = 99;
     else if (cc == 70 || cc == 72) kib = 96;
     else if (cc == 75) kib = 64;
@@ -394,7 +405,7 @@ int gt_kcfg_help(char *buf, size_t size) {
     int n = 0;
 #define OUT(...) n += snprintf(buf + (n < (int)size ? n : (int)size), (size_t)n < size ? size - (size_t)n : 0, __VA_ARGS__)
     OUT("Kernel parameters (canonical text: fFAM_BMxBNxBK_wWMxWN_tTMxTN_sSTAGES_vVEC_kSPLIT_rRASTER,\n"
-        "e.g. f0_128x128x16_w64x32_t8x4_s3_v4_k1_r8):\n");
+        "e.g. f0_128x128x16_w32x64_t8x8_s3_v4_k1_r8):\n");
     for (int i = 0; i < gt_nkparams; i++) {
         OUT("  %-6s %s; values:", gt_kparams[i].name, gt_kparams[i].help);
         for (int j = 0; j < gt_kparams[i].nvalues; j++) OUT(" %d", gt_kparams[i].values[j]);

@@ -76,7 +76,7 @@ static inline void gt_kcfg_set(gt_kcfg *c, int i, int v) {
     *(int *)((char *)c + gt_kparams[i].offset) = v;
 }
 
-/* Canonical text, e.g. "f0_128x128x16_w64x32_t8x4_s3_v4_k1_r8". Returns the length needed
+/* Canonical text, e.g. "f0_128x128x16_w32x64_t8x8_s3_v4_k1_r8". Returns the length needed
  * (like snprintf). */
 int gt_kcfg_format(const gt_kcfg *c, char *buf, size_t size);
 /* Parses canonical text; every value must be one the table allows. Returns 0 on success,
@@ -89,8 +89,9 @@ const gt_kconstraint *gt_kcfg_check(const gt_kcfg *c, const gt_key *key, const g
                                     int kinds);
 
 /* Limits of the key's compute capability as published (1024 threads and 64 Ki registers
- * per block; shared memory with the opt-in: 227 KiB on 9.0, 163 KiB on 8.0, 99 KiB on
- * other 8.x, 96 KiB on 7.0, 64 KiB on 7.5, else 48 KiB); sm_count from the key. For
+ * per block; shared memory with the opt-in: 99 KiB on 12.x, 227 KiB on 9.x and 10.x,
+ * 163 KiB on 8.0 and 8.7, 99 KiB on other 8.x, 96 KiB on 7.0, 64 KiB on 7.5, else
+ * 48 KiB); sm_count from the key. For
  * checking a configuration read from a file on a machine without that GPU. */
 void gt_kcfg_limits_generic(const gt_key *key, gt_klimits *lim);
 

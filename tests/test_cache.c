@@ -210,11 +210,12 @@ static void test_round_trip(void) {
     gt_key key;
     make_key(&key, 0);
     gt_db_winner w, got;
-    make_winner(&w, "128x128x8_w64x32_t8x8_s2", 123.456789);
+    make_winner(&w, "f0_128x128x16_w32x64_t8x8_s3_v4_k1_r8", 123.456789);
     gt_db_timing t[3];
-    make_timing(&t[0], "128x128x8_w64x32_t8x8_s2", "ok", 123.456789, "");
-    make_timing(&t[1], "64x64x8_w32x32_t4x4_s2", "ok", 200.25, "");
-    make_timing(&t[2], "256x128x8_w64x64_t8x16_s3", "compile_failed", -1, "too many registers");
+    make_timing(&t[0], "f0_128x128x16_w32x64_t8x8_s3_v4_k1_r8", "ok", 123.456789, "");
+    make_timing(&t[1], "f0_64x64x8_w32x16_t4x4_s2_v2_k1_r1", "ok", 200.25, "");
+    make_timing(&t[2], "f0_256x128x32_w64x32_t8x8_s4_v4_k1_r8", "compile_failed", -1,
+                "too many registers");
 
     gt_db *db = open_ok(path, 0, 0);
     if (!db) return;
@@ -1203,7 +1204,7 @@ static void bin_key(gt_db_bin_key *bk, const char *hash, const char *program, in
     bk->driver = driver;
 }
 
-static const char *PROG = "f32|NT|4096x4096x4096|a16|b0|128x64x8_t8x4_v4";
+static const char *PROG = "f32|NT|4096x4096x4096|a16|b0|f0_128x64x8_w32x32_t8x4_s3_v4_k1_r8";
 
 /* 14. Prune removes rows of other sources and library majors, and stale cubins. */
 static void test_prune(void) {
@@ -1433,7 +1434,8 @@ static void test_cubins(void) {
         gt_db_bin_key o = bk;
         switch (f) {
         case 0: o.src_hash = "src0123abce"; break;
-        case 1: o.program = "f32|NT|4096x4096x4096|a16|b1|128x64x8_t8x4_v4"; break;
+        case 1: o.program = "f32|NT|4096x4096x4096|a16|b1|f0_128x64x8_w32x32_t8x4_s3_v4_k1_r8";
+                break;
         case 2: o.arch = 89; break;
         case 3: o.nvrtc = "13.1"; break;
         case 4: o.driver = "13010"; break;

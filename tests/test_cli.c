@@ -501,7 +501,7 @@ static void cli_list_shows_winners(void) {
     key.opa = 0, key.opb = 1, key.m = 4096, key.n = 2048, key.k = 1024, key.align = 16;
     gt_db_winner w;
     memset(&w, 0, sizeof w);
-    snprintf(w.config, sizeof w.config, "128x64x8_t8x4_v4");
+    snprintf(w.config, sizeof w.config, "f0_128x64x8_w32x32_t8x4_s3_v4_k1_r8");
     w.time_us = 1234.5, w.tflops = 27.8, w.tuned_at = 1700000000;
     snprintf(w.nvrtc, sizeof w.nvrtc, "13.0");
     snprintf(w.libver, sizeof w.libver, "%s", GT_VERSION_STRING);
@@ -509,7 +509,7 @@ static void cli_list_shows_winners(void) {
     TAP_CHECK(s == GT_SUCCESS, "store: %s", gt_db_errmsg(db));
     gt_key old = key;
     old.m = 17, old.n = 33, old.k = 65, old.opa = 1, old.opb = 0;
-    snprintf(w.config, sizeof w.config, "16x16x8_t2x2_v1");
+    snprintf(w.config, sizeof w.config, "f0_16x16x8_w8x16_t2x2_s2_v1_k1_r1");
     s = gt_db_store(db, &old, "0000000000000000-old-source", GT_VERSION_MAJOR, &w, NULL, 0);
     TAP_CHECK(s == GT_SUCCESS, "store old: %s", gt_db_errmsg(db));
     gt_db_close(db);
@@ -521,7 +521,8 @@ static void cli_list_shows_winners(void) {
     CHECK_RUN(&r, strstr(r.out, "nothing tuned") == NULL, "says nothing tuned");
     CHECK_RUN(&r, strstr(r.out, "NVIDIA Test GPU 80GB") != NULL, "no device");
     CHECK_RUN(&r, strstr(r.out, "4096x2048x1024:NT") != NULL, "no current shape");
-    CHECK_RUN(&r, strstr(r.out, "128x64x8_t8x4_v4") != NULL, "no current config");
+    CHECK_RUN(&r, strstr(r.out, "f0_128x64x8_w32x32_t8x4_s3_v4_k1_r8") != NULL,
+              "no current config");
     CHECK_RUN(&r, strstr(r.out, "17x33x65:TN") != NULL, "no old shape");
     /* Exactly one line is marked old: the 17x33x65 one. */
     const char *mark = strstr(r.out, "old kernel source");
@@ -543,6 +544,11 @@ static void cli_list_shows_winners(void) {
 #define OLD_SRC "0000000000000000-old-source"
 #define H100_NAME "NVIDIA H100 80GB HBM3"
 #define A100_NAME "NVIDIA A100-SXM4-80GB"
+/* Configurations of the fixtures (canonical text, src/kcfg.c): SIMT, 256 threads,
+ * 16-byte vectors, legal for every f32 key of alignment 16. */
+#define CFG_64 "f0_64x64x16_w32x16_t4x4_s2_v4_k1_r1"
+#define CFG_128x64 "f0_128x64x16_w32x32_t8x4_s3_v4_k1_r8"
+#define CFG_128 "f0_128x128x16_w32x64_t8x8_s3_v4_k1_r8"
 
 static gt_db *fx_open(const char *path) {
     char msg[512];
@@ -554,7 +560,7 @@ static gt_db *fx_open(const char *path) {
 }
 
 /* Stores a winner (cfg, us, host, when) and two candidate rows: the winner's, and a
- * failed 128x128x8_t8x8_v1 (legal for every key). */
+ * failed f0_128x128x8_w32x64_t8x8_s2_v1_k1_r1 (legal for every key). */
 static void fx_put(gt_db *db, const gt_key *k, const char *src, const char *cfg, double us,
                    const char *host, int64_t when, const char *libver) {
     if (!db) return;
@@ -573,7 +579,7 @@ static void fx_put(gt_db *db, const gt_key *k, const char *src, const char *cfg,
     snprintf(t[0].config, sizeof t[0].config, "%s", cfg);
     snprintf(t[0].status, sizeof t[0].status, "ok");
     t[0].time_us = us, t[0].tflops = w.tflops;
-    snprintf(t[1].config, sizeof t[1].config, "128x128x8_t8x8_v1");
+    snprintf(t[1].config, sizeof t[1].config, "f0_128x128x8_w32x64_t8x8_s2_v1_k1_r1");
     snprintf(t[1].status, sizeof t[1].status, "compile_failed");
     t[1].time_us = -1;
     snprintf(t[1].message, sizeof t[1].message, "fixture: ptxas said no");
@@ -583,7 +589,7 @@ static void fx_put(gt_db *db, const gt_key *k, const char *src, const char *cfg,
 
 static void fx_cubin(gt_db *db, const char *src, const char *nvrtc, const char *driver) {
     if (!db) return;
-    gt_db_bin_key bk = {src, "f32|NN|64x64x64|a16|b1|64x64x16_t4x4_v4", 90, nvrtc, driver};
+    gt_db_bin_key bk = {src, "f32|NN|64x64x64|a16|b1|" CFG_64, 90, nvrtc, driver};
     static const unsigned char image[64] = {0x7f, 'E', 'L', 'F'};
     gt_status s = gt_db_cubin_put(db, &bk, image, sizeof image);
     TAP_CHECK(s == GT_SUCCESS, "cubin put: %s", gt_db_errmsg(db));
@@ -681,13 +687,14 @@ static void cli_export(void) {
     fixture_key(&h2, 90, 1, 0, 128, 256, 512, 16, 0);
     fixture_key(&a1, 80, 0, 0, 64, 64, 64, 16, 1);
     fixture_key(&old, 90, 1, 0, 17, 33, 65, 4, 1);
-    fx_put(db, &h1, gt_kernel_source_hash, "64x64x16_t4x4_v4", 10.5, "node-h", 1700000000,
+    fx_put(db, &h1, gt_kernel_source_hash, CFG_64, 10.5, "node-h", 1700000000,
            GT_VERSION_STRING);
-    fx_put(db, &h2, gt_kernel_source_hash, "128x64x16_t8x4_v4", 80.25, "node-h", 1700000100,
+    fx_put(db, &h2, gt_kernel_source_hash, CFG_128x64, 80.25, "node-h", 1700000100,
            GT_VERSION_STRING);
-    fx_put(db, &a1, gt_kernel_source_hash, "128x128x16_t8x8_v4", 12.75, "node-a", 1700000200,
+    fx_put(db, &a1, gt_kernel_source_hash, CFG_128, 12.75, "node-a", 1700000200,
            GT_VERSION_STRING);
-    fx_put(db, &old, OLD_SRC, "32x32x8_t2x2_v1", 3.0, "node-h", 1600000000, "0.0.1");
+    fx_put(db, &old, OLD_SRC, "f0_32x32x8_w16x8_t2x2_s2_v1_k1_r1", 3.0, "node-h", 1600000000,
+           "0.0.1");
     fx_cubin(db, gt_kernel_source_hash, gt_rtc_version(), "13000");
     TAP_CHECK(gt_db_cubin_count(db) == 1, "fixture cubin not stored");
     gt_db_close(db);
@@ -712,7 +719,7 @@ static void cli_export(void) {
         TAP_CHECK(strcmp(rows.v[i].src, gt_kernel_source_hash) == 0, "entry of source %s",
                   rows.v[i].src);
     const fx_row *e = fx_find(&rows, &h2);
-    TAP_CHECK(e && strcmp(e->w.config, "128x64x16_t8x4_v4") == 0 && e->w.time_us == 80.25 &&
+    TAP_CHECK(e && strcmp(e->w.config, CFG_128x64) == 0 && e->w.time_us == 80.25 &&
                   e->w.tuned_at == 1700000100 && strcmp(e->w.host, "node-h") == 0,
               "h2 not carried as it was");
     TAP_CHECK(fx_find(&rows, &old) == NULL, "old-source entry exported");
@@ -784,31 +791,37 @@ static void cli_merge(void) {
     fixture_key(&k6, 90, 1, 0, 640, 480, 320, 16, 1); /* a tie: A's stays */
     fixture_key(&k7, 90, 0, 0, 33, 33, 33, 4, 1);   /* align 4: v4 is illegal */
     fixture_key(&k8, 90, 1, 1, 44, 44, 44, 4, 0);   /* align 4, and not whole vectors */
+    /* BM = 999 is outside the table; "_q3" is no parameter; 64 x 8 floats in vectors of 4
+     * are 128 vectors, not a whole number for each of 256 threads. */
+    const char *bad_tile = "f0_999x64x8_w32x16_t4x4_s2_v1_k1_r1",
+               *bad_param = "f0_64x64x8_w32x16_t4x4_s2_v1_k1_r1_q3",
+               *bad_vec = "f0_64x64x8_w32x16_t4x4_s2_v4_k1_r1";
     gt_db *db = fx_open(a);
-    fx_put(db, &k1, gt_kernel_source_hash, "64x64x16_t4x4_v4", 5.0, "alpha", 1700000001, "0.1.0");
-    fx_put(db, &k2, gt_kernel_source_hash, "64x64x16_t4x4_v4", 20.0, "alpha", 1700000002, "0.1.0");
-    fx_put(db, &k3, gt_kernel_source_hash, "999x64x8_t4x4_v1", 1.0, "alpha", 1700000003, "0.1.0");
-    fx_put(db, &k6, gt_kernel_source_hash, "64x64x16_t4x4_v4", 7.0, "alpha", 1700000006, "0.1.0");
-    fx_put(db, &k7, gt_kernel_source_hash, "64x64x16_t4x4_v4", 1.0, "alpha", 1700000007, "0.1.0");
-    fx_put(db, &k8, gt_kernel_source_hash, "64x64x8_t4x4_v4", 1.0, "alpha", 1700000008, "0.1.0");
-    fx_put(db, &k1, OLD_SRC, "64x64x16_t4x4_v4", 0.5, "alpha", 1600000000, "0.0.1");
+    fx_put(db, &k1, gt_kernel_source_hash, CFG_64, 5.0, "alpha", 1700000001, "0.1.0");
+    fx_put(db, &k2, gt_kernel_source_hash, CFG_64, 20.0, "alpha", 1700000002, "0.1.0");
+    fx_put(db, &k3, gt_kernel_source_hash, bad_tile, 1.0, "alpha", 1700000003, "0.1.0");
+    fx_put(db, &k6, gt_kernel_source_hash, CFG_64, 7.0, "alpha", 1700000006, "0.1.0");
+    fx_put(db, &k7, gt_kernel_source_hash, CFG_64, 1.0, "alpha", 1700000007, "0.1.0");
+    fx_put(db, &k8, gt_kernel_source_hash, bad_vec, 1.0, "alpha", 1700000008, "0.1.0");
+    fx_put(db, &k1, OLD_SRC, CFG_64, 0.5, "alpha", 1600000000, "0.0.1");
     if (db) gt_db_close(db);
     db = fx_open(b);
-    fx_put(db, &k1, gt_kernel_source_hash, "128x64x16_t8x4_v4", 8.0, "beta", 1700000011, "0.1.1");
-    fx_put(db, &k2, gt_kernel_source_hash, "128x64x16_t8x4_v4", 10.0, "beta", 1700000012, "0.1.1");
-    fx_put(db, &k4, gt_kernel_source_hash, "64x64x8_t4x4_v1_q3", 1.0, "beta", 1700000014, "0.1.1");
-    fx_put(db, &k5, gt_kernel_source_hash, "64x64x16_t4x4_v4", 9.0, "beta", 1700000015, "0.1.1");
-    fx_put(db, &k6, gt_kernel_source_hash, "128x64x16_t8x4_v4", 7.0, "beta", 1700000016, "0.1.1");
+    fx_put(db, &k1, gt_kernel_source_hash, CFG_128x64, 8.0, "beta", 1700000011, "0.1.1");
+    fx_put(db, &k2, gt_kernel_source_hash, CFG_128x64, 10.0, "beta", 1700000012, "0.1.1");
+    fx_put(db, &k4, gt_kernel_source_hash, bad_param, 1.0, "beta", 1700000014, "0.1.1");
+    fx_put(db, &k5, gt_kernel_source_hash, CFG_64, 9.0, "beta", 1700000015, "0.1.1");
+    fx_put(db, &k6, gt_kernel_source_hash, CFG_128x64, 7.0, "beta", 1700000016, "0.1.1");
     if (db) gt_db_close(db);
 
     result r;
     run_cmd(&r, NULL, ARGS("merge", a, b, "-o", c));
     CHECK_RUN(&r, r.code == 0, "merge: exit %d", r.code);
     CHECK_RUN(&r, strstr(r.out, "merged 4 entries") != NULL, "no 'merged 4 entries'");
-    CHECK_RUN(&r, strstr(r.err, "999x64x8_t4x4_v1") != NULL, "out-of-range tile not named");
-    CHECK_RUN(&r, strstr(r.err, "64x64x8_t4x4_v1_q3") != NULL, "unknown parameter not named");
-    CHECK_RUN(&r, strstr(r.err, "aligned") != NULL, "v4 on align 4 not rejected as unaligned");
-    CHECK_RUN(&r, strstr(r.err, "|TT|44x44x44|") != NULL, "64x64x8_t4x4_v4 on align 4 accepted");
+    CHECK_RUN(&r, strstr(r.err, bad_tile) != NULL, "out-of-range tile not named");
+    CHECK_RUN(&r, strstr(r.err, bad_param) != NULL, "unknown parameter not named");
+    CHECK_RUN(&r, strstr(r.err, "breaks aligned") != NULL,
+              "v4 on align 4 not rejected as unaligned");
+    CHECK_RUN(&r, strstr(r.err, "|TT|44x44x44|") != NULL, "%s on align 4 accepted", bad_vec);
     CHECK_RUN(&r, count_substr(r.err, ": rejected ") == 4, "not 4 rejections");
     CHECK_RUN(&r, strstr(r.err, "|NN|17x33x65|") != NULL, "the rejected key is not named");
     result_free(&r);
@@ -824,7 +837,7 @@ static void cli_merge(void) {
     e = fx_find(&rows, &k2);
     TAP_CHECK(e && e->w.time_us == 10.0 && strcmp(e->w.host, "beta") == 0 &&
                   e->w.tuned_at == 1700000012 && strcmp(e->w.libver, "0.1.1") == 0 &&
-                  strcmp(e->w.config, "128x64x16_t8x4_v4") == 0,
+                  strcmp(e->w.config, CFG_128x64) == 0,
               "k2: want B's (beta, 10 us)");
     e = fx_find(&rows, &k6);
     TAP_CHECK(e && strcmp(e->w.host, "alpha") == 0, "k6: a tie must keep the first input's");
@@ -869,19 +882,19 @@ static void cli_import(void) {
     fixture_key(&k4, 90, 0, 0, 600, 600, 600, 16, 1);
     fixture_key(&k5, 90, 0, 0, 700, 700, 700, 16, 1);
     gt_db *db = fx_open(cache);
-    fx_put(db, &k1, gt_kernel_source_hash, "64x64x16_t4x4_v4", 7.0, "local", 1700000101, "0.1.0");
-    fx_put(db, &k2, gt_kernel_source_hash, "64x64x16_t4x4_v4", 3.0, "local", 1700000102, "0.1.0");
+    fx_put(db, &k1, gt_kernel_source_hash, CFG_64, 7.0, "local", 1700000101, "0.1.0");
+    fx_put(db, &k2, gt_kernel_source_hash, CFG_64, 3.0, "local", 1700000102, "0.1.0");
     if (db) gt_db_close(db);
     db = fx_open(file);
-    fx_put(db, &k1, gt_kernel_source_hash, "128x64x16_t8x4_v4", 5.0, "shipped", 1700000201,
+    fx_put(db, &k1, gt_kernel_source_hash, CFG_128x64, 5.0, "shipped", 1700000201,
            "0.1.0");
-    fx_put(db, &k2, gt_kernel_source_hash, "128x64x16_t8x4_v4", 9.0, "shipped", 1700000202,
+    fx_put(db, &k2, gt_kernel_source_hash, CFG_128x64, 9.0, "shipped", 1700000202,
            "0.1.0");
-    fx_put(db, &k3, gt_kernel_source_hash, "64x64x16_t4x4_v4", 4.0, "shipped", 1700000203,
+    fx_put(db, &k3, gt_kernel_source_hash, CFG_64, 4.0, "shipped", 1700000203,
            "0.1.0");
-    fx_put(db, &k4, gt_kernel_source_hash, "64x64x8_t4x4_v4_x1", 1.0, "shipped", 1700000204,
-           "0.1.0");
-    fx_put(db, &k5, OLD_SRC, "64x64x16_t4x4_v4", 1.0, "shipped", 1600000000, "0.0.1");
+    fx_put(db, &k4, gt_kernel_source_hash, "f0_64x64x8_w32x16_t4x4_s2_v2_k1_r1_x1", 1.0, "shipped",
+           1700000204, "0.1.0");
+    fx_put(db, &k5, OLD_SRC, CFG_64, 1.0, "shipped", 1600000000, "0.0.1");
     if (db) gt_db_close(db);
     cache_env(env, sizeof env, cache);
 
@@ -892,7 +905,8 @@ static void cli_import(void) {
     CHECK_RUN(&r, strstr(r.out, "kept 1 ") != NULL, "no 'kept 1'");
     CHECK_RUN(&r, strstr(r.out, "rejected 1") != NULL, "no 'rejected 1'");
     CHECK_RUN(&r, strstr(r.out, "skipped 1 ") != NULL, "no 'skipped 1'");
-    CHECK_RUN(&r, strstr(r.err, "64x64x8_t4x4_v4_x1") != NULL, "rejected config not named");
+    CHECK_RUN(&r, strstr(r.err, "f0_64x64x8_w32x16_t4x4_s2_v2_k1_r1_x1") != NULL,
+              "rejected config not named");
     result_free(&r);
     fx_rows rows;
     TAP_CHECK(fx_read(cache, &rows, NULL) == 0, "cannot read %s", cache);
@@ -942,15 +956,14 @@ static void cli_show(void) {
     fixture_key(&other, 90, 0, 0, 1024, 512, 256, 16, 1); /* other ops: not shown */
     gt_db_winner w;
     memset(&w, 0, sizeof w);
-    snprintf(w.config, sizeof w.config, "128x64x16_t8x4_v4");
+    snprintf(w.config, sizeof w.config, "%s", CFG_128x64);
     w.time_us = 50.0, w.tflops = 5.37, w.tuned_at = 1700000000;
     snprintf(w.host, sizeof w.host, "show-host");
     snprintf(w.libver, sizeof w.libver, "0.1.0");
     snprintf(w.nvrtc, sizeof w.nvrtc, "13.0");
     gt_db_timing t[4];
     memset(t, 0, sizeof t);
-    const char *cfg[4] = {"64x64x16_t4x4_v4", "128x64x16_t8x4_v4", "128x128x16_t8x8_v4",
-                          "64x128x16_t4x8_v4"};
+    const char *cfg[4] = {CFG_64, CFG_128x64, CFG_128, "f0_64x128x16_w16x64_t4x8_s3_v4_k1_r8"};
     const char *st[4] = {"ok", "ok", "compile_failed", "verify_failed"};
     double us[4] = {70.0, 50.0, -1, 40.0};
     const char *msgs[4] = {"", "", "ptxas: too many resources", "relative error 3e-2"};
@@ -962,8 +975,9 @@ static void cli_show(void) {
     }
     TAP_CHECK(gt_db_store(db, &h, gt_kernel_source_hash, GT_VERSION_MAJOR, &w, t, 4) ==
                   GT_SUCCESS, "store: %s", gt_db_errmsg(db));
-    fx_put(db, &a, OLD_SRC, "128x128x16_t8x8_v4", 60.0, "a100-host", 1600000000, "0.0.1");
-    fx_put(db, &other, gt_kernel_source_hash, "32x32x8_t2x2_v1", 99.0, "x", 1, "0.1.0");
+    fx_put(db, &a, OLD_SRC, CFG_128, 60.0, "a100-host", 1600000000, "0.0.1");
+    fx_put(db, &other, gt_kernel_source_hash, "f0_32x32x8_w16x8_t2x2_s2_v1_k1_r1", 99.0, "x", 1,
+           "0.1.0");
     gt_db_close(db);
     cache_env(env, sizeof env, cache);
 
@@ -980,11 +994,12 @@ static void cli_show(void) {
     CHECK_RUN(&r, strstr(r.out, "2023-11-14") != NULL, "no date");
     CHECK_RUN(&r, strstr(r.out, "current kernel source") != NULL, "current not marked");
     CHECK_RUN(&r, strstr(r.out, "old kernel source") != NULL, "old not marked");
-    CHECK_RUN(&r, strstr(r.out, "32x32x8_t2x2_v1") == NULL, "showed a key of other ops");
+    CHECK_RUN(&r, strstr(r.out, "f0_32x32x8_w16x8_t2x2_s2_v1_k1_r1") == NULL,
+              "showed a key of other ops");
     /* Fastest first: 50 us before 70 us, both before the failed one. */
     const char *hh = strstr(r.out, H100_NAME);
-    const char *p50 = hh ? strstr(hh, "    128x64x16_t8x4_v4") : NULL,
-               *p70 = hh ? strstr(hh, "    64x64x16_t4x4_v4") : NULL,
+    const char *p50 = hh ? strstr(hh, "    " CFG_128x64) : NULL,
+               *p70 = hh ? strstr(hh, "    " CFG_64) : NULL,
                *pf = hh ? strstr(hh, "compile_failed") : NULL;
     CHECK_RUN(&r, p50 && p70 && pf && p50 < p70 && p70 < pf, "candidates not fastest first");
     result_free(&r);
@@ -1009,15 +1024,15 @@ static void cli_prune(void) {
     fixture_key(&k1, 90, 0, 0, 64, 64, 64, 16, 1);
     fixture_key(&k2, 90, 1, 1, 80, 80, 80, 16, 1);
     fixture_key(&k3, 80, 0, 0, 64, 64, 64, 16, 1);
-    fx_put(db, &k1, gt_kernel_source_hash, "64x64x16_t4x4_v4", 5.0, "h", 1700000000, "0.1.0");
-    fx_put(db, &k3, gt_kernel_source_hash, "64x64x16_t4x4_v4", 6.0, "h", 1700000000, "0.1.0");
-    fx_put(db, &k1, OLD_SRC, "64x64x16_t4x4_v4", 4.0, "h", 1600000000, "0.0.1");
-    fx_put(db, &k2, OLD_SRC, "64x64x16_t4x4_v4", 4.0, "h", 1600000000, "0.0.1");
+    fx_put(db, &k1, gt_kernel_source_hash, CFG_64, 5.0, "h", 1700000000, "0.1.0");
+    fx_put(db, &k3, gt_kernel_source_hash, CFG_64, 6.0, "h", 1700000000, "0.1.0");
+    fx_put(db, &k1, OLD_SRC, CFG_64, 4.0, "h", 1600000000, "0.0.1");
+    fx_put(db, &k2, OLD_SRC, CFG_64, 4.0, "h", 1600000000, "0.0.1");
     /* The child loads the same driver as this process does, or none. */
     const char *driver = gt_cu_load() == GT_SUCCESS ? gt_cu_driver_version() : "13000";
     fx_cubin(db, gt_kernel_source_hash, gt_rtc_version(), driver); /* kept */
     fx_cubin(db, OLD_SRC, gt_rtc_version(), driver);               /* other source */
-    gt_db_bin_key bk = {gt_kernel_source_hash, "f32|NN|80x80x80|a16|b1|64x64x16_t4x4_v4", 90,
+    gt_db_bin_key bk = {gt_kernel_source_hash, "f32|NN|80x80x80|a16|b1|" CFG_64, 90,
                         "0.0", driver};
     TAP_CHECK(gt_db_cubin_put(db, &bk, "x", 1) == GT_SUCCESS, "cubin put"); /* other NVRTC */
     gt_db_close(db);

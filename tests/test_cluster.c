@@ -473,9 +473,11 @@ static void cluster_tampered_entries(void) {
     char bad[300];
     snprintf(bad, sizeof bad, "%s/tampered.db", root);
     TAP_CHECK(copy_file(seed, bad) == 0, "copy");
-    TAP_CHECK(raw_exec(bad, "UPDATE winners SET config = '999x64x8_t4x4_v1' WHERE m = 515;"
-                            "UPDATE winners SET config = '64x64x8_t4x4_v1_q3' WHERE m = 300;") ==
-                  SQLITE_OK,
+    /* BM = 999 is outside the table; "_q3" is no parameter. */
+    TAP_CHECK(raw_exec(bad, "UPDATE winners SET config = 'f0_999x64x8_w32x16_t4x4_s2_v1_k1_r1' "
+                            "WHERE m = 515;"
+                            "UPDATE winners SET config = 'f0_64x64x8_w32x16_t4x4_s2_v1_k1_r1_q3' "
+                            "WHERE m = 300;") == SQLITE_OK,
               "forge");
     char env_path[400], env_cache[400];
     snprintf(env_path, sizeof env_path, "GEMMTUNE_CACHE_PATH=%s", bad);
@@ -491,7 +493,8 @@ static void cluster_tampered_entries(void) {
     TAP_CHECK(all_ok(&c, 2) && stat_of(&c, "tunes") == 0, "results: %s", c.out);
     TAP_CHECK(stat_of(&c, "rejected") >= 2 && s1 == GT_SRC_FALLBACK && s2 == GT_SRC_FALLBACK,
               "tampered entries must be rejected: %s", c.out);
-    TAP_CHECK(strstr(c.err, "999x64x8_t4x4_v1") && strstr(c.err, "_q3") && strstr(c.err, "rejected"),
+    TAP_CHECK(strstr(c.err, "f0_999x64x8_w32x16_t4x4_s2_v1_k1_r1") && strstr(c.err, "_q3") &&
+                  strstr(c.err, "rejected"),
               "rejections must be named: %s", c.err);
     child_free(&c);
 }
@@ -658,7 +661,7 @@ static void cluster_bad_cache_files(void) {
         key.cc_major = 9, key.sm_count = 1, key.align = 16, key.n = key.k = 8;
         gt_db_winner w;
         memset(&w, 0, sizeof w);
-        snprintf(w.config, sizeof w.config, "64x64x8_t4x4_v2");
+        snprintf(w.config, sizeof w.config, "f0_64x64x8_w32x16_t4x4_s2_v2_k1_r1");
         gt_db_timing t[40];
         memset(t, 0, sizeof t);
         for (int i = 0; i < 40; i++) {

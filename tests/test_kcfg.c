@@ -2,12 +2,17 @@
  * test_kcfg.c: the kernel parameter table, its text form and its constraints
  * (src/kcfg.c), and the candidate space built from them (tuner/space.c). No GPU needed.
  *
- * Cases: canonical text round trip for every combination of the table; the parser's
- * rejections; each named constraint rejecting a configuration crafted to break it (and,
- * where the table allows, nothing else); the default configuration legal for a wide range
- * of problems; the candidate space (every candidate passes every constraint, ranked by
- * the estimate, cut to the budget, counts consistent, never empty for tiny or big
- * problems) for H100- and A100-like limits; NVRTC options; derived values; help text.
+ * Cases: the table is self-consistent; canonical text round trip for random combinations
+ * of the table; the parser's rejections (old-format texts included), each naming the
+ * parameter; each named constraint rejecting a configuration crafted to break it and
+ * nothing else (but unavoidable companions); known-good configurations accepted; the
+ * default configuration legal and same-order for a wide range of problems, both dtypes,
+ * on H100, A100 and generic limits; gt_kcfg_validate's messages; generic limits by
+ * compute capability; the candidate space (every candidate passes every constraint,
+ * ranked by the estimate, cut to the budget keeping variety of tile shapes, counts
+ * consistent, deterministic, never empty; same-order spaces; DMMA only for f64 on sm_80+;
+ * split-K only where the tiles cannot fill the device; odd thread tiles; build time);
+ * NVRTC options; derived values; help text.
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -15,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kcfg.h"
 #include "key.h"
@@ -24,33 +30,80 @@
 
 /* ===== helpers ===== */
 
+/* A configuration, field by field in the order of the canonical text:
+ * fFAM_BMxBNxBK_wWMxWN_tTMxTN_sSTAGES_vVEC_kSPLIT_rRASTER. */
+#define CFG(fam, bm, bn, bk, wm, wn, tm, tn, s, v, k, r) \
+    ((gt_kcfg){(fam), (bm), (bn), (bk), (wm), (wn), (tm), (tn), (s), (v), (k), (r)})
 
-/* A key on the H100. */
+/* A key on the H100 (arch 90) or the A100 (arch 80), of dtype dt. */
+static void make_key_dt(gt_key *k, int arch, int dt, int opa, int opb, long long m, long long n,
+                        long long kk, int align, int beta0) {
+    fixture_key(k, arch, opa, opb, m, n, kk, align, beta0);
+    k->dtype = dt;
+}
+
+/* An f32 key on the H100. */
 static void make_key(gt_key *k, int opa, int opb, long long m, long long n, long long kk,
                      int align, int beta0) {
-    fixture_key(k, 90, opa, opb, m, n, kk, align, beta0);
+    make_key_dt(k, 90, GT_DT_F32, opa, opb, m, n, kk, align, beta0);
 }
 
-static int table_size(void) {
-    int total = 1;
-    for (int i = 0; i < gt_nkparams; i++) total *= gt_kparams[i].nvalues;
-    return total;
+/* A key of a device without DMMA (compute capability 7.5, 40 SMs, like a T4). */
+static void make_key_sm75(gt_key *k, int dt, long long m, long long n, long long kk, int align) {
+    fixture_key(k, 75, 0, 0, m, n, kk, align, 0);
+    snprintf(k->device, sizeof k->device, "Tesla T4");
+    k->sm_count = 40;
+    k->dtype = dt;
 }
 
-/* Combination idx of the table, decoded the way tuner/space.c enumerates it. */
-static void combination(int idx, gt_kcfg *c) {
+static const gt_klimits *limits_of(int arch) { return arch >= 90 ? &h100 : &a100; }
+
+/* A small deterministic generator (the tests must not depend on the C library's rand). */
+static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
+static uint32_t rng(void) {
+    rng_state = rng_state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (uint32_t)(rng_state >> 33);
+}
+
+/* A random combination of the table's values. */
+static void random_combination(gt_kcfg *c) {
     memset(c, 0, sizeof *c);
-    for (int i = 0; i < gt_nkparams; i++) {
-        gt_kcfg_set(c, i, gt_kparams[i].values[idx % gt_kparams[i].nvalues]);
-        idx /= gt_kparams[i].nvalues;
-    }
+    for (int i = 0; i < gt_nkparams; i++)
+        gt_kcfg_set(c, i, gt_kparams[i].values[rng() % (unsigned)gt_kparams[i].nvalues]);
 }
 
 static int cfg_equal(const gt_kcfg *a, const gt_kcfg *b) {
     for (int i = 0; i < gt_nkparams; i++)
         if (gt_kcfg_get(a, i) != gt_kcfg_get(b, i)) return 0;
-    return a->bm == b->bm && a->bn == b->bn && a->bk == b->bk && a->tm == b->tm &&
-           a->tn == b->tn && a->vec == b->vec;
+    return a->fam == b->fam && a->bm == b->bm && a->bn == b->bn && a->bk == b->bk &&
+           a->wm == b->wm && a->wn == b->wn && a->tm == b->tm && a->tn == b->tn &&
+           a->stages == b->stages && a->vec == b->vec && a->split == b->split &&
+           a->raster == b->raster;
+}
+
+/* Same family, block, warp and thread tiles and split: what tuner/space.c calls a tile
+ * shape (at most 3 of each in the first pass of the cut). */
+static int same_shape(const gt_kcfg *a, const gt_kcfg *b) {
+    return a->fam == b->fam && a->bm == b->bm && a->bn == b->bn && a->wm == b->wm &&
+           a->wn == b->wn && a->tm == b->tm && a->tn == b->tn && a->split == b->split;
+}
+
+/* Orders by tile shape first, then every other field. */
+static int cfg_cmp(const gt_kcfg *a, const gt_kcfg *b) {
+    const int x[] = {a->fam, a->bm, a->bn, a->wm, a->wn, a->tm, a->tn, a->split,
+                     a->bk,  a->stages, a->vec, a->raster};
+    const int y[] = {b->fam, b->bm, b->bn, b->wm, b->wn, b->tm, b->tn, b->split,
+                     b->bk,  b->stages, b->vec, b->raster};
+    for (size_t i = 0; i < sizeof x / sizeof x[0]; i++)
+        if (x[i] != y[i]) return x[i] < y[i] ? -1 : 1;
+    return 0;
+}
+static int cand_cmp(const void *a, const void *b) {
+    return cfg_cmp(&((const gt_cand *)a)->cfg, &((const gt_cand *)b)->cfg);
+}
+
+static int is_odd_tile(const gt_kcfg *c) {
+    return c->tm == 3 || c->tm == 5 || c->tn == 3 || c->tn == 5;
 }
 
 static const gt_kconstraint *constraint(const char *name) {
@@ -65,143 +118,249 @@ static int passes_all(const gt_kcfg *c, const gt_key *key, const gt_klimits *lim
     return 1;
 }
 
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* The full text of one configuration, for messages. */
+typedef struct {
+    char s[80];
+} text80;
+static text80 fmt(const gt_kcfg *c) {
+    text80 t;
+    gt_kcfg_format(c, t.s, sizeof t.s);
+    return t;
+}
+
 /* ===== text form ===== */
 
 static void kcfg_table_sane(void) {
-    TAP_CHECK(gt_nkparams >= 6, "%d parameters", gt_nkparams);
+    TAP_CHECK(gt_nkparams == 12, "%d parameters", gt_nkparams);
+    /* The canonical order, the fields and the separators of the text. */
+    static const char *names[] = {"FAM", "BM", "BN", "BK", "WM", "WN",
+                                  "TM", "TN", "STAGES", "VEC", "SPLIT", "RASTER"};
+    static const char *seps[] = {"f", "_", "x", "x", "_w", "x", "_t", "x", "_s", "_v", "_k", "_r"};
+    static const size_t offs[] = {
+        offsetof(gt_kcfg, fam), offsetof(gt_kcfg, bm),     offsetof(gt_kcfg, bn),
+        offsetof(gt_kcfg, bk),  offsetof(gt_kcfg, wm),     offsetof(gt_kcfg, wn),
+        offsetof(gt_kcfg, tm),  offsetof(gt_kcfg, tn),     offsetof(gt_kcfg, stages),
+        offsetof(gt_kcfg, vec), offsetof(gt_kcfg, split),  offsetof(gt_kcfg, raster)};
+    for (int i = 0; i < gt_nkparams && i < 12; i++)
+        TAP_CHECK(strcmp(gt_kparams[i].name, names[i]) == 0 &&
+                      strcmp(gt_kparams[i].sep, seps[i]) == 0 && gt_kparams[i].offset == offs[i],
+                  "parameter %d: %s '%s' at %zu", i, gt_kparams[i].name, gt_kparams[i].sep,
+                  gt_kparams[i].offset);
+    /* Every field of gt_kcfg is a parameter. */
+    TAP_CHECK(sizeof(gt_kcfg) == (size_t)gt_nkparams * sizeof(int), "gt_kcfg has %zu bytes",
+              sizeof(gt_kcfg));
     for (int i = 0; i < gt_nkparams; i++) {
         const gt_kparam *p = &gt_kparams[i];
-        TAP_CHECK(p->name && p->name[0] && p->help && p->help[0] && p->sep, "parameter %d", i);
+        TAP_CHECK(p->name && p->name[0] && p->help && p->help[0] && p->sep && p->sep[0],
+                  "parameter %d", i);
         TAP_CHECK(p->nvalues >= 1 && p->nvalues <= GT_KPARAM_MAX_VALUES, "%s: %d values",
                   p->name, p->nvalues);
-        TAP_CHECK(p->offset + sizeof(int) <= sizeof(gt_kcfg), "%s: offset %zu", p->name,
-                  p->offset);
-        /* Ascending and positive: the text form and the parser rely on distinct values. */
+        TAP_CHECK(p->offset + sizeof(int) <= sizeof(gt_kcfg) && p->offset % sizeof(int) == 0,
+                  "%s: offset %zu", p->name, p->offset);
+        /* Ascending, non-negative (only FAM may be 0): the parser relies on distinct values
+         * and the constraints divide by the others. */
         for (int j = 0; j < p->nvalues; j++)
-            TAP_CHECK(p->values[j] > 0 && (j == 0 || p->values[j] > p->values[j - 1]),
+            TAP_CHECK((p->values[j] > 0 || (i == 0 && p->values[j] == 0)) &&
+                          (j == 0 || p->values[j] > p->values[j - 1]),
                       "%s: value %d = %d", p->name, j, p->values[j]);
-        /* Only the first may have an empty separator, or the text would be ambiguous. */
-        TAP_CHECK(i == 0 || p->sep[0] != 0, "%s has no separator", p->name);
+        /* A separator never starts with a digit, or the text would be ambiguous. */
+        TAP_CHECK(p->sep[0] < '0' || p->sep[0] > '9', "%s: separator '%s'", p->name, p->sep);
         for (int j = 0; j < i; j++) {
             TAP_CHECK(strcmp(p->name, gt_kparams[j].name) != 0, "two parameters %s", p->name);
             TAP_CHECK(p->offset != gt_kparams[j].offset, "%s and %s share a field", p->name,
                       gt_kparams[j].name);
         }
     }
-    TAP_CHECK(gt_nkconstraints >= 12, "%d constraints", gt_nkconstraints);
+    /* The families' values and a few the kernels rely on. */
+    TAP_CHECK(gt_kparams[0].nvalues == 2 && gt_kparams[0].values[0] == GT_FAM_SIMT &&
+                  gt_kparams[0].values[1] == GT_FAM_DMMA,
+              "FAM values");
+    TAP_CHECK(gt_nkconstraints >= 19, "%d constraints", gt_nkconstraints);
+    int legal = 0, prune = 0;
     for (int i = 0; i < gt_nkconstraints; i++) {
         const gt_kconstraint *k = &gt_kconstraints[i];
         TAP_CHECK(k->kind == GT_KC_LEGAL || k->kind == GT_KC_PRUNE, "%s: kind %d", k->name,
                   k->kind);
-        TAP_CHECK(k->ok && k->reason && k->reason[0], "%s", k->name);
+        TAP_CHECK(k->name && k->name[0] && k->ok && k->reason && k->reason[0], "constraint %d",
+                  i);
+        legal += k->kind == GT_KC_LEGAL;
+        prune += k->kind == GT_KC_PRUNE;
+        /* Legal ones first: gt_kcfg_check with both kinds reports a legal failure first. */
+        TAP_CHECK(i == 0 || k->kind >= gt_kconstraints[i - 1].kind, "%s (kind %d) after kind %d",
+                  k->name, k->kind, gt_kconstraints[i - 1].kind);
         for (int j = 0; j < i; j++)
             TAP_CHECK(strcmp(k->name, gt_kconstraints[j].name) != 0, "two constraints %s",
                       k->name);
     }
+    TAP_CHECK(legal >= 11 && prune >= 8, "%d legal, %d prune constraints", legal, prune);
+    TAP_CHECK(strcmp(gt_kconstraints[0].name, "in_table") == 0, "first constraint %s",
+              gt_kconstraints[0].name);
 }
 
 static void kcfg_text_examples(void) {
-    gt_kcfg c = {.bm = 128, .bn = 64, .bk = 8, .tm = 8, .tn = 4, .vec = 4};
-    char buf[64], why[256];
+    const char *want = "f0_128x64x8_w32x32_t8x4_s3_v4_k1_r8";
+    gt_kcfg c = CFG(0, 128, 64, 8, 32, 32, 8, 4, 3, 4, 1, 8);
+    char buf[80], why[256];
     int n = gt_kcfg_format(&c, buf, sizeof buf);
-    TAP_CHECK(strcmp(buf, "128x64x8_t8x4_v4") == 0, "'%s'", buf);
-    TAP_CHECK(n == (int)strlen("128x64x8_t8x4_v4"), "returned %d", n);
+    TAP_CHECK(strcmp(buf, want) == 0, "'%s'", buf);
+    TAP_CHECK(n == (int)strlen(want), "returned %d", n);
     gt_kcfg p;
-    TAP_CHECK(gt_kcfg_parse("16x256x32_t1x8_v2", &p, why, sizeof why) == 0, "%s", why);
-    TAP_CHECK(p.bm == 16 && p.bn == 256 && p.bk == 32 && p.tm == 1 && p.tn == 8 && p.vec == 2,
-              "parsed %d %d %d %d %d %d", p.bm, p.bn, p.bk, p.tm, p.tn, p.vec);
+    TAP_CHECK(gt_kcfg_parse("f1_16x256x32_w8x64_t1x8_s4_v2_k16_r16", &p, why, sizeof why) == 0,
+              "%s", why);
+    gt_kcfg q = CFG(1, 16, 256, 32, 8, 64, 1, 8, 4, 2, 16, 16);
+    TAP_CHECK(cfg_equal(&p, &q), "parsed %s", fmt(&p).s);
+    /* Odd values of the table. */
+    TAP_CHECK(gt_kcfg_parse("f0_24x40x16_w24x20_t3x5_s2_v1_k3_r1", &p, why, sizeof why) == 0 &&
+                  p.bm == 24 && p.bn == 40 && p.wm == 24 && p.wn == 20 && p.tm == 3 &&
+                  p.tn == 5 && p.split == 3,
+              "odd values: %s", why);
     /* Truncated output: terminated, full length returned. */
     char small[8];
     memset(small, 'Z', sizeof small);
     n = gt_kcfg_format(&c, small, sizeof small);
-    TAP_CHECK(n == (int)strlen("128x64x8_t8x4_v4"), "truncated: returned %d", n);
-    TAP_CHECK(small[7] == 0 && strncmp(small, "128x64x", 7) == 0, "truncated: '%.8s'", small);
-    TAP_CHECK(gt_kcfg_format(&c, NULL, 0) == (int)strlen("128x64x8_t8x4_v4"), "size 0");
+    TAP_CHECK(n == (int)strlen(want), "truncated: returned %d", n);
+    TAP_CHECK(small[7] == 0 && strncmp(small, want, 7) == 0, "truncated: '%.8s'", small);
+    TAP_CHECK(gt_kcfg_format(&c, NULL, 0) == (int)strlen(want), "size 0");
+    /* The longest text fits the buffers that hold configurations (64 bytes and more). */
+    gt_kcfg longest = CFG(1, 256, 256, 32, 256, 256, 8, 8, 4, 4, 16, 16);
+    TAP_CHECK(gt_kcfg_format(&longest, NULL, 0) < 48, "longest text: %d",
+              gt_kcfg_format(&longest, NULL, 0));
 }
 
-static void kcfg_round_trip_every_combination(void) {
-    const int total = table_size();
-    TAP_CHECK(total > 1000, "table has %d combinations", total);
+static void kcfg_round_trip_random_combinations(void) {
+    enum { N = 200000 };
     int failures = 0;
-    for (int idx = 0; idx < total; idx++) {
+    for (int idx = 0; idx < N; idx++) {
         gt_kcfg c, p;
-        combination(idx, &c);
-        char buf[64], again[64], why[256] = "";
+        random_combination(&c);
+        char buf[80], again[80], why[256] = "";
         int n = gt_kcfg_format(&c, buf, sizeof buf);
         int ok = n == (int)strlen(buf) && gt_kcfg_parse(buf, &p, why, sizeof why) == 0 &&
                  cfg_equal(&c, &p) && gt_kcfg_format(&p, again, sizeof again) == n &&
                  strcmp(buf, again) == 0;
-        /* A table combination fails only constraints that depend on the problem or the
-         * device, never in_table. */
+        /* A table combination is never outside the table, whatever else it breaks. */
         ok = ok && constraint("in_table") && constraint("in_table")->ok(&c, NULL, &h100);
         if (!ok && failures++ < 5)
             TAP_CHECK(ok, "combination %d: '%s' -> '%s' (%s)", idx, buf, again, why);
     }
-    TAP_CHECK(failures == 0, "%d of %d combinations fail the round trip", failures, total);
-    /* Distinct combinations give distinct texts. */
-    char first[64], other[64];
-    gt_kcfg a, b;
-    combination(0, &a);
-    combination(total - 1, &b);
-    gt_kcfg_format(&a, first, sizeof first);
-    gt_kcfg_format(&b, other, sizeof other);
-    TAP_CHECK(strcmp(first, other) != 0, "'%s' twice", first);
+    TAP_CHECK(failures == 0, "%d of %d combinations fail the round trip", failures, N);
+    /* The first and last value of every parameter. */
+    gt_kcfg lo, hi, p;
+    memset(&lo, 0, sizeof lo);
+    memset(&hi, 0, sizeof hi);
+    for (int i = 0; i < gt_nkparams; i++) {
+        gt_kcfg_set(&lo, i, gt_kparams[i].values[0]);
+        gt_kcfg_set(&hi, i, gt_kparams[i].values[gt_kparams[i].nvalues - 1]);
+    }
+    char a[80], b[80], why[256] = "";
+    gt_kcfg_format(&lo, a, sizeof a);
+    gt_kcfg_format(&hi, b, sizeof b);
+    TAP_CHECK(strcmp(a, b) != 0, "'%s' twice", a);
+    TAP_CHECK(gt_kcfg_parse(a, &p, why, sizeof why) == 0 && cfg_equal(&p, &lo), "%s: %s", a, why);
+    TAP_CHECK(gt_kcfg_parse(b, &p, why, sizeof why) == 0 && cfg_equal(&p, &hi), "%s: %s", b, why);
 }
 
 static void kcfg_parse_rejects(void) {
-    static const char *bad[] = {
-        "",                                          /* empty */
-        "128x64x8_t8x4",                             /* missing VEC */
-        "128x64x8_t8x4_v",                           /* VEC without a number */
-        "128x64x8",                                  /* missing the thread tile */
-        "128x64",                                    /* missing most */
-        "128x64x8_t8x_v4",                           /* TN missing */
-        "128-64x8_t8x4_v4",                          /* wrong separators */
-        "128x64x8-t8x4_v4",
-        "128x64x8_t8x4v4",
-        "128x64x8_t8_4_v4",
-        "128X64X8_T8X4_V4",
-        "128 x64x8_t8x4_v4",
-        "128x64x8 _t8x4_v4",
-        "100x128x8_t8x8_v4",                         /* out of the table */
-        "128x48x8_t8x4_v4",
-        "128x64x64_t8x4_v4",
-        "128x64x8_t16x4_v4",
-        "128x64x8_t8x3_v4",
-        "128x64x8_t8x4_v8",
-        "128x64x8_t8x4_v0",
-        "0x64x8_t8x4_v4",
-        "128x64x8_t8x4_v4 ",                         /* trailing junk */
-        "128x64x8_t8x4_v4x",
-        "128x64x8_t8x4_v4_v4",
-        "128x64x8_t8x4_v4\n",
-        "128x64x8_t8x4_v4abc",
-        " 128x64x8_t8x4_v4",                         /* leading junk */
-        "-128x64x8_t8x4_v4",                         /* signs */
-        "+128x64x8_t8x4_v4",
-        "128x-64x8_t8x4_v4",
-        "4294967424x64x8_t8x4_v4",                   /* 2^32 + 128: 128 if truncated */
-        "128x18446744073709551680x8_t8x4_v4",        /* 2^64 + 64 */
-        "128x64x8_t8x4_v99999999999999999999999999", /* far beyond long */
-        "128x64x8_t8x4_v0000000000004",              /* 4 padded past any sane width */
-        "128.0x64x8_t8x4_v4",
-        "0x80x64x8_t8x4_v4",
+    /* Each with the parameter its reason must name ("" where the reason names none). */
+    static const struct {
+        const char *text, *param;
+    } bad[] = {
+        {"", "FAM"},                                             /* empty */
+        /* The old format (block tile, thread tile, vector) and its relatives. */
+        {"128x64x8_t8x4_v4", "FAM"},
+        {"128x128x8_t8x8_v1", "FAM"},
+        {"16x16x8_t2x2_v1", "FAM"},
+        {"128x128x8_w64x32_t8x8_s2", "FAM"},
+        {"_128x64x8_w32x32_t8x4_s3_v4_k1_r8", "FAM"},            /* no family */
+        {"f0_128x64x8_t8x4_v4", "WM"},                           /* old text after a family */
+        /* Missing parameters. */
+        {"f0", "BM"},
+        {"f0_128x64x8", "WM"},
+        {"f0_128x64x8_w32x32_t8x4_s3_v4_k1", "RASTER"},
+        {"f0_128x64x8_w32x32_t8x4_s3_v4_k1_r", "RASTER"},        /* without a number */
+        {"f0_128x64x8_w32x32_t8x4_s3_v4_r8", "SPLIT"},
+        {"f0_128x64x8_w32x32_t8x4_v4_k1_r8", "STAGES"},
+        {"f0_128x64x8_w32x32_t8x_s3_v4_k1_r8", "TN"},
+        {"f0_128x64_w32x32_t8x4_s3_v4_k1_r8", "BK"},
+        /* Wrong separators, order or case. */
+        {"f0-128x64x8_w32x32_t8x4_s3_v4_k1_r8", "BM"},
+        {"f0_128-64x8_w32x32_t8x4_s3_v4_k1_r8", "BN"},
+        {"f0_128x64x8-w32x32_t8x4_s3_v4_k1_r8", "WM"},
+        {"f0_128x64x8_w32x32_t8x4_s3v4_k1_r8", "VEC"},
+        {"f0_128x64x8_w32x32_t8_4_s3_v4_k1_r8", "TN"},
+        {"f0_128x64x8_w32x32_t8x4_s3_v4_r8_k1", "SPLIT"},
+        {"F0_128X64X8_W32X32_T8X4_S3_V4_K1_R8", "FAM"},
+        {"f0_128 x64x8_w32x32_t8x4_s3_v4_k1_r8", "BN"},
+        {"f0_128x64x8 _w32x32_t8x4_s3_v4_k1_r8", "WM"},
+        /* Values outside the table. */
+        {"f2_128x64x8_w32x32_t8x4_s3_v4_k1_r8", "FAM"},
+        {"f0_100x64x8_w32x32_t8x4_s3_v4_k1_r8", "BM"},
+        {"f0_999x64x8_w32x32_t8x4_s3_v4_k1_r8", "BM"},
+        {"f0_128x7x8_w32x32_t8x4_s3_v4_k1_r8", "BN"},
+        {"f0_128x64x64_w32x32_t8x4_s3_v4_k1_r8", "BK"},
+        {"f0_128x64x4_w32x32_t8x4_s3_v4_k1_r8", "BK"},
+        {"f0_128x64x8_w512x32_t8x4_s3_v4_k1_r8", "WM"},
+        {"f0_128x64x8_w32x7_t8x4_s3_v4_k1_r8", "WN"},
+        {"f0_128x64x8_w32x32_t7x4_s3_v4_k1_r8", "TM"},
+        {"f0_128x64x8_w32x32_t8x16_s3_v4_k1_r8", "TN"},
+        {"f0_128x64x8_w32x32_t8x4_s1_v4_k1_r8", "STAGES"},
+        {"f0_128x64x8_w32x32_t8x4_s5_v4_k1_r8", "STAGES"},
+        {"f0_128x64x8_w32x32_t8x4_s3_v3_k1_r8", "VEC"},
+        {"f0_128x64x8_w32x32_t8x4_s3_v8_k1_r8", "VEC"},
+        {"f0_128x64x8_w32x32_t8x4_s3_v0_k1_r8", "VEC"},
+        {"f0_128x64x8_w32x32_t8x4_s3_v4_k5_r8", "SPLIT"},
+        {"f0_128x64x8_w32x32_t8x4_s3_v4_k32_r8", "SPLIT"},
+        {"f0_128x64x8_w32x32_t8x4_s3_v4_k0_r8", "SPLIT"},
+        {"f0_128x64x8_w32x32_t8x4_s3_v4_k1_r2", "RASTER"},
+        {"f0_128x64x8_w32x32_t8x4_s3_v4_k1_r32", "RASTER"},
+        {"f0_0x64x8_w32x32_t8x4_s3_v4_k1_r8", "BM"},
+        /* Leading zeros: one configuration, one text. */
+        {"f0_0128x64x8_w32x32_t8x4_s3_v4_k1_r8", "BM"},
+        {"f00_128x64x8_w32x32_t8x4_s3_v4_k1_r8", "FAM"},
+        /* Trailing text: an unknown parameter, junk, a repeated one. */
+        {"f0_128x64x8_w32x32_t8x4_s3_v4_k1_r8_q3", ""},
+        {"f0_128x64x8_w32x32_t8x4_s3_v4_k1_r8_x1", ""},
+        {"f0_128x64x8_w32x32_t8x4_s3_v4_k1_r8 ", ""},
+        {"f0_128x64x8_w32x32_t8x4_s3_v4_k1_r8\n", ""},
+        {"f0_128x64x8_w32x32_t8x4_s3_v4_k1_r8_r8", ""},
+        {"f0_128x64x8_w32x32_t8x4_s3_v4_k1_r8abc", ""},
+        /* Leading junk, signs, numbers that only wrap or truncate to a value. */
+        {" f0_128x64x8_w32x32_t8x4_s3_v4_k1_r8", "FAM"},
+        {"f-0_128x64x8_w32x32_t8x4_s3_v4_k1_r8", "FAM"},
+        {"f0_+128x64x8_w32x32_t8x4_s3_v4_k1_r8", "BM"},
+        {"f0_128x-64x8_w32x32_t8x4_s3_v4_k1_r8", "BN"},
+        {"f0_4294967424x64x8_w32x32_t8x4_s3_v4_k1_r8", "BM"},          /* 2^32 + 128 */
+        {"f0_128x18446744073709551680x8_w32x32_t8x4_s3_v4_k1_r8", "BN"}, /* 2^64 + 64 */
+        {"f0_128x64x8_w32x32_t8x4_s3_v99999999999999999999999999_k1_r8", "VEC"},
+        {"f0_128x64x8_w32x32_t8x4_s3_v0000000000004_k1_r8", "VEC"},    /* padded past reason */
+        {"f0_128.0x64x8_w32x32_t8x4_s3_v4_k1_r8", "BN"},
+        {"f0_0x80x64x8_w32x32_t8x4_s3_v4_k1_r8", "BM"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         gt_kcfg c;
         char why[256] = "";
-        int r = gt_kcfg_parse(bad[i], &c, why, sizeof why);
-        TAP_CHECK(r == -1, "'%s' accepted as %d %d %d %d %d %d", bad[i], c.bm, c.bn, c.bk, c.tm,
-                  c.tn, c.vec);
-        TAP_CHECK(r != -1 || why[0] != 0, "'%s' rejected without a reason", bad[i]);
+        int r = gt_kcfg_parse(bad[i].text, &c, why, sizeof why);
+        TAP_CHECK(r == -1, "'%s' accepted as %s", bad[i].text, fmt(&c).s);
+        TAP_CHECK(r != -1 || why[0] != 0, "'%s' rejected without a reason", bad[i].text);
+        /* The reason names the offending parameter (a name that no other contains). */
+        if (r == -1 && bad[i].param[0]) {
+            char word[16];
+            snprintf(word, sizeof word, " %s", bad[i].param);
+            TAP_CHECK(strstr(why, word) != NULL, "'%s': reason '%s' does not name %s",
+                      bad[i].text, why, bad[i].param);
+        }
     }
-    /* The reason names the offending parameter. */
+    /* An unknown trailing parameter is quoted in the reason. */
     gt_kcfg c;
     char why[256] = "";
-    gt_kcfg_parse("128x64x8_t8x4_v3", &c, why, sizeof why);
-    TAP_CHECK(strstr(why, "VEC") != NULL, "reason '%s' does not name VEC", why);
-    gt_kcfg_parse("100x128x8_t8x8_v4", &c, why, sizeof why);
-    TAP_CHECK(strstr(why, "BM") != NULL, "reason '%s' does not name BM", why);
+    gt_kcfg_parse("f0_128x64x8_w32x32_t8x4_s3_v4_k1_r8_q3", &c, why, sizeof why);
+    TAP_CHECK(strstr(why, "_q3") != NULL, "reason '%s' does not quote _q3", why);
     /* A small reason buffer is not overrun. */
     char tiny[8];
     memset(tiny, 'Z', sizeof tiny);
@@ -217,287 +376,708 @@ static void kcfg_parse_rejects(void) {
 typedef struct {
     const char *name;
     gt_kcfg cfg;
-    int opa, opb;
+    int arch, dtype, opa, opb;
     long long m, n, k;
     int align;
     const gt_klimits *lim;
     const char *also[2];
 } crafted;
 
+/* Checks one crafted case; also used for extra cases of a constraint. */
+static void check_crafted(const crafted *cs) {
+    const gt_kconstraint *target = constraint(cs->name);
+    TAP_CHECK(target != NULL, "no constraint named %s", cs->name);
+    if (!target) return;
+    gt_key key;
+    make_key_dt(&key, cs->arch, cs->dtype, cs->opa, cs->opb, cs->m, cs->n, cs->k, cs->align, 0);
+    text80 t = fmt(&cs->cfg);
+    const char *text = t.s;
+    TAP_CHECK(!target->ok(&cs->cfg, &key, cs->lim), "%s accepts %s", cs->name, text);
+    for (int i = 0; i < gt_nkconstraints; i++) {
+        const gt_kconstraint *o = &gt_kconstraints[i];
+        if (o == target) continue;
+        int allowed = 0;
+        for (int a = 0; a < 2; a++) allowed |= cs->also[a] && strcmp(cs->also[a], o->name) == 0;
+        if (allowed)
+            TAP_CHECK(!o->ok(&cs->cfg, &key, cs->lim), "%s: %s was expected to fail too", text,
+                      o->name);
+        else
+            TAP_CHECK(o->ok(&cs->cfg, &key, cs->lim), "%s, crafted for %s, also fails %s", text,
+                      cs->name, o->name);
+    }
+    /* gt_kcfg_check reports it (or its companion of the same kind that comes first). */
+    const gt_kconstraint *got = gt_kcfg_check(&cs->cfg, &key, cs->lim, target->kind);
+    int expected = got == target;
+    for (int a = 0; a < 2; a++)
+        expected |= got && cs->also[a] && strcmp(got->name, cs->also[a]) == 0 &&
+                    got->kind == target->kind && got < target;
+    TAP_CHECK(expected, "%s: gt_kcfg_check reports %s, want %s", text, got ? got->name : "nothing",
+              cs->name);
+    TAP_CHECK(gt_kcfg_check(&cs->cfg, &key, cs->lim, GT_KC_LEGAL | GT_KC_PRUNE) != NULL,
+              "%s passes the full check", text);
+    if (target->kind == GT_KC_PRUNE) {
+        /* A prune-only failure leaves the configuration legal. */
+        const gt_kconstraint *legal = gt_kcfg_check(&cs->cfg, &key, cs->lim, GT_KC_LEGAL);
+        TAP_CHECK(legal == NULL, "%s: legal check reports %s", text, legal ? legal->name : "");
+    } else {
+        /* A legal failure is what gt_kcfg_validate reports, by name. */
+        gt_kcfg out;
+        char why[512] = "";
+        int r = gt_kcfg_validate(text, &key, cs->lim, &out, why, sizeof why);
+        if (strcmp(cs->name, "in_table") == 0)
+            TAP_CHECK(r == -1, "%s validates", text); /* the parser refuses it first */
+        else
+            TAP_CHECK(r == -1 && strstr(why, got ? got->name : cs->name) != NULL,
+                      "validate %s: %d '%s'", text, r, why);
+    }
+}
+
 static void kcfg_each_constraint_rejects(void) {
-    gt_klimits threads256 = h100, regs32k = h100;
-    threads256.max_threads_per_block = 256;
+    gt_klimits threads128 = h100, regs32k = h100, sm2000 = h100;
+    threads128.max_threads_per_block = 128;
     regs32k.regs_per_block = 32768;
+    sm2000.sm_count = 2000; /* a device whose SMs outnumber 1024 tiles */
+    /* The base: f0_128x128x16_w32x64_t8x8_s3_v4_k1_r8 (256 threads, 136 registers,
+     * 49920 bytes of shared memory) passes everything on 4096^3 f32 a16 on the H100;
+     * each case changes what its constraint looks at. */
     const crafted cases[] = {
         /* BK = 64 is outside the table; everything else about it is fine. */
-        {"in_table", {32, 32, 64, 2, 2, 4}, 0, 0, 4096, 4096, 4096, 16, &h100, {0}},
-        /* Table values are powers of two, so a thread tile that does not divide the block
-         * tile (16 % 6) must be outside the table too. */
-        {"tile_divides", {16, 32, 16, 6, 1, 4}, 0, 0, 4096, 4096, 4096, 16, &h100, {"in_table"}},
-        /* 512 threads on a device of 256 per block. */
-        {"whole_warps", {64, 64, 32, 8, 1, 4}, 0, 0, 4096, 4096, 4096, 16, &threads256, {0}},
-        /* 256 threads, 32 vectors of A per stage. */
-        {"whole_vectors", {16, 16, 8, 1, 1, 4}, 0, 0, 4096, 4096, 4096, 16, &h100, {0}},
+        {"in_table", CFG(0, 128, 128, 64, 32, 64, 8, 8, 3, 4, 1, 8), 90, GT_DT_F32, 0, 0,
+         4096, 4096, 4096, 16, &h100, {0}},
+        /* DMMA for f32. */
+        {"family_fits", CFG(1, 128, 128, 16, 32, 64, 4, 8, 3, 4, 1, 8), 90, GT_DT_F32, 0, 0,
+         4096, 4096, 4096, 16, &h100, {0}},
+        /* 8 x 8 thread tiles of a 64 x 64 warp tile: 64 lanes, not 32. */
+        {"warp_layout", CFG(0, 128, 128, 16, 64, 64, 8, 8, 3, 4, 1, 8), 90, GT_DT_F32, 0, 0,
+         4096, 4096, 4096, 16, &h100, {0}},
+        /* 256 threads on a device of 128 per block. */
+        {"whole_warps", CFG(0, 128, 128, 16, 32, 64, 8, 8, 3, 4, 1, 8), 90, GT_DT_F32, 0, 0,
+         4096, 4096, 4096, 16, &threads128, {0}},
+        /* 256 threads, 64 x 8 / 4 = 128 vectors of A per stage. */
+        {"whole_vectors", CFG(0, 64, 64, 8, 32, 16, 4, 4, 2, 4, 1, 8), 90, GT_DT_F32, 0, 0,
+         4096, 4096, 4096, 16, &h100, {0}},
         /* 16-byte vectors on an 8-byte alignment class; a vector wider than the class is
          * necessarily not the widest that the class allows. */
-        {"aligned", {128, 128, 8, 8, 8, 4}, 0, 0, 4096, 4096, 4096, 8, &h100, {"widest_vector"}},
-        /* 2 * 32 * (128 + 64 + 4) * 4 = 50176 bytes > 48 KiB. */
-        {"smem_fits", {128, 64, 32, 8, 2, 4}, 0, 0, 4096, 4096, 4096, 16, &h100, {0}},
-        /* 76 registers * 512 threads > 32768 per block. */
-        {"regs_fit", {128, 128, 16, 8, 4, 4}, 0, 0, 4096, 4096, 4096, 16, &regs32k, {0}},
+        {"aligned", CFG(0, 128, 128, 16, 32, 64, 8, 8, 3, 4, 1, 8), 90, GT_DT_F32, 0, 0, 4096,
+         4096, 4096, 8, &h100, {"widest_vector"}},
+        /* f64: 4 x 32 x (128 + 128 + 2) x 8 = 264192 bytes > 227 KiB; no block is
+         * resident then either. */
+        {"smem_fits", CFG(0, 128, 128, 32, 32, 64, 8, 8, 4, 2, 1, 8), 90, GT_DT_F64, 0, 0,
+         4096, 4096, 4096, 16, &h100, {"occupancy"}},
+        /* 136 registers x 256 threads > 32768 per block. */
+        {"regs_fit", CFG(0, 128, 128, 16, 32, 64, 8, 8, 3, 4, 1, 8), 90, GT_DT_F32, 0, 0, 4096,
+         4096, 4096, 16, &regs32k, {0}},
         /* (m / 128) x (n / 128) tiles far beyond 2^31 - 1. */
-        {"grid_fits", {128, 128, 8, 8, 8, 4}, 0, 0, 2147483647LL, 2147483647LL, 4096, 16, &h100, {0}},
-        /* m = 1: a 256-row block tile is all idle rows. */
-        {"tile_not_idle", {256, 64, 16, 8, 8, 4}, 0, 0, 1, 4096, 4096, 16, &h100, {0}},
+        {"grid_fits", CFG(0, 128, 128, 16, 32, 64, 8, 8, 3, 4, 1, 8), 90, GT_DT_F32, 0, 0,
+         2147483647LL, 2147483647LL, 4096, 16, &h100, {0}},
+        /* K = 784: 49 steps of 16 in 16 splits of 4: the last split gets none. */
+        {"split_has_work", CFG(0, 128, 128, 16, 32, 64, 8, 8, 3, 4, 16, 1), 90, GT_DT_F32, 0,
+         0, 256, 256, 784, 16, &h100, {0}},
+        /* 1024 tiles x 4 splits x 128 x 128 x 4 bytes + counters > 256 MiB (on a device
+         * with more SMs than tiles, where split-K would be worth it). */
+        {"workspace_fits", CFG(0, 128, 128, 16, 32, 64, 8, 8, 3, 4, 4, 1), 90, GT_DT_F32, 0, 0,
+         4096, 4096, 4096, 16, &sm2000, {0}},
+        /* m = 1: 127 idle rows, more than a warp tile of 32. */
+        {"warp_not_idle", CFG(0, 128, 128, 16, 32, 64, 8, 8, 3, 4, 1, 1), 90, GT_DT_F32, 0, 0, 1,
+         65536, 4096, 16, &h100, {0}},
         /* 8-byte vectors where 16 bytes are allowed. */
-        {"widest_vector", {128, 128, 8, 8, 8, 2}, 0, 0, 4096, 4096, 4096, 16, &h100, {0}},
-        /* 32 threads. */
-        {"reasonable_block", {16, 16, 8, 8, 1, 4}, 0, 0, 4096, 4096, 4096, 16, &h100, {0}},
-        /* 2 outputs per thread in a 512-thread block. */
-        {"enough_work_per_thread", {32, 32, 32, 2, 1, 2}, 0, 0, 4096, 4096, 4096, 8, &h100, {0}},
+        {"widest_vector", CFG(0, 128, 128, 16, 32, 64, 8, 8, 3, 2, 1, 8), 90, GT_DT_F32, 0, 0,
+         4096, 4096, 4096, 16, &h100, {0}},
+        /* 1024 threads of 2 x 2 outputs (52 registers each). */
+        {"reasonable_block", CFG(0, 64, 64, 16, 8, 16, 2, 2, 3, 1, 1, 8), 90, GT_DT_F32, 0, 0,
+         4096, 4096, 4096, 4, &h100, {0}},
+        /* 1 output per thread in a block of 256 threads. */
+        {"enough_work_per_thread", CFG(0, 16, 16, 16, 4, 8, 1, 1, 3, 1, 1, 8), 90, GT_DT_F32, 0,
+         0, 4096, 4096, 4096, 4, &h100, {0}},
+        /* One warp with 102400 bytes of f64 stages: 2 blocks, 2 warps per SM. */
+        {"occupancy", CFG(0, 32, 64, 32, 32, 64, 8, 8, 4, 2, 1, 8), 90, GT_DT_F64, 0, 0, 4096,
+         4096, 4096, 16, &h100, {0}},
+        /* 256 x 256: 4 tiles of 128 x 128 where 64 of 32 x 32 would be possible. */
+        {"fills_sms", CFG(0, 128, 128, 16, 32, 64, 8, 8, 3, 4, 1, 1), 90, GT_DT_F32, 0, 0, 256,
+         256, 4096, 16, &h100, {0}},
+        /* Split-K on 1024 tiles: they fill the device alone. */
+        {"split_needed", CFG(0, 128, 128, 16, 32, 64, 8, 8, 3, 4, 2, 8), 90, GT_DT_F32, 0, 0,
+         4096, 4096, 4096, 16, &h100, {0}},
+        /* DMMA with an odd TN (3 fragments along N): the half-rate m8n8k4 fallback. */
+        {"dmma_shape", CFG(1, 64, 48, 16, 32, 24, 4, 3, 3, 2, 1, 1), 90, GT_DT_F64, 0, 0,
+         4096, 4080, 4096, 16, &h100, {0}},
+        /* Grouping 8 rows of a 12 x 8 grid: 96 tiles, less than 2 waves. */
+        {"raster_useful", CFG(0, 128, 128, 16, 32, 64, 8, 8, 3, 4, 1, 8), 90, GT_DT_F32, 0, 0,
+         1536, 1024, 4096, 16, &h100, {0}},
     };
     const int ncases = (int)(sizeof cases / sizeof cases[0]);
     /* Every constraint has a case. */
     for (int i = 0; i < gt_nkconstraints; i++) {
         int found = 0;
-        for (int j = 0; j < ncases; j++) found |= strcmp(cases[j].name, gt_kconstraints[i].name) == 0;
+        for (int j = 0; j < ncases; j++)
+            found |= strcmp(cases[j].name, gt_kconstraints[i].name) == 0;
         TAP_CHECK(found, "constraint %s has no crafted case", gt_kconstraints[i].name);
     }
-    for (int j = 0; j < ncases; j++) {
-        const crafted *cs = &cases[j];
-        const gt_kconstraint *target = constraint(cs->name);
-        TAP_CHECK(target != NULL, "no constraint named %s", cs->name);
-        if (!target) continue;
-        gt_key key;
-        make_key(&key, cs->opa, cs->opb, cs->m, cs->n, cs->k, cs->align, 0);
-        char text[64];
-        gt_kcfg_format(&cs->cfg, text, sizeof text);
-        TAP_CHECK(!target->ok(&cs->cfg, &key, cs->lim), "%s accepts %s", cs->name, text);
-        for (int i = 0; i < gt_nkconstraints; i++) {
-            const gt_kconstraint *o = &gt_kconstraints[i];
-            if (o == target) continue;
-            int allowed = 0;
-            for (int a = 0; a < 2; a++) allowed |= cs->also[a] && strcmp(cs->also[a], o->name) == 0;
-            if (allowed)
-                TAP_CHECK(!o->ok(&cs->cfg, &key, cs->lim), "%s: %s was expected to fail too",
-                          text, o->name);
-            else
-                TAP_CHECK(o->ok(&cs->cfg, &key, cs->lim), "%s, crafted for %s, also fails %s",
-                          text, cs->name, o->name);
-        }
-        /* gt_kcfg_check reports it (or its companion that comes first in the list). */
-        const gt_kconstraint *got = gt_kcfg_check(&cs->cfg, &key, cs->lim, target->kind);
-        int expected = got == target;
-        for (int a = 0; a < 2; a++)
-            expected |= got && cs->also[a] && strcmp(got->name, cs->also[a]) == 0 &&
-                        got->kind == target->kind && got < target;
-        TAP_CHECK(expected, "%s: gt_kcfg_check reports %s, want %s", text,
-                  got ? got->name : "nothing", cs->name);
-        TAP_CHECK(gt_kcfg_check(&cs->cfg, &key, cs->lim, GT_KC_LEGAL | GT_KC_PRUNE) != NULL,
-                  "%s passes the full check", text);
-        /* A prune-only failure leaves the configuration legal. */
-        if (target->kind == GT_KC_PRUNE) {
-            const gt_kconstraint *legal = gt_kcfg_check(&cs->cfg, &key, cs->lim, GT_KC_LEGAL);
-            TAP_CHECK(legal == NULL, "%s: legal check reports %s", text, legal->name);
-        }
+    for (int j = 0; j < ncases; j++) check_crafted(&cases[j]);
+
+    /* More ways to break some of them. */
+    const crafted more[] = {
+        /* DMMA needs sm_80: f64 on sm_75 (its generic limits). */
+        {"family_fits", CFG(1, 128, 128, 8, 32, 64, 4, 8, 2, 2, 1, 8), 75, GT_DT_F64, 0, 0,
+         4096, 4096, 4096, 16, NULL, {0}},
+        /* DMMA fragments: WM must be 8 TM. */
+        {"warp_layout", CFG(1, 128, 128, 16, 64, 64, 4, 8, 3, 2, 1, 8), 90, GT_DT_F64, 0, 0,
+         4096, 4096, 4096, 16, &h100, {0}},
+        /* A warp tile that does not divide the block tile: 96 % 64. */
+        {"warp_layout", CFG(0, 96, 128, 16, 64, 32, 8, 8, 3, 4, 1, 8), 90, GT_DT_F32, 0, 0,
+         4096, 4096, 4096, 16, &h100, {0}},
+        /* A thread tile that does not divide the warp tile: 32 % 3. */
+        {"warp_layout", CFG(0, 128, 128, 16, 32, 64, 3, 8, 3, 4, 1, 8), 90, GT_DT_F32, 0, 0,
+         4096, 4096, 4096, 16, &h100, {0}},
+        /* 32-byte vectors of f64 (the alignment class cannot allow them either). */
+        {"whole_vectors", CFG(1, 128, 128, 16, 32, 64, 4, 8, 3, 4, 1, 8), 90, GT_DT_F64, 0, 0,
+         4096, 4096, 4096, 16, &h100, {"aligned", "widest_vector"}},
+        /* f64 DMMA 8 x 8 fragments: 4 x 64 + 4 x 16 + 48 = 368 registers > 255 (and
+         * more than 32 fragments); a lone warp of them still leaves blocks resident. */
+        {"regs_fit", CFG(1, 64, 64, 16, 64, 64, 8, 8, 3, 2, 1, 8), 90, GT_DT_F64, 0, 0, 4096,
+         4096, 4096, 16, &h100, {"dmma_shape"}},
+        /* f64 on the A100: 3 x 32 x (128 + 128 + 2) x 8 = 198144 bytes > 163 KiB. */
+        {"smem_fits", CFG(0, 128, 128, 32, 32, 64, 8, 8, 3, 2, 1, 8), 80, GT_DT_F64, 0, 0, 4096,
+         4096, 4096, 16, &a100, {"occupancy"}},
+    };
+    gt_klimits sm75;
+    gt_key k75;
+    make_key_sm75(&k75, GT_DT_F64, 4096, 4096, 4096, 16);
+    gt_kcfg_limits_generic(&k75, &sm75);
+    for (size_t j = 0; j < sizeof more / sizeof more[0]; j++) {
+        crafted cs = more[j];
+        if (!cs.lim) cs.lim = &sm75;
+        check_crafted(&cs);
     }
-    /* The brief's extreme cases fail their constraint too, whatever else they fail. */
+
+    /* Zero, negative or inverted values are refused as outside the table whatever kinds
+     * are asked for (every predicate divides by them). */
     gt_key key;
     make_key(&key, 0, 0, 4096, 4096, 4096, 16, 0);
-    gt_kcfg big = {256, 256, 32, 8, 8, 4};
-    TAP_CHECK(constraint("smem_fits") && !constraint("smem_fits")->ok(&big, &key, &h100),
-              "256x256x32 fits shared memory");
-    gt_kcfg tm3 = {128, 128, 8, 3, 8, 4};
-    TAP_CHECK(constraint("tile_divides") && !constraint("tile_divides")->ok(&tm3, &key, &h100),
-              "TM = 3 divides BM = 128");
-    TAP_CHECK(gt_kcfg_check(&tm3, &key, &h100, GT_KC_LEGAL) != NULL, "TM = 3 is legal");
-    gt_kcfg zero = {128, 128, 8, 0, 8, 4};
-    TAP_CHECK(gt_kcfg_check(&zero, &key, &h100, GT_KC_LEGAL) != NULL, "TM = 0 is legal");
+    const gt_kcfg odd[] = {
+        CFG(0, 128, 128, 16, 32, 64, 0, 8, 3, 4, 1, 8),  /* TM 0 */
+        CFG(0, 128, 128, 16, 0, 64, 8, 8, 3, 4, 1, 8),   /* WM 0 */
+        CFG(0, 128, 128, 16, 32, 64, 8, 8, 3, 4, 0, 8),  /* SPLIT 0 */
+        CFG(0, 128, 128, 16, 32, 64, 8, 8, 3, 4, 1, 0),  /* RASTER 0 */
+        CFG(0, 128, 128, 16, 32, 64, 8, 8, 0, 4, 1, 8),  /* STAGES 0 */
+        CFG(0, 128, 128, 16, 32, 64, 8, 8, 3, 0, 1, 8),  /* VEC 0 */
+        CFG(0, -128, 128, 16, 32, 64, 8, 8, 3, 4, 1, 8), /* BM negative */
+        CFG(0, 16, 128, 16, 32, 64, 8, 8, 3, 4, 1, 8),   /* WM > BM */
+        CFG(0, 128, 128, 16, 4, 64, 8, 8, 3, 4, 1, 8),   /* TM > WM */
+        CFG(0, 128, 128, 0, 32, 64, 8, 8, 3, 4, 1, 8),   /* BK 0 */
+    };
+    for (size_t i = 0; i < sizeof odd / sizeof odd[0]; i++) {
+        const gt_kconstraint *got = gt_kcfg_check(&odd[i], &key, &h100, GT_KC_PRUNE);
+        TAP_CHECK(got && strcmp(got->name, "in_table") == 0, "%s: %s", fmt(&odd[i]).s,
+                  got ? got->name : "accepted");
+    }
 }
 
 static void kcfg_known_good_accepted(void) {
-    gt_key key;
-    make_key(&key, 0, 0, 4096, 4096, 4096, 16, 0);
-    gt_kcfg good = {128, 128, 8, 8, 8, 4};
-    const gt_kconstraint *bad = gt_kcfg_check(&good, &key, &h100, GT_KC_LEGAL | GT_KC_PRUNE);
-    TAP_CHECK(bad == NULL, "128x128x8_t8x8_v4 fails %s", bad ? bad->name : "");
-    TAP_CHECK(passes_all(&good, &key, &h100), "a constraint rejects it");
-    TAP_CHECK(passes_all(&good, &key, &a100), "a constraint rejects it on A100 limits");
-    /* Every op pair and beta. */
-    for (int ops = 0; ops < 4; ops++)
-        for (int beta0 = 0; beta0 < 2; beta0++) {
-            make_key(&key, ops >> 1, ops & 1, 4096, 4096, 4096, 16, beta0);
-            bad = gt_kcfg_check(&good, &key, &h100, GT_KC_LEGAL | GT_KC_PRUNE);
-            TAP_CHECK(bad == NULL, "ops %d beta0 %d: fails %s", ops, beta0, bad ? bad->name : "");
-        }
+    /* The model's favourites for 4096^3 on the H100, each dtype. */
+    const struct {
+        int dtype;
+        gt_kcfg cfg;
+    } good[] = {
+        {GT_DT_F32, CFG(0, 128, 128, 16, 32, 64, 8, 8, 3, 4, 1, 8)},
+        {GT_DT_F32, CFG(0, 128, 128, 16, 32, 32, 8, 4, 3, 4, 1, 8)},
+        {GT_DT_F64, CFG(1, 128, 128, 16, 32, 64, 4, 8, 3, 2, 1, 8)},
+        {GT_DT_F64, CFG(0, 128, 128, 16, 32, 64, 8, 8, 3, 2, 1, 8)},
+    };
+    for (size_t g = 0; g < sizeof good / sizeof good[0]; g++)
+        for (int arch = 80; arch <= 90; arch += 10)
+            for (int ops = 0; ops < 4; ops++)
+                for (int beta0 = 0; beta0 < 2; beta0++) {
+                    gt_key key;
+                    make_key_dt(&key, arch, good[g].dtype, ops >> 1, ops & 1, 4096, 4096, 4096,
+                                16, beta0);
+                    const gt_kconstraint *bad = gt_kcfg_check(&good[g].cfg, &key,
+                                                              limits_of(arch),
+                                                              GT_KC_LEGAL | GT_KC_PRUNE);
+                    TAP_CHECK(bad == NULL, "%s sm_%d ops %d beta0 %d: fails %s",
+                              fmt(&good[g].cfg).s, arch, ops, beta0, bad ? bad->name : "");
+                    TAP_CHECK(passes_all(&good[g].cfg, &key, limits_of(arch)),
+                              "%s: a constraint rejects it", fmt(&good[g].cfg).s);
+                    /* Legal under the generic limits of its device too. */
+                    gt_klimits gen;
+                    gt_kcfg_limits_generic(&key, &gen);
+                    TAP_CHECK(gt_kcfg_check(&good[g].cfg, &key, &gen, GT_KC_LEGAL) == NULL,
+                              "%s: illegal under generic limits", fmt(&good[g].cfg).s);
+                }
 }
 
 static void kcfg_default_is_legal(void) {
-    static const long long sizes[] = {1, 2, 7, 16, 17, 64, 1000, 4096, 4097, 65536};
-    static const int aligns[] = {4, 8, 16};
-    const int ns = (int)(sizeof sizes / sizeof sizes[0]);
-    const gt_klimits *lims[] = {&h100, &a100};
+    static const long long edge[] = {1, 2, 3, 7, 16, 17, 64, 1000, 4096, 4097, 65536, 1000003};
+    const int nedge = (int)(sizeof edge / sizeof edge[0]);
+    /* The devices: H100 and A100 limits, and the generic limits of a few others. */
+    static const int archs[] = {90, 80, 86, 75, 70, 60};
     int checked = 0, failures = 0;
-    for (int l = 0; l < 2; l++)
-        for (int ops = 0; ops < 4; ops++)
-            for (int a = 0; a < 3; a++)
-                for (int beta0 = 0; beta0 < 2; beta0++)
-                    for (int i = 0; i < ns; i++)
-                        for (int j = 0; j < ns; j++)
-                            for (int k = 0; k < ns; k++) {
-                                gt_key key;
-                                make_key(&key, ops >> 1, ops & 1, sizes[i], sizes[j], sizes[k],
-                                         aligns[a], beta0);
-                                gt_kcfg c;
-                                memset(&c, 0x7f, sizeof c);
-                                gt_kcfg_default(&c, &key);
-                                const gt_kconstraint *bad =
-                                    gt_kcfg_check(&c, &key, lims[l], GT_KC_LEGAL);
-                                checked++;
-                                if (bad && failures++ < 5) {
-                                    char text[64], shape[64];
-                                    gt_kcfg_format(&c, text, sizeof text);
-                                    gt_key_shape(&key, shape, sizeof shape);
-                                    TAP_CHECK(bad == NULL, "default %s for %s a%d: fails %s",
-                                              text, shape, aligns[a], bad->name);
-                                }
-                                /* It parses back: a cache could hold it. */
-                                char text[64], why[128];
-                                gt_kcfg p;
-                                gt_kcfg_format(&c, text, sizeof text);
-                                if (gt_kcfg_parse(text, &p, why, sizeof why) != 0 &&
-                                    failures++ < 5)
-                                    TAP_CHECK(0, "default %s does not parse: %s", text, why);
-                            }
+    for (int t = 0; t < 4000; t++) {
+        long long d[3];
+        for (int i = 0; i < 3; i++)
+            /* Every third problem from the edge sizes, the rest log-uniform up to 2^20. */
+            d[i] = t % 3 == 0 ? edge[rng() % (unsigned)nedge]
+                              : (long long)exp((double)(rng() % 20000) / 20000.0 * log(1048576.0));
+        int dt = (int)(rng() % 2), arch = archs[rng() % 6];
+        int align = dt == GT_DT_F64 ? (rng() % 2 ? 8 : 16) : (int[]){4, 8, 16}[rng() % 3];
+        gt_key key;
+        make_key_dt(&key, arch >= 90 ? 90 : 80, dt, (int)(rng() % 2), (int)(rng() % 2), d[0], d[1],
+                    d[2], align, (int)(rng() % 2));
+        gt_klimits lim;
+        if (arch == 90 || arch == 80) {
+            lim = *limits_of(arch);
+        } else {
+            key.cc_major = arch / 10, key.cc_minor = arch % 10, key.sm_count = 28;
+            gt_kcfg_limits_generic(&key, &lim);
+        }
+        gt_kcfg c;
+        memset(&c, 0x7f, sizeof c);
+        gt_kcfg_default(&c, &key);
+        const gt_kconstraint *bad = gt_kcfg_check(&c, &key, &lim, GT_KC_LEGAL);
+        checked++;
+        char shape[64];
+        gt_key_shape(&key, shape, sizeof shape);
+        if (bad && failures++ < 5)
+            TAP_CHECK(bad == NULL, "default %s for %s %s a%d sm_%d: fails %s", fmt(&c).s, shape,
+                      gt_dtype_name(dt), align, arch, bad->name);
+        /* It sums over K in the order every same-order kernel does, by definition. */
+        if (!gt_kcfg_same_order(&c) && failures++ < 5)
+            TAP_CHECK(0, "default %s is not same-order", fmt(&c).s);
+        /* It parses back: a cache could hold it. */
+        char why[128];
+        gt_kcfg p;
+        if ((gt_kcfg_parse(fmt(&c).s, &p, why, sizeof why) != 0 || !cfg_equal(&c, &p)) &&
+            failures++ < 5)
+            TAP_CHECK(0, "default %s does not parse back: %s", fmt(&c).s, why);
+    }
     TAP_CHECK(failures == 0, "%d of %d defaults illegal", failures, checked);
-    /* The widest vector that the alignment allows is used where it is free to. */
+    /* The widest vector of at most 8 bytes that the alignment allows. */
+    const struct {
+        int dt, align, vec;
+    } vecs[] = {{GT_DT_F32, 4, 1}, {GT_DT_F32, 8, 2}, {GT_DT_F32, 16, 2},
+                {GT_DT_F64, 8, 1}, {GT_DT_F64, 16, 1}};
+    for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++) {
+        gt_key key;
+        gt_kcfg c;
+        make_key_dt(&key, 90, vecs[i].dt, 0, 0, 1000, 1000, 1000, vecs[i].align, 0);
+        gt_kcfg_default(&c, &key);
+        TAP_CHECK(c.vec == vecs[i].vec && c.fam == GT_FAM_SIMT && c.split == 1,
+                  "%s a%d: default %s", gt_dtype_name(vecs[i].dt), vecs[i].align, fmt(&c).s);
+    }
+}
+
+static void kcfg_validate_messages(void) {
     gt_key key;
-    gt_kcfg c4, c16;
-    make_key(&key, 0, 0, 1000, 1000, 1000, 4, 0);
-    gt_kcfg_default(&c4, &key);
-    make_key(&key, 0, 0, 1000, 1000, 1000, 16, 0);
-    gt_kcfg_default(&c16, &key);
-    TAP_CHECK(c4.vec == 1 && c16.vec > 1, "vec %d at a4, %d at a16", c4.vec, c16.vec);
+    make_key(&key, 0, 0, 4096, 4096, 4096, 16, 0);
+    gt_kcfg out;
+    char why[512] = "unchanged";
+    const char *good = "f0_128x128x16_w32x64_t8x8_s3_v4_k1_r8";
+    TAP_CHECK(gt_kcfg_validate(good, &key, &h100, &out, why, sizeof why) == 0, "%s: %s", good,
+              why);
+    gt_kcfg want = CFG(0, 128, 128, 16, 32, 64, 8, 8, 3, 4, 1, 8);
+    TAP_CHECK(cfg_equal(&out, &want), "validated as %s", fmt(&out).s);
+    /* Prune constraints do not matter: a narrow vector and split-K on a big grid. */
+    TAP_CHECK(gt_kcfg_validate("f0_128x128x16_w32x64_t8x8_s3_v1_k2_r1", &key, &h100, &out, why,
+                               sizeof why) == 0,
+              "prune-only failures refused: %s", why);
+    /* Parse errors: "configuration" and the parser's reason, naming the parameter. */
+    TAP_CHECK(gt_kcfg_validate("f0_999x64x8_w32x32_t8x4_s3_v4_k1_r8", &key, &h100, &out, why,
+                               sizeof why) == -1 &&
+                  strncmp(why, "configuration", 13) == 0 && strstr(why, "BM = 999") &&
+                  strstr(why, "f0_999x64x8_w32x32_t8x4_s3_v4_k1_r8"),
+              "'%s'", why);
+    TAP_CHECK(gt_kcfg_validate("128x64x8_t8x4_v4", &key, &h100, &out, why, sizeof why) == -1 &&
+                  strstr(why, "128x64x8_t8x4_v4") && strstr(why, "FAM"),
+              "old format: '%s'", why);
+    TAP_CHECK(gt_kcfg_validate("f0_64x64x8_w32x16_t4x4_s2_v1_k1_r1_q3", &key, &h100, &out, why,
+                               sizeof why) == -1 &&
+                  strstr(why, "_q3"),
+              "trailing parameter: '%s'", why);
+    /* Constraint failures: the text, "breaks", the name and the reason. */
+    gt_key a4 = key;
+    a4.align = 4;
+    const char *wide = "f0_64x64x16_w32x16_t4x4_s2_v4_k1_r1";
+    TAP_CHECK(gt_kcfg_validate(wide, &a4, &h100, &out, why, sizeof why) == -1 &&
+                  strstr(why, wide) && strstr(why, "breaks aligned") &&
+                  strstr(why, constraint("aligned")->reason),
+              "'%s'", why);
+    /* Not whole vectors (64 x 8 / 4 = 128 for 256 threads) on an align-4 key: the first
+     * failing legal constraint is reported. */
+    TAP_CHECK(gt_kcfg_validate("f0_64x64x8_w32x16_t4x4_s2_v4_k1_r1", &a4, &h100, &out, why,
+                               sizeof why) == -1 &&
+                  strstr(why, "breaks whole_vectors"),
+              "'%s'", why);
+    gt_key f64 = key;
+    f64.dtype = GT_DT_F64;
+    f64.cc_major = 7, f64.cc_minor = 5;
+    gt_klimits l75;
+    gt_kcfg_limits_generic(&f64, &l75);
+    TAP_CHECK(gt_kcfg_validate("f1_128x128x16_w32x64_t4x8_s3_v2_k1_r8", &f64, &l75, &out, why,
+                               sizeof why) == -1 &&
+                  strstr(why, "breaks family_fits"),
+              "DMMA on sm_75: '%s'", why);
+    /* A short buffer: terminated. */
+    char tiny[12];
+    memset(tiny, 'Z', sizeof tiny);
+    TAP_CHECK(gt_kcfg_validate(wide, &a4, &h100, &out, tiny, 8) == -1 && tiny[7] == 0 &&
+                  tiny[8] == 'Z',
+              "short reason buffer");
+}
+
+static void kcfg_limits_generic(void) {
+    /* Shared memory per block with the opt-in, by compute capability. */
+    const struct {
+        int major, minor, kib;
+    } want[] = {{9, 0, 227}, {8, 0, 163}, {8, 6, 99}, {8, 9, 99}, {7, 0, 96},
+                {7, 2, 96},  {7, 5, 64},  {6, 1, 48}, {5, 2, 48}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        gt_key key;
+        make_key(&key, 0, 0, 64, 64, 64, 16, 0);
+        key.cc_major = want[i].major, key.cc_minor = want[i].minor, key.sm_count = 77;
+        gt_klimits lim;
+        memset(&lim, 0, sizeof lim);
+        gt_kcfg_limits_generic(&key, &lim);
+        TAP_CHECK(lim.smem_per_block == want[i].kib * 1024 && lim.max_threads_per_block == 1024 &&
+                      lim.regs_per_block == 65536 && lim.regs_per_sm == 65536 &&
+                      lim.sm_count == 77,
+                  "cc %d.%d: smem %d threads %d regs %d/%d sms %d", want[i].major, want[i].minor,
+                  lim.smem_per_block, lim.max_threads_per_block, lim.regs_per_block,
+                  lim.regs_per_sm, lim.sm_count);
+    }
+    /* The fixtures are the generic limits of their devices. */
+    gt_key k;
+    gt_klimits l;
+    fixture_key(&k, 90, 0, 0, 1, 1, 1, 16, 0);
+    gt_kcfg_limits_generic(&k, &l);
+    TAP_CHECK(memcmp(&l, &h100, sizeof l) == 0, "H100 fixture differs from generic sm_90");
+    fixture_key(&k, 80, 0, 0, 1, 1, 1, 16, 0);
+    gt_kcfg_limits_generic(&k, &l);
+    TAP_CHECK(memcmp(&l, &a100, sizeof l) == 0, "A100 fixture differs from generic sm_80");
 }
 
 /* ===== candidate space ===== */
 
-typedef struct {
-    int opa, opb;
-    long long m, n, k;
-} space_shape;
+/* Builds the space of key, checks it, and returns its candidates (*out, malloc'd) and
+ * count; -1 when building failed. */
+static int build(const gt_key *key, const gt_klimits *lim, int max, int flags, gt_cand **out,
+                 gt_space_counts *counts) {
+    *out = NULL;
+    memset(counts, 0x55, sizeof *counts);
+    int n = gt_space_build(key, lim, max, flags, out, counts);
+    TAP_CHECK(n >= 0 && *out != NULL, "gt_space_build: %d", n);
+    if (n >= 0)
+        TAP_CHECK(counts->generated == counts->pruned + counts->kept + counts->ranked_out &&
+                      counts->kept == n && counts->pruned >= 0 && counts->ranked_out >= 0,
+                  "counts: generated %d != pruned %d + kept %d + ranked out %d (returned %d)",
+                  counts->generated, counts->pruned, counts->kept, counts->ranked_out, n);
+    return n;
+}
 
-static void check_space(const gt_key *key, const gt_klimits *lim, int max, const char *limname) {
+static void check_space(const gt_key *key, const gt_klimits *lim, int max, int flags,
+                        int legal, const gt_cand *all, const char *limname) {
     char shape[64];
     gt_key_shape(key, shape, sizeof shape);
+    char what[160];
+    snprintf(what, sizeof what, "%s %s a%d b%d %s max %d flags %d", shape,
+             gt_dtype_name(key->dtype), key->align, key->beta0, limname, max, flags);
     gt_cand *c = NULL;
     gt_space_counts counts;
-    memset(&counts, 0x55, sizeof counts);
-    int n = gt_space_build(key, lim, max, 0, &c, &counts);
-    TAP_CHECK(n >= 1 && c != NULL, "%s a%d b%d %s max %d: %d candidates", shape, key->align,
-              key->beta0, limname, max, n);
+    int n = build(key, lim, max, flags, &c, &counts);
     if (n < 0 || !c) {
         free(c);
         return;
     }
-    /* Counts. */
-    int legal = 0;
-    const int total = table_size();
-    for (int idx = 0; idx < total; idx++) {
-        gt_kcfg cfg;
-        combination(idx, &cfg);
-        legal += passes_all(&cfg, key, lim);
-    }
-    TAP_CHECK(counts.generated == total, "%s: generated %d of %d", shape, counts.generated, total);
-    TAP_CHECK(counts.generated == counts.pruned + counts.kept + counts.ranked_out,
-              "%s: generated %d != pruned %d + kept %d + ranked out %d", shape, counts.generated,
-              counts.pruned, counts.kept, counts.ranked_out);
-    TAP_CHECK(counts.kept == n, "%s: kept %d, returned %d", shape, counts.kept, n);
-    TAP_CHECK(counts.pruned == total - legal, "%s: pruned %d, but %d of %d fail a constraint",
-              shape, counts.pruned, total - legal, total);
+    /* Counts: the budget, and what was cut. */
     int want = max > 0 && legal > max ? max : legal;
-    TAP_CHECK(n == want, "%s max %d: %d candidates of %d legal", shape, max, n, legal);
-    TAP_CHECK(max <= 0 || n <= max, "%s: %d over the budget %d", shape, n, max);
-    TAP_CHECK(counts.ranked_out == legal - n, "%s: ranked out %d", shape, counts.ranked_out);
-    /* Every candidate passes every constraint, is estimated as the model says, in order,
-     * without duplicates. */
+    TAP_CHECK(n == want, "%s: %d candidates of %d legal", what, n, legal);
+    TAP_CHECK(max <= 0 || n <= max, "%s: %d over the budget", what, n);
+    TAP_CHECK(counts.ranked_out == legal - n, "%s: ranked out %d", what, counts.ranked_out);
+    TAP_CHECK(counts.pruned == counts.generated - legal, "%s: pruned %d of %d, %d legal", what,
+              counts.pruned, counts.generated, legal);
+    /* Every candidate passes every constraint, is estimated as the model says, in order. */
+    int bad = 0;
     for (int i = 0; i < n; i++) {
-        char text[64];
-        gt_kcfg_format(&c[i].cfg, text, sizeof text);
-        const gt_kconstraint *bad = gt_kcfg_check(&c[i].cfg, key, lim, GT_KC_LEGAL | GT_KC_PRUNE);
-        TAP_CHECK(bad == NULL, "%s: candidate %s fails %s", shape, text, bad ? bad->name : "");
-        TAP_CHECK(passes_all(&c[i].cfg, key, lim), "%s: candidate %s fails a constraint", shape,
-                  text);
+        const gt_kconstraint *b = gt_kcfg_check(&c[i].cfg, key, lim, GT_KC_LEGAL | GT_KC_PRUNE);
         double est = gt_space_estimate_us(&c[i].cfg, key, lim);
-        TAP_CHECK(isfinite(c[i].est_us) && c[i].est_us > 0 && c[i].est_us == est,
-                  "%s: %s estimate %g, model %g", shape, text, c[i].est_us, est);
-        TAP_CHECK(i == 0 || c[i - 1].est_us <= c[i].est_us, "%s: %s (%g) after %g", shape, text,
-                  c[i].est_us, c[i - 1].est_us);
-        for (int j = 0; j < i; j++)
-            TAP_CHECK(!cfg_equal(&c[i].cfg, &c[j].cfg), "%s: %s twice", shape, text);
+        int ok = b == NULL && passes_all(&c[i].cfg, key, lim) && isfinite(c[i].est_us) &&
+                 c[i].est_us > 0 && c[i].est_us == est &&
+                 (i == 0 || c[i - 1].est_us <= c[i].est_us) &&
+                 (!(flags & GT_SPACE_SAME_ORDER) || gt_kcfg_same_order(&c[i].cfg));
+        if (!ok && bad++ < 3)
+            TAP_CHECK(ok, "%s: #%d %s fails %s, estimate %g (model %g), previous %g", what, i,
+                      fmt(&c[i].cfg).s, b ? b->name : "-", c[i].est_us, est,
+                      i ? c[i - 1].est_us : 0.0);
     }
-    /* Cut to the budget, the kept ones are the best of all legal ones. */
-    if (max > 0 && legal > max) {
-        gt_cand *all = NULL;
-        gt_space_counts all_counts;
-        int nall = gt_space_build(key, lim, 0, 0, &all, &all_counts);
-        TAP_CHECK(nall == legal && all_counts.ranked_out == 0, "%s: unlimited gives %d of %d",
-                  shape, nall, legal);
-        for (int i = 0; all && i < n && i < nall; i++)
-            TAP_CHECK(c[i].est_us == all[i].est_us, "%s: rank %d: %g, unlimited %g", shape, i,
-                      c[i].est_us, all[i].est_us);
-        free(all);
+    TAP_CHECK(bad == 0, "%s: %d bad candidates", what, bad);
+    /* No duplicates; the kept ones are among all legal ones, with the same estimate. */
+    gt_cand *ks = malloc(sizeof *ks * (size_t)(n ? n : 1));
+    gt_cand *as = malloc(sizeof *as * (size_t)(legal ? legal : 1));
+    unsigned char *kept = calloc((size_t)(legal ? legal : 1), 1);
+    TAP_CHECK(ks && as && kept, "out of memory");
+    if (!ks || !as || !kept) {
+        free(ks), free(as), free(kept), free(c);
+        return;
     }
-    free(c);
+    memcpy(ks, c, sizeof *ks * (size_t)n);
+    memcpy(as, all, sizeof *as * (size_t)legal);
+    qsort(ks, (size_t)n, sizeof *ks, cand_cmp);
+    qsort(as, (size_t)legal, sizeof *as, cand_cmp);
+    int dups = 0, missing = 0;
+    for (int i = 1; i < n; i++) dups += cand_cmp(&ks[i - 1], &ks[i]) == 0;
+    TAP_CHECK(dups == 0, "%s: %d duplicates", what, dups);
+    for (int i = 0, j = 0; i < n; i++) {
+        while (j < legal && cand_cmp(&as[j], &ks[i]) < 0) j++;
+        if (j < legal && cand_cmp(&as[j], &ks[i]) == 0 && as[j].est_us == ks[i].est_us)
+            kept[j++] = 1;
+        else if (missing++ < 3)
+            TAP_CHECK(0, "%s: candidate %s is not in the unlimited space", what, fmt(&ks[i].cfg).s);
+    }
+    TAP_CHECK(missing == 0, "%s: %d candidates not in the unlimited space", what, missing);
+    if (n > 0 && legal > 0)
+        TAP_CHECK(c[0].est_us == all[0].est_us, "%s: best %g, unlimited best %g", what,
+                  c[0].est_us, all[0].est_us);
+    /* The cut: the first pass takes at most 3 of a tile shape in rank order, then the
+     * budget is filled in rank order. So a candidate left out has 3 kept ones of its shape
+     * ranked as well or better, or ranks behind every kept one; and a shape with more than
+     * 3 kept means every shape got its 3. */
+    if (n < legal) {
+        double worst = c[n - 1].est_us;
+        int over3 = 0;
+        for (int i = 0, run = 1; i < n; i++, run++) {
+            if (i > 0 && !same_shape(&ks[i - 1].cfg, &ks[i].cfg)) run = 1;
+            over3 |= run > 3;
+        }
+        int wrong = 0, nsplit = 0;
+        for (int i = 0; i < n; i++) nsplit += c[i].cfg.split > 1;
+        for (int j = 0; j < legal; j++) {
+            if (kept[j]) continue;
+            int better = 0, all3 = 0;
+            for (int i = 0; i < n; i++)
+                if (same_shape(&c[i].cfg, &as[j].cfg)) {
+                    all3++;
+                    better += c[i].est_us <= as[j].est_us;
+                }
+            /* Or it splits K and the first pass had filled the split-K share (all but
+             * a quarter of the budget, which is kept for unsplit kernels). */
+            int split_full = as[j].cfg.split > 1 && nsplit >= max - max / 4;
+            int ok = ((better >= 3 || worst <= as[j].est_us) && (!over3 || all3 >= 3)) ||
+                     split_full;
+            if (!ok && wrong++ < 3)
+                TAP_CHECK(ok, "%s: %s (%g) left out with %d of its shape kept (%d better), "
+                          "worst kept %g, a shape over 3: %d",
+                          what, fmt(&as[j].cfg).s, as[j].est_us, all3, better, worst, over3);
+        }
+        TAP_CHECK(wrong == 0, "%s: %d left out wrongly", what, wrong);
+    }
+    free(ks), free(as), free(kept), free(c);
 }
 
+typedef struct {
+    int arch, dtype, opa, opb;
+    long long m, n, k;
+    int align;
+} space_case;
+
 static void kcfg_space_candidates(void) {
-    static const space_shape shapes[] = {
-        {0, 0, 1, 1, 1},          {0, 0, 4096, 4096, 4096}, {0, 0, 17, 33, 65},
-        {1, 0, 1000, 1000, 1000}, {0, 1, 4097, 129, 257},   {0, 1, 16, 4096, 4096},
-        {1, 1, 65536, 7, 3},      {0, 0, 1, 65536, 1},      {1, 0, 2, 2, 100000},
+    static const space_case cases[] = {
+        {90, GT_DT_F32, 0, 0, 1, 1, 1, 16},         {80, GT_DT_F32, 0, 0, 1, 1, 1, 4},
+        {90, GT_DT_F32, 0, 0, 4096, 4096, 4096, 16}, {80, GT_DT_F32, 1, 1, 4096, 4096, 4096, 8},
+        {90, GT_DT_F32, 0, 0, 17, 33, 65, 4},       {80, GT_DT_F32, 1, 0, 1000, 1000, 1000, 16},
+        {90, GT_DT_F32, 0, 1, 4097, 129, 257, 8},   {80, GT_DT_F32, 0, 1, 16, 4096, 4096, 16},
+        {90, GT_DT_F32, 1, 1, 65536, 7, 3, 4},      {80, GT_DT_F32, 0, 0, 1, 65536, 1, 16},
+        {90, GT_DT_F32, 1, 0, 2, 2, 100000, 8},     {90, GT_DT_F32, 0, 0, 256, 256, 65536, 16},
+        {90, GT_DT_F32, 0, 0, 96, 200, 300, 16},    {90, GT_DT_F32, 0, 0, 40, 1920, 4096, 16},
+        {90, GT_DT_F64, 0, 0, 4096, 4096, 4096, 16}, {80, GT_DT_F64, 1, 0, 1000, 1000, 1000, 8},
+        {90, GT_DT_F64, 0, 1, 17, 33, 65, 8},       {80, GT_DT_F64, 0, 0, 256, 256, 65536, 16},
+        {75, GT_DT_F64, 0, 0, 4096, 4096, 4096, 16}, {75, GT_DT_F32, 1, 1, 333, 444, 555, 4},
     };
-    static const int aligns[] = {4, 8, 16};
-    const gt_klimits *lims[] = {&h100, &a100};
-    const char *limnames[] = {"H100", "A100"};
-    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
-        for (int a = 0; a < 3; a++)
-            for (int beta0 = 0; beta0 < 2; beta0++)
-                for (int l = 0; l < 2; l++) {
-                    gt_key key;
-                    make_key(&key, shapes[s].opa, shapes[s].opb, shapes[s].m, shapes[s].n,
-                             shapes[s].k, aligns[a], beta0);
-                    /* The default budget, the smallest, none, and each side of the count
-                     * of legal candidates. */
-                    gt_cand *all = NULL;
-                    gt_space_counts counts;
-                    int legal = gt_space_build(&key, lims[l], 0, 0, &all, &counts);
-                    free(all);
-                    const int maxes[] = {32, 1, 0, legal - 1, legal, legal + 1};
-                    for (int x = 0; x < 6; x++) check_space(&key, lims[l], maxes[x], limnames[l]);
-                }
+    for (size_t s = 0; s < sizeof cases / sizeof cases[0]; s++) {
+        const space_case *cs = &cases[s];
+        gt_key key;
+        gt_klimits gen;
+        const gt_klimits *lim;
+        const char *limname;
+        if (cs->arch == 75) {
+            make_key_sm75(&key, cs->dtype, cs->m, cs->n, cs->k, cs->align);
+            key.opa = cs->opa, key.opb = cs->opb;
+            gt_kcfg_limits_generic(&key, &gen);
+            lim = &gen, limname = "sm_75";
+        } else {
+            make_key_dt(&key, cs->arch, cs->dtype, cs->opa, cs->opb, cs->m, cs->n, cs->k,
+                        cs->align, (int)(s % 2));
+            lim = limits_of(cs->arch), limname = cs->arch >= 90 ? "H100" : "A100";
+        }
+        for (int flags = 0; flags <= GT_SPACE_SAME_ORDER; flags++) {
+            /* The unlimited space, then the default budget, the smallest, none, and each
+             * side of the count of legal candidates. */
+            gt_cand *all = NULL;
+            gt_space_counts counts;
+            int legal = build(&key, lim, 0, flags, &all, &counts);
+            TAP_CHECK(legal >= 1 && counts.ranked_out == 0, "%s sm_%d case %zu flags %d: %d legal",
+                      gt_dtype_name(cs->dtype), cs->arch, s, flags, legal);
+            if (legal >= 1) {
+                /* Two builds are equal, in order and estimates. */
+                gt_cand *again = NULL;
+                gt_space_counts c2;
+                int n2 = build(&key, lim, 0, flags, &again, &c2);
+                TAP_CHECK(n2 == legal && again &&
+                              memcmp(again, all, sizeof *all * (size_t)legal) == 0 &&
+                              memcmp(&c2, &counts, sizeof c2) == 0,
+                          "case %zu: two builds differ", s);
+                free(again);
+                const int maxes[] = {32, 1, 0, legal - 1, legal, legal + 1};
+                for (int x = 0; x < 6; x++)
+                    if (maxes[x] >= 0)
+                        check_space(&key, lim, maxes[x], flags, legal, all, limname);
+            }
+            free(all);
+        }
+    }
+}
+
+/* Counts candidates of the space of key with a property. */
+typedef struct {
+    int n, dmma, split, odd, not_same_order;
+    gt_cand first_odd;
+    int first_odd_rank;
+} space_tally;
+
+static space_tally tally(const gt_key *key, const gt_klimits *lim, int max, int flags) {
+    space_tally t;
+    memset(&t, 0, sizeof t);
+    t.first_odd_rank = -1;
+    gt_cand *c = NULL;
+    gt_space_counts counts;
+    t.n = build(key, lim, max, flags, &c, &counts);
+    for (int i = 0; i < t.n; i++) {
+        t.dmma += c[i].cfg.fam == GT_FAM_DMMA;
+        t.split += c[i].cfg.split > 1;
+        t.not_same_order += !gt_kcfg_same_order(&c[i].cfg);
+        if (is_odd_tile(&c[i].cfg) && t.odd++ == 0) t.first_odd = c[i], t.first_odd_rank = i;
+    }
+    free(c);
+    return t;
+}
+
+#define DEFAULT_MAX_CANDIDATES 32
+
+static void kcfg_space_families(void) {
+    /* f64 on sm_90 and sm_80: DMMA candidates, in the default budget too. */
+    for (int arch = 80; arch <= 90; arch += 10) {
+        gt_key key;
+        make_key_dt(&key, arch, GT_DT_F64, 0, 0, 4096, 4096, 4096, 16, 0);
+        space_tally all = tally(&key, limits_of(arch), 0, 0),
+                    top = tally(&key, limits_of(arch), DEFAULT_MAX_CANDIDATES, 0),
+                    same = tally(&key, limits_of(arch), 0, GT_SPACE_SAME_ORDER);
+        TAP_CHECK(all.dmma > 0 && all.dmma < all.n, "f64 sm_%d: %d DMMA of %d", arch, all.dmma,
+                  all.n);
+        TAP_CHECK(top.dmma > 0, "f64 sm_%d: no DMMA among the best %d", arch, top.n);
+        TAP_CHECK(same.n > 0 && same.dmma == 0 && same.split == 0 && same.not_same_order == 0,
+                  "f64 sm_%d same order: %d, %d DMMA, %d split-K", arch, same.n, same.dmma,
+                  same.split);
+        printf("# f64 4096^3 sm_%d: %d candidates, %d DMMA; best %d: %d DMMA; same order %d\n",
+               arch, all.n, all.dmma, top.n, top.dmma, same.n);
+    }
+    /* f32 never, on any shape. */
+    static const long long shapes[][3] = {{4096, 4096, 4096}, {256, 256, 65536}, {17, 33, 65},
+                                          {1, 1, 1}};
+    for (int s = 0; s < 4; s++)
+        for (int arch = 80; arch <= 90; arch += 10) {
+            gt_key key;
+            make_key_dt(&key, arch, GT_DT_F32, 0, 0, shapes[s][0], shapes[s][1], shapes[s][2], 16,
+                        0);
+            space_tally t = tally(&key, limits_of(arch), 0, 0);
+            TAP_CHECK(t.n > 0 && t.dmma == 0, "f32 %lldx%lldx%lld sm_%d: %d DMMA of %d",
+                      shapes[s][0], shapes[s][1], shapes[s][2], arch, t.dmma, t.n);
+        }
+    /* f64 on sm_75: no DMMA. */
+    gt_key k75;
+    gt_klimits l75;
+    make_key_sm75(&k75, GT_DT_F64, 4096, 4096, 4096, 16);
+    gt_kcfg_limits_generic(&k75, &l75);
+    space_tally t75 = tally(&k75, &l75, 0, 0);
+    TAP_CHECK(t75.n > 0 && t75.dmma == 0, "f64 sm_75: %d DMMA of %d", t75.dmma, t75.n);
+}
+
+static void kcfg_space_split_k(void) {
+    /* 256 x 256 x 65536: 4 tiles of 128 x 128 cannot fill 132 SMs, K can. */
+    gt_key key;
+    make_key(&key, 0, 0, 256, 256, 65536, 16, 0);
+    space_tally top = tally(&key, &h100, DEFAULT_MAX_CANDIDATES, 0);
+    TAP_CHECK(top.split > 0, "256x256x65536: no split-K among the best %d", top.n);
+    space_tally same = tally(&key, &h100, 0, GT_SPACE_SAME_ORDER);
+    TAP_CHECK(same.n > 0 && same.split == 0 && same.not_same_order == 0,
+              "256x256x65536 same order: %d candidates, %d split-K", same.n, same.split);
+    printf("# 256x256x65536 f32 H100: %d of the best %d split K\n", top.split, top.n);
+    /* 4096^3: the tiles fill the device alone, on either. */
+    for (int arch = 80; arch <= 90; arch += 10)
+        for (int dt = GT_DT_F32; dt <= GT_DT_F64; dt++) {
+            make_key_dt(&key, arch, dt, 0, 0, 4096, 4096, 4096, 16, 0);
+            space_tally all = tally(&key, limits_of(arch), 0, 0);
+            TAP_CHECK(all.n > 0 && all.split == 0, "4096^3 %s sm_%d: %d of %d split K",
+                      gt_dtype_name(dt), arch, all.split, all.n);
+        }
+}
+
+static void kcfg_space_odd_thread_tiles(void) {
+    /* 40 x 1920 x 4096: 40 rows are 8 lanes x 5, so a thread tile of 5 rows is ranked
+     * among the best. */
+    gt_key key;
+    make_key(&key, 0, 0, 40, 1920, 4096, 16, 0);
+    space_tally top = tally(&key, &h100, DEFAULT_MAX_CANDIDATES, 0);
+    TAP_CHECK(top.odd > 0, "40x1920x4096: no thread tile of 3 or 5 among the best %d", top.n);
+    if (top.odd)
+        printf("# 40x1920x4096 f32 H100: %d odd thread tiles of the best %d, first #%d %s\n",
+               top.odd, top.n, top.first_odd_rank, fmt(&top.first_odd.cfg).s);
+    /* Small odd shapes: generated, legal (the space checks them), though not ranked high. */
+    static const long long small[][3] = {{96, 200, 300}, {24, 40, 64}};
+    for (int s = 0; s < 2; s++) {
+        make_key(&key, 0, 0, small[s][0], small[s][1], small[s][2], 16, 0);
+        space_tally all = tally(&key, &h100, 0, 0);
+        TAP_CHECK(all.odd > 0, "%lldx%lldx%lld: no thread tile of 3 or 5 in %d", small[s][0],
+                  small[s][1], small[s][2], all.n);
+        if (all.odd) {
+            const gt_kconstraint *b =
+                gt_kcfg_check(&all.first_odd.cfg, &key, &h100, GT_KC_LEGAL | GT_KC_PRUNE);
+            TAP_CHECK(b == NULL, "%s fails %s", fmt(&all.first_odd.cfg).s, b->name);
+        }
+    }
+    /* An exact odd tile: 24 x 40 as 3 x 5 thread tiles of 8 x 4 lanes in 2 warps. It is
+     * legal; the tuner prunes it only because 32 x 32 tiles would give 2 blocks. */
+    make_key(&key, 0, 0, 24, 40, 64, 16, 0);
+    gt_kcfg exact = CFG(0, 24, 40, 32, 24, 20, 3, 5, 2, 4, 1, 1);
+    const gt_kconstraint *b = gt_kcfg_check(&exact, &key, &h100, GT_KC_LEGAL);
+    TAP_CHECK(b == NULL, "%s fails %s", fmt(&exact).s, b ? b->name : "");
+    b = gt_kcfg_check(&exact, &key, &h100, GT_KC_PRUNE);
+    TAP_CHECK(b && strcmp(b->name, "fills_sms") == 0, "%s: prune check says %s", fmt(&exact).s,
+              b ? b->name : "nothing");
 }
 
 static void kcfg_space_tiny_and_big(void) {
-    /* The smallest and a big problem always have candidates, on both devices; printed
-     * for the record (kcfg_space_candidates checks the rest). */
+    /* The smallest and a big problem always have candidates, on both devices and both
+     * dtypes; a big space is built quickly (it runs on every tuning miss). */
     const long long dims[2] = {1, 4096};
     for (int i = 0; i < 2; i++)
-        for (int l = 0; l < 2; l++) {
-            gt_key key;
-            make_key(&key, 0, 0, dims[i], dims[i], dims[i], 16, 1);
-            gt_cand *c = NULL;
-            gt_space_counts counts;
-            int n = gt_space_build(&key, l ? &a100 : &h100, 32, 0, &c, &counts);
-            TAP_CHECK(n >= 1, "%lld^3: %d candidates", dims[i], n);
-            char best[64] = "-";
-            if (n >= 1) gt_kcfg_format(&c[0].cfg, best, sizeof best);
-            printf("# %lld^3 %s: %d candidates (generated %d, pruned %d, ranked out %d), best "
-                   "estimate %s %.1f us\n",
-                   dims[i], l ? "A100" : "H100", n, counts.generated, counts.pruned,
-                   counts.ranked_out, best, n >= 1 ? c[0].est_us : 0.0);
-            free(c);
-        }
+        for (int l = 0; l < 2; l++)
+            for (int dt = GT_DT_F32; dt <= GT_DT_F64; dt++) {
+                gt_key key;
+                make_key_dt(&key, l ? 80 : 90, dt, 0, 0, dims[i], dims[i], dims[i], 16, 1);
+                gt_cand *c = NULL;
+                gt_space_counts counts;
+                double t0 = now_s();
+                int n = gt_space_build(&key, l ? &a100 : &h100, DEFAULT_MAX_CANDIDATES, 0, &c,
+                                       &counts);
+                double secs = now_s() - t0;
+                TAP_CHECK(n >= 1, "%lld^3: %d candidates", dims[i], n);
+                TAP_CHECK(secs < 0.5, "%lld^3 %s: built in %.3f s", dims[i], gt_dtype_name(dt),
+                          secs);
+                printf("# %lld^3 %s %s: %d candidates (generated %d, pruned %d, ranked out %d) "
+                       "in %.3f s, best estimate %s %.1f us\n",
+                       dims[i], gt_dtype_name(dt), l ? "A100" : "H100", n, counts.generated,
+                       counts.pruned, counts.ranked_out, secs, n >= 1 ? fmt(&c[0].cfg).s : "-",
+                       n >= 1 ? c[0].est_us : 0.0);
+                free(c);
+            }
 }
 
 /* ===== derived values, options, help ===== */
@@ -505,38 +1085,113 @@ static void kcfg_space_tiny_and_big(void) {
 static void kcfg_derived_values(void) {
     gt_key key;
     make_key(&key, 0, 0, 1000, 33, 65, 16, 0);
-    gt_kcfg c = {128, 32, 8, 8, 4, 4};
-    TAP_CHECK(gt_kcfg_threads(&c) == (128 / 8) * (32 / 4), "threads %d", gt_kcfg_threads(&c));
+    /* f0_128x32x8_w32x16_t4x4_s3_v4_k1_r1: 4 x 2 warps. */
+    gt_kcfg c = CFG(0, 128, 32, 8, 32, 16, 4, 4, 3, 4, 1, 1);
+    TAP_CHECK(gt_kcfg_threads(&c) == 32 * (128 / 32) * (32 / 16), "threads %d",
+              gt_kcfg_threads(&c));
     unsigned grid[3], block[3];
     gt_kcfg_grid(&c, &key, grid, block);
-    /* One dimension over all tiles: ceil(1000 / 128) x ceil(33 / 32) = 8 x 2. */
+    /* x: every tile, ceil(1000 / 128) x ceil(33 / 32) = 8 x 2; y: one split. */
     TAP_CHECK(grid[0] == 16 && grid[1] == 1 && grid[2] == 1, "grid %u %u %u", grid[0], grid[1],
               grid[2]);
-    TAP_CHECK(block[0] == 128 && block[1] == 1 && block[2] == 1, "block %u %u %u", block[0],
+    TAP_CHECK(block[0] == 256 && block[1] == 1 && block[2] == 1, "block %u %u %u", block[0],
               block[1], block[2]);
-    /* Shared memory: padding only for the operand whose contiguous dimension is k. */
-    int nn = gt_kcfg_smem_bytes(&c, &key);
-    key.opa = 1;
-    int tn = gt_kcfg_smem_bytes(&c, &key);
-    key.opb = 1;
-    int tt = gt_kcfg_smem_bytes(&c, &key);
-    TAP_CHECK(nn == 2 * 8 * (128 + 32 + 4) * 4, "NN smem %d", nn);
-    TAP_CHECK(tn == 2 * 8 * (128 + 4 + 32 + 4) * 4, "TN smem %d", tn);
-    TAP_CHECK(tt == 2 * 8 * (128 + 4 + 32) * 4, "TT smem %d", tt);
-    TAP_CHECK(gt_kcfg_regs_estimate(&c) > c.tm * c.tn, "registers %d", gt_kcfg_regs_estimate(&c));
+    TAP_CHECK(gt_kcfg_workspace_bytes(&c, &key) == 0, "workspace without split-K: %zu",
+              gt_kcfg_workspace_bytes(&c, &key));
+    /* Split-K: y is the split, the workspace holds every split's partial tile and a counter
+     * per tile. */
+    gt_kcfg s4 = c;
+    s4.split = 4;
+    gt_kcfg_grid(&s4, &key, grid, block);
+    TAP_CHECK(grid[0] == 16 && grid[1] == 4 && grid[2] == 1 && block[0] == 256,
+              "split grid %u %u %u", grid[0], grid[1], grid[2]);
+    TAP_CHECK(gt_kcfg_workspace_bytes(&s4, &key) == (size_t)16 * 4 * 128 * 32 * 4 + 16 * 4,
+              "f32 workspace %zu", gt_kcfg_workspace_bytes(&s4, &key));
+    gt_key k64 = key;
+    k64.dtype = GT_DT_F64;
+    TAP_CHECK(gt_kcfg_workspace_bytes(&s4, &k64) == (size_t)16 * 4 * 128 * 32 * 8 + 16 * 4,
+              "f64 workspace %zu", gt_kcfg_workspace_bytes(&s4, &k64));
+    TAP_CHECK(gt_kcfg_workspace_bytes(&c, &k64) == 0, "f64 workspace without split-K");
+    /* SIMT shared memory: STAGES x BK rows of each operand; 16 bytes of padding (4
+     * floats, 2 doubles) only for the operand whose stored contiguous dimension is k: A
+     * transposed, B as stored. */
+    const struct {
+        int dt, opa, opb, bytes;
+    } smem[] = {
+        {GT_DT_F32, 0, 0, 3 * 8 * (128 + 32 + 4) * 4},
+        {GT_DT_F32, 1, 0, 3 * 8 * (128 + 4 + 32 + 4) * 4},
+        {GT_DT_F32, 0, 1, 3 * 8 * (128 + 32) * 4},
+        {GT_DT_F32, 1, 1, 3 * 8 * (128 + 4 + 32) * 4},
+        {GT_DT_F64, 0, 0, 3 * 8 * (128 + 32 + 2) * 8},
+        {GT_DT_F64, 1, 0, 3 * 8 * (128 + 2 + 32 + 2) * 8},
+        {GT_DT_F64, 0, 1, 3 * 8 * (128 + 32) * 8},
+        {GT_DT_F64, 1, 1, 3 * 8 * (128 + 2 + 32) * 8},
+    };
+    for (size_t i = 0; i < sizeof smem / sizeof smem[0]; i++) {
+        gt_key k = key;
+        k.dtype = smem[i].dt, k.opa = smem[i].opa, k.opb = smem[i].opb;
+        TAP_CHECK(gt_kcfg_smem_bytes(&c, &k) == smem[i].bytes, "%s %c%c: smem %d, want %d",
+                  gt_dtype_name(smem[i].dt), smem[i].opa ? 'T' : 'N', smem[i].opb ? 'T' : 'N',
+                  gt_kcfg_smem_bytes(&c, &k), smem[i].bytes);
+    }
+    /* DMMA keeps each operand in its stored orientation, rows padded by 4 doubles:
+     * A as stored is [k][m + 4], transposed [m][k + 4]; B as stored [n][k + 4], transposed
+     * [k][n + 4]. */
+    gt_kcfg dmma = CFG(1, 128, 32, 16, 32, 32, 4, 4, 3, 2, 1, 1);
+    const struct {
+        int opa, opb, bytes;
+    } dsmem[] = {
+        {0, 0, 3 * (16 * (128 + 4) + 32 * (16 + 4)) * 8},
+        {1, 0, 3 * (128 * (16 + 4) + 32 * (16 + 4)) * 8},
+        {0, 1, 3 * (16 * (128 + 4) + 16 * (32 + 4)) * 8},
+        {1, 1, 3 * (128 * (16 + 4) + 16 * (32 + 4)) * 8},
+    };
+    for (size_t i = 0; i < sizeof dsmem / sizeof dsmem[0]; i++) {
+        gt_key k = key;
+        k.dtype = GT_DT_F64, k.opa = dsmem[i].opa, k.opb = dsmem[i].opb;
+        TAP_CHECK(gt_kcfg_smem_bytes(&dmma, &k) == dsmem[i].bytes, "DMMA %c%c: smem %d, want %d",
+                  dsmem[i].opa ? 'T' : 'N', dsmem[i].opb ? 'T' : 'N',
+                  gt_kcfg_smem_bytes(&dmma, &k), dsmem[i].bytes);
+    }
+    /* Stages scale it. */
+    gt_kcfg s2 = c;
+    s2.stages = 2;
+    TAP_CHECK(3 * gt_kcfg_smem_bytes(&s2, &key) == 2 * gt_kcfg_smem_bytes(&c, &key), "stages");
+    /* Registers: more than the accumulators, doubles take two. */
+    TAP_CHECK(gt_kcfg_regs_estimate(&c, &key) > c.tm * c.tn &&
+                  gt_kcfg_regs_estimate(&c, &k64) > gt_kcfg_regs_estimate(&c, &key),
+              "registers %d, f64 %d", gt_kcfg_regs_estimate(&c, &key),
+              gt_kcfg_regs_estimate(&c, &k64));
+    gt_kcfg d = CFG(1, 64, 64, 16, 32, 32, 4, 4, 3, 2, 1, 1);
+    TAP_CHECK(gt_kcfg_regs_estimate(&d, &k64) > 4 * d.tm * d.tn, "DMMA registers %d",
+              gt_kcfg_regs_estimate(&d, &k64));
+    /* Minimum blocks per SM of the launch bound: 1..8, fewer for bigger blocks. */
+    gt_kcfg big = CFG(0, 128, 128, 16, 32, 64, 8, 8, 3, 4, 1, 8);
+    int mb_small = gt_kcfg_min_blocks(&c, &key), mb_big = gt_kcfg_min_blocks(&big, &key);
+    TAP_CHECK(mb_small >= 1 && mb_small <= 8 && mb_big >= 1 && mb_big <= mb_small,
+              "min blocks %d, %d", mb_small, mb_big);
+    /* Same order: SIMT without split-K only. */
+    gt_kcfg dm = c;
+    dm.fam = GT_FAM_DMMA;
+    TAP_CHECK(gt_kcfg_same_order(&c) && !gt_kcfg_same_order(&s4) && !gt_kcfg_same_order(&dm),
+              "same order");
 }
 
 static void kcfg_nvrtc_options(void) {
     gt_key key;
-    make_key(&key, 1, 0, 4097, 129, 257, 8, 1);
-    gt_kcfg c = {64, 32, 16, 4, 2, 2};
+    make_key_dt(&key, 90, GT_DT_F64, 1, 0, 4097, 129, 257, 8, 1);
+    gt_kcfg c = CFG(1, 64, 32, 16, 32, 16, 4, 2, 3, 1, 2, 4);
     char storage[32][64];
     const char *opts[32];
     int n = gt_kcfg_options(&c, &key, storage, opts, 32);
-    TAP_CHECK(n == 6 + gt_nkparams, "%d options", n);
-    const char *want_problem[] = {"-DGT_M=4097", "-DGT_N=129", "-DGT_K=257",
-                                  "-DGT_OPA=1",  "-DGT_OPB=0", "-DGT_BETA0=1"};
-    for (int w = 0; w < 6; w++) {
+    TAP_CHECK(n == 9 + gt_nkparams, "%d options", n);
+    char minb[32], smem[32];
+    snprintf(minb, sizeof minb, "-DGT_MINB=%d", gt_kcfg_min_blocks(&c, &key));
+    snprintf(smem, sizeof smem, "-DGT_SMEM_CHECK=%d", gt_kcfg_smem_bytes(&c, &key));
+    const char *want_problem[] = {"-DGT_DT=1",    "-DGT_M=4097", "-DGT_N=129",
+                                  "-DGT_K=257",   "-DGT_OPA=1",  "-DGT_OPB=0",
+                                  "-DGT_BETA0=1", minb,          smem};
+    for (int w = 0; w < 9; w++) {
         int found = 0;
         for (int i = 0; i < n; i++) found |= strcmp(opts[i], want_problem[w]) == 0;
         TAP_CHECK(found, "no %s", want_problem[w]);
@@ -548,6 +1203,7 @@ static void kcfg_nvrtc_options(void) {
         for (int i = 0; i < n; i++) found |= strcmp(opts[i], want) == 0;
         TAP_CHECK(found, "no %s", want);
     }
+    TAP_CHECK(n > 0 && strcmp(opts[0], "-DGT_DT=1") == 0, "first %s", n > 0 ? opts[0] : "");
     /* max is respected. */
     const char *few[3] = {NULL, NULL, NULL};
     TAP_CHECK(gt_kcfg_options(&c, &key, storage, few, 2) == 2 && few[2] == NULL,
@@ -575,6 +1231,18 @@ static void kcfg_help_text(void) {
         TAP_CHECK(strstr(buf, gt_kconstraints[i].reason) != NULL, "help lacks %s's reason",
                   gt_kconstraints[i].name);
     }
+    TAP_CHECK(strstr(buf, "fFAM_BMxBNxBK_wWMxWN_tTMxTN_sSTAGES_vVEC_kSPLIT_rRASTER") != NULL,
+              "help lacks the text's form");
+    /* The example the help gives parses. */
+    const char *eg = strstr(buf, "e.g. ");
+    TAP_CHECK(eg != NULL, "help gives no example");
+    if (eg) {
+        char text[80] = "";
+        sscanf(eg + 5, "%79[^) \n]", text);
+        gt_kcfg p;
+        char why[256] = "";
+        TAP_CHECK(gt_kcfg_parse(text, &p, why, sizeof why) == 0, "example '%s': %s", text, why);
+    }
     /* A short buffer: terminated, not overrun, same length returned. */
     char small[40];
     memset(small, 'Z', sizeof small);
@@ -588,12 +1256,17 @@ static void kcfg_help_text(void) {
 int main(void) {
     TAP_RUN(kcfg_table_sane);
     TAP_RUN(kcfg_text_examples);
-    TAP_RUN(kcfg_round_trip_every_combination);
+    TAP_RUN(kcfg_round_trip_random_combinations);
     TAP_RUN(kcfg_parse_rejects);
     TAP_RUN(kcfg_each_constraint_rejects);
     TAP_RUN(kcfg_known_good_accepted);
     TAP_RUN(kcfg_default_is_legal);
+    TAP_RUN(kcfg_validate_messages);
+    TAP_RUN(kcfg_limits_generic);
     TAP_RUN(kcfg_space_candidates);
+    TAP_RUN(kcfg_space_families);
+    TAP_RUN(kcfg_space_split_k);
+    TAP_RUN(kcfg_space_odd_thread_tiles);
     TAP_RUN(kcfg_space_tiny_and_big);
     TAP_RUN(kcfg_derived_values);
     TAP_RUN(kcfg_nvrtc_options);

@@ -587,10 +587,10 @@ static int print_timing(const gt_db_timing *t, void *user) {
     if (t->time_us >= 0) snprintf(when, sizeof when, "%10.1f us", t->time_us);
     else snprintf(when, sizeof when, "%13s", "not timed");
     if (strcmp(t->status, "ok") == 0)
-        printf("    %-22s %-14s %s %8.2f TFLOP/s%s\n", t->config, t->status, when, t->tflops,
+        printf("    %-38s %-14s %s %8.2f TFLOP/s%s\n", t->config, t->status, when, t->tflops,
                strcmp(t->config, winner) == 0 ? "  <- winner" : "");
     else
-        printf("    %-22s %-14s %s  %s\n", t->config, t->status, when,
+        printf("    %-38s %-14s %s  %s\n", t->config, t->status, when,
                t->message[0] ? t->message : "(no message)");
     return 0;
 }

@@ -110,9 +110,16 @@ double gt_space_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_klimit
     return fmax(compute, memory) + LAUNCH_US * (c->split > 1 ? 1.5 : 1.0);
 }
 
+/* By estimate, ties broken by the parameters in table order, so that the kept set is
+ * the same with every C library's qsort. */
 static int by_estimate(const void *a, const void *b) {
-    double x = ((const gt_cand *)a)->est_us, y = ((const gt_cand *)b)->est_us;
-    return x < y ? -1 : x > y;
+    const gt_cand *p = a, *q = b;
+    if (p->est_us != q->est_us) return p->est_us < q->est_us ? -1 : 1;
+    for (int i = 0; i < gt_nkparams; i++) {
+        int x = gt_kcfg_get(&p->cfg, i), y = gt_kcfg_get(&q->cfg, i);
+        if (x != y) return x < y ? -1 : 1;
+    }
+    return 0;
 }
 
 typedef struct {
@@ -217,6 +224,9 @@ int gt_space_build(const gt_key *key, const gt_klimits *lim, int max, int flags,
          * apart well: take at most PER_SHAPE of each shape in the first pass, so the
          * budget covers many shapes, then fill up in rank order. */
         enum { PER_SHAPE = 3 };
+        /* Split-K's partials are cheap in the model but not always on the device:
+         * the first pass also keeps a quarter of the budget for unsplit kernels. */
+        int unsplit_want = max / 4, unsplit = 0;
         unsigned char *taken = calloc((size_t)b.n, 1);
         gt_cand *keep = malloc(sizeof *keep * (size_t)max);
         if (!taken || !keep) {
@@ -227,12 +237,16 @@ int gt_space_build(const gt_key *key, const gt_klimits *lim, int max, int flags,
         for (int pass = 0; pass < 2 && nk < max; pass++)
             for (int i = 0; i < b.n && nk < max; i++) {
                 if (taken[i]) continue;
+                if (pass == 0 && b.cands[i].cfg.split > 1 &&
+                    nk - unsplit >= max - unsplit_want)
+                    continue; /* the rest is kept for unsplit kernels */
                 if (pass == 0) {
                     int same = 0;
                     for (int j = 0; j < nk; j++) same += same_shape(&keep[j].cfg, &b.cands[i].cfg);
                     if (same >= PER_SHAPE) continue;
                 }
                 taken[i] = 1;
+                unsplit += b.cands[i].cfg.split == 1;
                 keep[nk++] = b.cands[i];
             }
         qsort(keep, (size_t)nk, sizeof *keep, by_estimate);

@@ -1,0 +1,255 @@
+#!/usr/bin/env bash
+# kcheck.sh: build tools/kcheck.c and check and time configurations of the fp64 tensor-core
+# kernel family kernel_src/gemm_dmma.cu on this machine's GPU (device 0).
+#
+# Usage: bash tools/kcheck.sh [all|check|perf|sanitize|sass|cublas|ncu]...   (default: all
+# but ncu)
+#   check     all four op pairs; odd shapes (1000x999x1001, 129x67x33, 257x255x3001),
+#             exact ones (256^3), beta == 0, split-K with odd K; every MMA shape
+#   perf      4096x4096x4096, NN (and a few configurations for NT, TN, TT)
+#   sanitize  compute-sanitizer memcheck and racecheck on small odd problems
+#   sass      the tensor-core instructions ptxas emitted, per MMA shape (cuobjdump)
+#   cublas    cuBLAS DGEMM 4096^3 through PyTorch, for comparison
+#   ncu       Nsight Compute sections of one 4096^3 configuration (NN and TN)
+# Output: ${OUT:-./kcheck-out}: kcheck.log (every line), sanitize.log, sass.txt,
+# cublas.txt, ncu.txt, build.log; a summary is printed last. Exit status 1 if any check failed.
+#
+# A configuration is written "BM BN BK WM WN STAGES VEC SPLIT RASTER MINB MMA RDB"; this
+# script derives TM = WM/8, TN = WN/8, NACC = TM*TN*2 and the dynamic shared memory:
+#   smem = STAGES * 8 * ((TA ? BM*(BK+4) : BK*(BM+4)) + (TB ? BK*(BN+4) : BN*(BK+4)))
+# (kcheck passes it as -DGT_SMEM_CHECK too, and the kernel static_asserts it is its own).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/kcheck-out}
+mkdir -p "$OUT"
+CUDA=${CUDA_PATH:-/usr/local/cuda}
+KC=${KCHECK_BIN:-/tmp/kcheck.$$}
+SRC=kernel_src/gemm_dmma.cu
+LOG=$OUT/kcheck.log
+: >"$LOG"
+whats=${*:-all}
+want() { [[ (" $whats " == *" all "* && $1 != ncu) || " $whats " == *" $1 "* ]]; }
+
+cc -O3 -march=native -std=c11 -Wall tools/kcheck.c -I"$CUDA/include" -L"$CUDA/lib64" \
+    -L"$CUDA/lib64/stubs" -lcuda -lnvrtc -lm -lpthread -o "$KC" >"$OUT/build.log" 2>&1 ||
+    cc -O2 -std=c11 tools/kcheck.c -I"$CUDA/include" -L"$CUDA/lib64" -L"$CUDA/lib64/stubs" \
+        -lcuda -lnvrtc -lm -lpthread -o "$KC" >>"$OUT/build.log" 2>&1 ||
+    { cat "$OUT/build.log"; exit 2; }
+export LD_LIBRARY_PATH=$CUDA/lib64:${LD_LIBRARY_PATH:-}
+
+smem() { # BM BN BK STAGES TA TB
+    local a b
+    if [ "$5" = 1 ]; then a=$(($1 * ($3 + 4))); else a=$(($3 * ($1 + 4))); fi
+    if [ "$6" = 1 ]; then b=$(($3 * ($2 + 4))); else b=$(($2 * ($3 + 4))); fi
+    echo $(($4 * 8 * (a + b)))
+}
+# cfgwords TA TB "BM BN BK WM WN STAGES VEC SPLIT RASTER MINB MMA RDB"
+cfgwords() {
+    local ta=$1 tb=$2
+    set -- $3
+    local tm=$(($4 / 8)) tn=$(($5 / 8))
+    echo "BM=$1 BN=$2 BK=$3 WM=$4 WN=$5 TM=$tm TN=$tn STAGES=$6 VEC=$7 SPLIT=$8 RASTER=$9" \
+        "MINB=${10} MMA=${11} RDB=${12} NACC=$((tm * tn * 2)) SMEM=$(smem $1 $2 $3 $6 $ta $tb)"
+}
+# run M N K opA opB beta0 CFG... : one kcheck process for all configurations
+run() {
+    local m=$1 n=$2 k=$3 oa=$4 ob=$5 b0=$6
+    shift 6
+    local ta=0 tb=0 args=()
+    [ "$oa" = T ] && ta=1
+    [ "$ob" = T ] && tb=1
+    for c in "$@"; do args+=($(cfgwords $ta $tb "$c") /); done
+    timeout ${KCHECK_TIMEOUT:-150} "$KC" $SRC "$m" "$n" "$k" "$oa" "$ob" f64 "$b0" "${args[@]}" ||
+        echo "kcheck $m $n $k $oa$ob beta0=$b0: rc=$?"
+}
+
+rc=0
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader 2>&1 |
+    tee -a "$LOG"
+
+if want check; then
+    echo "=== check" | tee -a "$LOG"
+    check_op() { # opA opB
+        local oa=$1 ob=$2
+        #   BM  BN  BK WM WN ST VEC SPLIT RASTER MINB MMA RDB
+        run 1000 999 1001 $oa $ob 0 \
+            "64 64 16 32 32 3 2 1 1 1 1 1" \
+            "128 64 8 32 32 4 1 1 1 1 1 1" \
+            "64 128 32 32 64 2 2 1 4 1 4 0" \
+            "64 64 16 32 32 3 2 1 1 1 3 1" \
+            "32 32 8 16 16 3 2 1 1 1 2 1" \
+            "128 128 16 32 64 3 2 1 8 1 4 1" \
+            "64 64 16 32 32 3 1 3 1 1 1 1" \
+            "128 128 16 64 32 4 2 1 1 1 3 2" \
+            "128 128 16 64 32 3 1 1 8 1 4 2" \
+            "128 64 8 32 32 3 2 1 1 1 3 2" \
+            "64 64 32 32 32 2 2 1 1 1 2 2" \
+            "64 64 16 32 32 3 2 2 1 1 1 2"
+        run 1000 999 1001 $oa $ob 1 \
+            "64 64 16 32 32 3 2 1 1 1 1 1" \
+            "64 64 16 32 32 3 2 2 1 1 3 1" \
+            "128 128 16 64 32 4 2 3 1 1 4 2"
+        run 129 67 33 $oa $ob 0 \
+            "32 32 8 16 16 2 1 1 1 1 1 1" \
+            "64 32 16 32 8 3 2 1 1 1 4 1" \
+            "16 16 8 8 8 2 2 1 1 1 1 1" \
+            "32 32 8 16 16 2 2 2 1 1 3 1" \
+            "32 32 16 8 16 2 2 1 1 1 4 2" \
+            "32 64 8 16 32 3 1 2 1 1 3 2" \
+            "64 32 16 32 8 3 2 1 1 1 4 2"
+        run 257 255 3001 $oa $ob 0 \
+            "64 64 16 32 32 3 2 3 1 1 4 0" \
+            "64 64 32 32 32 4 1 4 1 1 1 1" \
+            "128 64 16 32 32 3 2 5 1 1 3 2"
+        run 256 256 256 $oa $ob 0 \
+            "128 64 16 32 32 3 2 1 1 1 1 1" \
+            "128 64 16 32 32 3 2 1 1 1 4 1" \
+            "64 64 16 32 32 3 2 2 1 1 3 1" \
+            "128 128 16 64 32 4 2 1 1 1 3 2" \
+            "128 128 32 64 32 3 2 2 1 1 4 2"
+    }
+    # the four op pairs in parallel (small problems: their timings are not the point)
+    for op in "N N" "N T" "T N" "T T"; do
+        check_op $op >"$OUT/.check_${op// /}" 2>&1 &
+    done
+    wait
+    for op in NN NT TN TT; do cat "$OUT/.check_$op" >>"$LOG"; rm -f "$OUT/.check_$op"; done
+fi
+
+if want perf; then
+    echo "=== perf" | tee -a "$LOG"
+    #   BM  BN  BK WM WN ST VEC SPLIT RASTER MINB MMA RDB
+    PERF_NN=(
+        "128 64 16 32 32 3 2 1 1 1 3 1"
+        "128 64 16 32 32 3 2 1 1 1 3 2"
+        "128 64 16 32 32 3 2 1 1 1 4 1"
+        "128 64 16 32 32 3 2 1 1 1 4 2"
+        "128 64 16 32 32 4 2 1 1 1 4 2"
+        "128 64 16 32 32 3 2 1 1 2 3 2"
+        "128 128 16 64 32 4 2 1 1 1 2 1"
+        "128 128 16 64 32 4 2 1 1 1 2 2"
+        "128 128 16 64 32 3 2 1 1 1 3 2"
+        "128 128 16 64 32 4 2 1 1 1 3 2"
+        "128 128 16 64 32 4 2 1 8 1 3 2"
+        "128 128 16 64 32 4 2 1 1 1 4 2"
+        "128 128 16 32 64 4 2 1 1 1 4 2"
+        "128 128 32 64 32 3 2 1 1 1 4 2"
+        "64 128 16 32 32 4 2 1 1 1 3 2"
+        "64 64 16 32 32 4 2 1 1 1 4 2"
+    )
+    run 4096 4096 4096 N N 0 "${PERF_NN[@]}" 2>&1 | tee -a "$LOG"
+    PERF_OTHER=(
+        "128 64 16 32 32 3 2 1 1 1 4 1"
+        "128 64 16 32 32 3 2 1 1 1 3 2"
+        "128 128 16 64 32 4 2 1 1 1 3 2"
+        "128 128 16 64 32 4 2 1 1 1 4 2"
+    )
+    for op in "N T" "T N" "T T"; do
+        run 4096 4096 4096 $op 0 "${PERF_OTHER[@]}" 2>&1 | tee -a "$LOG"
+    done
+fi
+
+if want sass; then
+    echo "=== sass" | tee -a "$LOG"
+    : >"$OUT/sass.txt"
+    for mr in "1 1" "3 1" "3 2" "4 2"; do
+        set -- $mr
+        KCHECK_NOTIME=1 "$KC" $SRC 256 256 256 N N f64 0 \
+            $(cfgwords 0 0 "128 64 16 32 32 3 2 1 1 1 $1 $2") DUMP=/tmp/kc_$1_$2.cubin >/dev/null
+        {
+            echo "--- MMA=$1 RDB=$2 (128x64x16, warp 32x32, NN 256^3):"
+            "$CUDA/bin/cuobjdump" -sass /tmp/kc_$1_$2.cubin |
+                grep -oE "(DMMA|LDS|LDGSTS|BAR|DFMA|LDL|STL)[.A-Z0-9x]*" | sort | uniq -c
+        } >>"$OUT/sass.txt" 2>&1
+    done
+    cat "$OUT/sass.txt" | tee -a "$LOG"
+fi
+
+if want cublas; then
+    echo "=== cublas" | tee -a "$LOG"
+    python3 - >"$OUT/cublas.txt" 2>&1 <<'EOF'
+import torch
+n = 4096
+a = torch.rand(n, n, dtype=torch.float64, device="cuda") * 2 - 1
+b = torch.rand(n, n, dtype=torch.float64, device="cuda") * 2 - 1
+c = torch.empty(n, n, dtype=torch.float64, device="cuda")
+# torch is row-major: c = a @ b is the column-major C^T = B^T A^T, an NN cuBLAS call;
+# a transposed view makes the matching operand transposed.
+for name, x, y in (("NN", a, b), ("NT", a, b.t()), ("TN", a.t(), b), ("TT", a.t(), b.t())):
+    for _ in range(3):
+        torch.matmul(x, y, out=c)
+    ts = []
+    for _ in range(20):
+        s = torch.cuda.Event(enable_timing=True); e = torch.cuda.Event(enable_timing=True)
+        s.record(); torch.matmul(x, y, out=c); e.record(); torch.cuda.synchronize()
+        ts.append(s.elapsed_time(e))
+    ts.sort()
+    med = 0.5 * (ts[9] + ts[10])
+    print("cublas dgemm %dx%dx%d %s (torch layout): median %.1f us, %.2f TFLOP/s"
+          % (n, n, n, name, med * 1e3, 2 * n**3 / (med * 1e-3) / 1e12))
+EOF
+    cat "$OUT/cublas.txt" | tee -a "$LOG"
+fi
+
+if want sanitize; then
+    echo "=== sanitize" | tee -a "$LOG"
+    CS=$(command -v compute-sanitizer || echo "$CUDA/bin/compute-sanitizer")
+    {
+        KCHECK_NOTIME=1 timeout 60 "$CS" --tool memcheck --error-exitcode 9 "$KC" $SRC 129 67 33 N T f64 0 \
+            $(cfgwords 0 1 "32 32 8 16 16 2 1 1 1 1 1 1") / $(cfgwords 0 1 "32 32 8 16 16 2 2 2 1 1 3 1")
+        echo "memcheck 129x67x33 NT rc=$?"
+        KCHECK_NOTIME=1 timeout 60 "$CS" --tool memcheck --error-exitcode 9 "$KC" $SRC 257 255 301 T T f64 1 \
+            $(cfgwords 1 1 "64 64 32 32 32 4 1 3 1 1 1 1") / $(cfgwords 1 1 "64 128 32 32 64 2 2 1 4 1 4 0")
+        echo "memcheck 257x255x301 TT beta0 rc=$?"
+        KCHECK_NOTIME=1 timeout 60 "$CS" --tool racecheck --error-exitcode 9 "$KC" $SRC 129 67 33 T N f64 0 \
+            $(cfgwords 1 0 "32 32 8 16 16 2 2 2 1 1 1 1") / $(cfgwords 1 0 "32 32 8 16 16 3 2 1 1 1 4 0")
+        echo "racecheck 129x67x33 TN rc=$?"
+        KCHECK_NOTIME=1 timeout 60 "$CS" --tool memcheck --error-exitcode 9 "$KC" $SRC 129 67 33 T T f64 0 \
+            $(cfgwords 1 1 "32 64 8 16 32 3 1 2 1 1 3 2") / $(cfgwords 1 1 "32 32 16 8 16 2 2 1 1 1 4 2")
+        echo "memcheck 129x67x33 TT rdb2 rc=$?"
+        KCHECK_NOTIME=1 timeout 60 "$CS" --tool racecheck --error-exitcode 9 "$KC" $SRC 129 67 33 N T f64 0 \
+            $(cfgwords 0 1 "32 64 8 16 32 3 2 2 1 1 3 2")
+        echo "racecheck 129x67x33 NT rdb2 rc=$?"
+        KCHECK_NOTIME=1 timeout 60 "$CS" --tool synccheck --error-exitcode 9 "$KC" $SRC 129 67 33 N N f64 0 \
+            $(cfgwords 0 0 "32 32 8 16 16 3 2 2 1 1 1 1")
+        echo "synccheck 129x67x33 NN rc=$?"
+    } >"$OUT/sanitize.log" 2>&1
+    grep -E "rc=|ERROR SUMMARY|FAIL" "$OUT/sanitize.log" | tee -a "$LOG"
+fi
+
+if want ncu; then
+    echo "=== ncu" | tee -a "$LOG"
+    NCU=$(command -v ncu || echo "$CUDA/bin/ncu")
+    for c in "N N|128 128 16 64 32 4 2 1 1 1 3 2" "T N|128 128 16 64 32 4 2 1 1 1 3 2"; do
+        op=${c%%|*}
+        cfg=${c#*|}
+        set -- $op
+        ta=0 tb=0
+        [ "$1" = T ] && ta=1
+        [ "$2" = T ] && tb=1
+        KCHECK_NOTIME=1 timeout 60 "$NCU" --clock-control none -k gt_gemm -c 1 \
+            --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats \
+            --section Occupancy --section ComputeWorkloadAnalysis \
+            --metrics l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,smsp__inst_executed_op_ldgsts.sum,lts__t_bytes.sum.per_second,dram__bytes.sum.per_second,sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_tensor_op_dmma.sum,sm__pipe_tensor_op_dmma_cycles_active.avg.pct_of_peak_sustained_active \
+            "$KC" $SRC 4096 4096 4096 $1 $2 f64 0 $(cfgwords $ta $tb "$cfg") >>"$OUT/ncu.txt" 2>&1
+        echo "ncu $op rc=$?" | tee -a "$LOG"
+    done
+    grep -E "Duration|Throughput|Bandwidth|bank_conflicts|wavefronts|dmma|Warp Cycles|Issued|Achieved Occ|L2 Hit|Stall|lts__t_bytes|dram__bytes|Registers" "$OUT/ncu.txt" | head -80
+fi
+
+echo "=== summary"
+npass=$(grep -c " PASS " "$LOG")
+nfail=$(grep -cE " FAIL|rc=[1-9]" "$LOG")
+echo "pass $npass, fail $nfail"
+grep -E " FAIL|rc=[1-9]" "$LOG" | head -30
+[ "$nfail" = 0 ] || rc=1
+if grep -q "^4096x4096x4096" "$LOG"; then
+    echo "fastest 4096^3 per op pair (TFLOP/s):"
+    for op in NN NT TN TT; do
+        grep "^4096x4096x4096:$op " "$LOG" | grep " PASS " |
+            sed -E 's/.*TFLOPs=([0-9.]+).*/\1 &/' | sort -rn | head -3 | cut -d' ' -f2- |
+            sed -E 's/(RASTER|MINB|NACC|SMEM)=[0-9]+,?//g; s/ maxabs=[^ ]+//; s/ occ=/ occ=/'
+    done
+fi
+rm -f "$KC"
+exit $rc
