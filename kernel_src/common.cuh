@@ -37,6 +37,7 @@ constexpr int GM = (int)((M + BM - 1) / BM), GN = (int)((N + BN - 1) / BN);
 constexpr int KT = (int)((K + BK - 1) / BK);       // K steps of the whole problem
 constexpr int KPS = (KT + SPLIT - 1) / SPLIT;      // K steps per split
 constexpr int ES = (int)sizeof(T);
+constexpr int WS_COUNTERS = 4096;  // split-K tile counters at the start of the workspace
 
 static_assert(BM % WM == 0 && BN % WN == 0, "warp tile must divide block tile");
 static_assert(SPLIT >= 1 && (SPLIT - 1) * KPS < KT, "every split must have K steps");
@@ -144,10 +145,12 @@ __device__ __forceinline__ void tile_of(int b, int &im, int &in) {
 
 // ---- split-K: deterministic reduction in the library's workspace ----
 
-// Workspace layout (src/kcfg.c, gt_kcfg_workspace_bytes, mirrors it): partials
-// [tile][split][NACC][NT] of T, then one unsigned counter per tile. The counters start at
-// zero (the library zeroes the workspace when it allocates it) and the last block of a
-// tile sets its counter back to zero.
+// Workspace layout (src/kcfg.c, gt_kcfg_workspace_bytes, mirrors it): WS_COUNTERS
+// unsigned tile counters first, then partials [tile][split][NACC][NT] of T. The counters
+// start at zero (the library zeroes the workspace when it allocates it) and the last
+// block of a tile sets its counter back to zero. They sit at a fixed place so that plans
+// of different shapes can share one stream's workspace: another plan's partials never
+// land on them.
 //
 // Every block stores its partial sums; the last block of a tile to arrive adds all
 // SPLIT partials in split order 0, 1, ..., so the result does not depend on which block
@@ -160,8 +163,9 @@ template <int NACC> __device__ __forceinline__ bool splitk_reduce(T (&acc)[NACC]
     } else {
         __shared__ unsigned last;
         const int tid = threadIdx.x;
-        T *part = ws + (long long)tile * SPLIT * NACC * NT;
-        unsigned *count = reinterpret_cast<unsigned *>(ws + (long long)GM * GN * SPLIT * NACC * NT);
+        static_assert(GM * GN <= WS_COUNTERS, "split-K needs a counter per tile");
+        unsigned *count = reinterpret_cast<unsigned *>(ws);
+        T *part = reinterpret_cast<T *>(count + WS_COUNTERS) + (long long)tile * SPLIT * NACC * NT;
 #pragma unroll
         for (int e = 0; e < NACC; ++e) part[((long long)z * NACC + e) * NT + tid] = acc[e];
         __threadfence();

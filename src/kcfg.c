@@ -89,12 +89,14 @@ void gt_kcfg_grid(const gt_kcfg *c, const gt_key *key, unsigned grid[3], unsigne
     block[1] = block[2] = 1;
 }
 
-/* Partials [tile][split][BM * BN] then one counter per tile (common.cuh, splitk_reduce). */
+/* WS_COUNTERS tile counters at a fixed place, then partials [tile][split][BM * BN]
+ * (common.cuh, splitk_reduce). */
+#define WS_COUNTERS 4096
 size_t gt_kcfg_workspace_bytes(const gt_kcfg *c, const gt_key *key) {
     if (c->split <= 1) return 0;
     size_t tiles = (size_t)(cdiv(key->m, c->bm) * cdiv(key->n, c->bn));
-    return tiles * (size_t)c->split * (size_t)c->bm * (size_t)c->bn * (size_t)esize(key) +
-           tiles * 4;
+    return WS_COUNTERS * 4 +
+           tiles * (size_t)c->split * (size_t)c->bm * (size_t)c->bn * (size_t)esize(key);
 }
 
 int gt_kcfg_same_order(const gt_kcfg *c) { return c->fam == GT_FAM_SIMT && c->split == 1; }
@@ -156,7 +158,8 @@ static int split_has_work(const gt_kcfg *c, const gt_key *k, const gt_klimits *l
 }
 static int workspace_fits(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     (void)l;
-    return gt_kcfg_workspace_bytes(c, k) <= WORKSPACE_MAX;
+    return c->split == 1 || (cdiv(k->m, c->bm) * cdiv(k->n, c->bn) <= WS_COUNTERS &&
+                             gt_kcfg_workspace_bytes(c, k) <= WORKSPACE_MAX);
 }
 
 static int warp_not_idle(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
@@ -236,7 +239,9 @@ const gt_kconstraint gt_kconstraints[] = {
     {"grid_fits", GT_KC_LEGAL, "at most 2^31 - 1 tiles and 65535 splits", grid_fits},
     {"split_has_work", GT_KC_LEGAL, "every split of K gets at least one K step",
      split_has_work},
-    {"workspace_fits", GT_KC_LEGAL, "the split-K workspace is at most 256 MiB", workspace_fits},
+    {"workspace_fits", GT_KC_LEGAL,
+     "split-K: at most 4096 tiles (one counter each) and 256 MiB of workspace",
+     workspace_fits},
     {"warp_not_idle", GT_KC_PRUNE,
      "no warp computes nothing: the tiles overhang the problem by less than a warp tile",
      warp_not_idle},

@@ -1105,11 +1105,11 @@ static void kcfg_derived_values(void) {
     gt_kcfg_grid(&s4, &key, grid, block);
     TAP_CHECK(grid[0] == 16 && grid[1] == 4 && grid[2] == 1 && block[0] == 256,
               "split grid %u %u %u", grid[0], grid[1], grid[2]);
-    TAP_CHECK(gt_kcfg_workspace_bytes(&s4, &key) == (size_t)16 * 4 * 128 * 32 * 4 + 16 * 4,
+    TAP_CHECK(gt_kcfg_workspace_bytes(&s4, &key) == (size_t)4096 * 4 + 16 * 4 * 128 * 32 * 4,
               "f32 workspace %zu", gt_kcfg_workspace_bytes(&s4, &key));
     gt_key k64 = key;
     k64.dtype = GT_DT_F64;
-    TAP_CHECK(gt_kcfg_workspace_bytes(&s4, &k64) == (size_t)16 * 4 * 128 * 32 * 8 + 16 * 4,
+    TAP_CHECK(gt_kcfg_workspace_bytes(&s4, &k64) == (size_t)4096 * 4 + 16 * 4 * 128 * 32 * 8,
               "f64 workspace %zu", gt_kcfg_workspace_bytes(&s4, &k64));
     TAP_CHECK(gt_kcfg_workspace_bytes(&c, &k64) == 0, "f64 workspace without split-K");
     /* SIMT shared memory: STAGES x BK rows of each operand; 16 bytes of padding (4
