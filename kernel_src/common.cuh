@@ -41,6 +41,7 @@ constexpr int WS_COUNTERS = 4096;  // split-K tile counters at the start of the 
 
 static_assert(BM % WM == 0 && BN % WN == 0, "warp tile must divide block tile");
 static_assert(SPLIT >= 1 && (SPLIT - 1) * KPS < KT, "every split must have K steps");
+static_assert(SPLIT == 1 || GM * GN <= 4096, "split-K needs a counter per tile (WS_COUNTERS)");
 
 template <bool C, class X, class Y> struct pick { typedef X type; };
 template <class X, class Y> struct pick<false, X, Y> { typedef Y type; };
@@ -163,7 +164,6 @@ template <int NACC> __device__ __forceinline__ bool splitk_reduce(T (&acc)[NACC]
     } else {
         __shared__ unsigned last;
         const int tid = threadIdx.x;
-        static_assert(GM * GN <= WS_COUNTERS, "split-K needs a counter per tile");
         unsigned *count = reinterpret_cast<unsigned *>(ws);
         T *part = reinterpret_cast<T *>(count + WS_COUNTERS) + (long long)tile * SPLIT * NACC * NT;
 #pragma unroll

@@ -53,8 +53,9 @@ gt_status gt_kern_load(const void *image, const gt_kcfg *cfg, const gt_key *key,
     gt_kcfg_grid(cfg, key, out->grid, out->block);
     out->smem = (unsigned)gt_kcfg_smem_bytes(cfg, key);
     out->ws_bytes = gt_kcfg_workspace_bytes(cfg, key);
-    /* Beyond 48 KiB, dynamic shared memory needs the function's opt-in. */
-    if (out->smem > 48 * 1024 &&
+    /* Beyond 48 KiB, dynamic shared memory needs the function's opt-in; a kernel's own
+     * static shared memory (split-K's flag) counts towards that limit too. */
+    if (out->smem > 47 * 1024 &&
         (r = gt_cu.func_set_attribute(out->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                       (int)out->smem)) != CUDA_SUCCESS) {
         gt_kern_unload(out);
