@@ -1,15 +1,20 @@
 /*
- * bench.c: gemmtune-bench, gemm_tuned() against cuBLAS sgemm, shape by shape.
+ * bench.c: gemmtune-bench, gemm_tuned() against cuBLAS, shape by shape, in fp32
+ * (gemm_tuned vs cublasSgemm, the default) or fp64 (--dtype f64: gemm_tuned_d vs
+ * cublasDgemm). One method for both; the element type is a run-time choice (an element
+ * size and a switch at the few call sites that need the type).
  *
  * Method (the llm.c harness: reference first, then time):
- *  1. Cold call. The first gemm_tuned() for a shape is timed by wall clock
- *     (CLOCK_MONOTONIC, device synchronized before and after), because it may tune
+ *  1. Cold call. The first gemm_tuned() (or gemm_tuned_d()) for a shape is timed by wall
+ *     clock (CLOCK_MONOTONIC, device synchronized before and after), because it may tune
  *     (compile, time, verify) or load a winner from the SQLite cache; gt_get_stats()
  *     deltas say which. This is the price a caller pays once per shape.
  *  2. Correctness. cuBLAS computes the same product with CUBLAS_DEFAULT_MATH set
- *     explicitly, so TF32 is off and the reference is true fp32. The relative Frobenius
- *     error ||C_gt - C_cublas|| / ||C_cublas|| is summed on the host in double; above
- *     1e-4, or not finite, the shape fails and is not timed.
+ *     explicitly, so TF32 (fp32) and FP64 emulation (fp64) are off: the reference is
+ *     true fp32, or true fp64 (cuBLAS DGEMM on sm_80+ uses FP64 tensor cores, DMMA,
+ *     which are full fp64 but sum over K in another order). The relative Frobenius error
+ *     ||C_gt - C_cublas|| / ||C_cublas|| is summed on the host in double; above 1e-4
+ *     (fp32) or 1e-10 (fp64), or not finite, the shape fails and is not timed.
  *  3. Timing. One stream for both libraries. Each set is `warmup` untimed runs, then
  *     `reps` runs (more for small problems, whose times are short and noisy), each
  *     between its own pair of CUDA events, so the launch gaps of the host are not
@@ -18,12 +23,20 @@
  *     (clocks, heat) does not favour whichever ran first. Inputs stay warm in L2
  *     between runs, for both libraries alike.
  *  4. Floor. The time no kernel can beat on an H100-class part: the larger of the
- *     compulsory traffic 4(MK+KN+MN) bytes at 3.0e12 B/s and 2MNK flops at 67e12
- *     fp32 FLOP/s. "%floor" is how close gt gets to it.
+ *     compulsory traffic e(MK+KN+MN) bytes at 3.0e12 B/s (e = 4 for fp32, 8 for fp64)
+ *     and 2MNK flops at 67e12 FLOP/s (the FFMA ceiling for fp32, the FP64 tensor-core
+ *     ceiling for fp64). "%floor" is how close gt gets to it.
+ *  5. Summary. The geometric mean of ratio = cuBLAS time / gt time over the shapes that
+ *     passed, and the minimum ratio of each class of shape (shape_class() below:
+ *     small, skinny/flat, large-K, large, other), the worst case being what a user of
+ *     that kind of shape risks.
  *
  * Owns: nothing beyond its own allocations. This is the only file that uses cuBLAS.
  * Exit status: 0 all shapes ok, 1 a shape failed or CUDA failed or no device, 2 usage.
  */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, CLOCK_MONOTONIC under -std=c11 */
+#endif
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <limits.h>
@@ -36,28 +49,68 @@
 
 #include "gemmtune.h"
 
-#define PEAK_BYTES_PER_S 3.0e12
-#define PEAK_FLOPS_PER_S 67e12
-#define MAX_REL_ERR 1e-4
+/* The element type: all that differs between fp32 and fp64 outside the call sites. */
+typedef struct {
+    const char *name;        /* --dtype and the JSON "dtype" */
+    int f64;                 /* the switch at the call sites */
+    size_t size;             /* bytes per element */
+    double max_rel_err;      /* correctness bound vs cuBLAS */
+    double peak_flops;       /* FLOP/s ceiling of the floor */
+    double peak_bytes;       /* B/s ceiling of the floor */
+    const char *gt_name, *blas_name, *note;
+} dtype_info;
+
+static const dtype_info DTYPES[] = {
+    {"f32", 0, sizeof(float), 1e-4, 67e12, 3.0e12, "gemm_tuned", "cublasSgemm",
+     "fp32, TF32 off"},
+    {"f64", 1, sizeof(double), 1e-10, 67e12, 3.0e12, "gemm_tuned_d", "cublasDgemm",
+     "fp64, cuBLAS DMMA, emulation off"},
+};
 
 typedef struct { int64_t m, n, k; char opa, opb; } shape;
 
 typedef struct {
     shape s;
     double gt_us, cublas_us, cold_s, rel_err, floor_us;
-    const char *bound, *source;
+    const char *bound, *source, *cls;
     int tuned, ok;
 } result;
 
-/* Everything one timed run needs, so a set can run either library. */
+/* Everything one timed run needs, so a set can run either library. Buffers hold
+ * elements of dt (float or double). */
 typedef struct {
     cublasHandle_t blas;
     cudaStream_t stream;
+    const dtype_info *dt;
     shape s;
     int64_t lda, ldb, ldc;
-    const float *A, *B;
-    float *C_gt, *C_cublas;
+    const void *A, *B;
+    void *C_gt, *C_cublas;
 } run_ctx;
+
+/* Shape classes, in the order they are tested and reported: the first that matches. */
+static const char *const CLASSES[] = {"small", "skinny/flat", "large-K", "large", "other"};
+enum { NCLASSES = sizeof CLASSES / sizeof CLASSES[0] };
+
+/* small: MNK <= 300^3; skinny/flat: min(M,N) <= 128 or K <= 128; large-K: K >= 8 max(M,N);
+ * large: every dimension >= 2048 (the big squares and near-squares); other: the rest. */
+static const char *shape_class(const shape *s)
+{
+    double mnk = (double)s->m * (double)s->n * (double)s->k;
+    int64_t mn_min = s->m < s->n ? s->m : s->n, mn_max = s->m > s->n ? s->m : s->n;
+    if (mnk <= 300.0 * 300.0 * 300.0) return CLASSES[0];
+    if (mn_min <= 128 || s->k <= 128) return CLASSES[1];
+    if (s->k >= 8 * mn_max) return CLASSES[2];
+    if (mn_min >= 2048 && s->k >= 2048) return CLASSES[3];
+    return CLASSES[4];
+}
+
+static int class_index(const char *cls)
+{
+    for (int i = 0; i < NCLASSES; i++)
+        if (cls == CLASSES[i]) return i;
+    return NCLASSES - 1;
+}
 
 enum { LIB_GT, LIB_CUBLAS };
 
@@ -85,8 +138,10 @@ static int blas_ok(cublasStatus_t e, const char *what)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: gemmtune-bench [--file SHAPES] [--json OUT.json] [--reps N] "
-               "[--warmup N] [--device I] [--help] [MxNxK[:NT] ...]\n"
+    fprintf(f, "usage: gemmtune-bench [--dtype f32|f64] [--file SHAPES] [--json OUT.json] "
+               "[--reps N] [--warmup N] [--device I] [--help] [MxNxK[:NT] ...]\n"
+               "  --dtype: f32 (gemm_tuned vs cublasSgemm, default) or f64 (gemm_tuned_d vs "
+               "cublasDgemm)\n"
                "  SHAPES: lines 'M N K opA opB' (op N or T), '#' starts a comment line\n"
                "  MxNxK[:AB]: a shape on the command line, ops default to NN\n");
 }
@@ -157,17 +212,37 @@ static double now_s(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* splitmix64, two floats per step: 8192^2 inputs take a fraction of a second. */
-static void fill_uniform(float *x, size_t n, uint64_t seed)
+static uint64_t splitmix64(uint64_t *seed)
 {
+    uint64_t z = (*seed += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* Uniform in [-1, 1) from splitmix64: fp32 takes two 24-bit values per step (the values
+ * of earlier runs), fp64 one 53-bit value per step, so every mantissa bit is used.
+ * 8192^2 inputs take a fraction of a second. */
+static void fill_uniform(void *buf, size_t n, uint64_t seed, int f64)
+{
+    if (f64) {
+        double *x = buf;
+        for (size_t i = 0; i < n; i++)
+            x[i] = (double)(splitmix64(&seed) >> 11) * (2.0 / 9007199254740992.0) - 1.0;
+        return;
+    }
+    float *x = buf;
     for (size_t i = 0; i < n; i += 2) {
-        uint64_t z = (seed += 0x9E3779B97F4A7C15ull);
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-        z ^= z >> 31;
+        uint64_t z = splitmix64(&seed);
         x[i] = (float)(z >> 40) * (2.0f / 16777216.0f) - 1.0f;
         if (i + 1 < n) x[i + 1] = (float)(z & 0xFFFFFF) * (2.0f / 16777216.0f) - 1.0f;
     }
+}
+
+/* Element i of a host buffer of floats or doubles, as a double. */
+static double elem(const void *buf, size_t i, int f64)
+{
+    return f64 ? ((const double *)buf)[i] : (double)((const float *)buf)[i];
 }
 
 static int cmp_float(const void *a, const void *b)
@@ -178,23 +253,33 @@ static int cmp_float(const void *a, const void *b)
 
 /* ---- runs ---- */
 
+/* alpha = 1, beta = 0, in the element type of c->dt. */
 static int launch(const run_ctx *c, int lib)
 {
-    const float one = 1.0f, zero = 0.0f;
     const shape *s = &c->s;
+    int f64 = c->dt->f64;
     if (lib == LIB_GT) {
         gt_op a = s->opa == 'T' ? GT_OP_T : GT_OP_N, b = s->opb == 'T' ? GT_OP_T : GT_OP_N;
-        gt_status st = gemm_tuned(a, b, s->m, s->n, s->k, one, c->A, c->lda, c->B, c->ldb, zero,
-                                  c->C_gt, c->ldc, c->stream);
+        gt_status st = f64 ? gemm_tuned_d(a, b, s->m, s->n, s->k, 1.0, c->A, c->lda, c->B, c->ldb,
+                                          0.0, c->C_gt, c->ldc, c->stream)
+                           : gemm_tuned(a, b, s->m, s->n, s->k, 1.0f, c->A, c->lda, c->B, c->ldb,
+                                        0.0f, c->C_gt, c->ldc, c->stream);
         if (st == GT_SUCCESS) return 1;
-        fprintf(stderr, "gemmtune-bench: gemm_tuned failed: %s: %s\n", gt_status_string(st),
-                gt_last_error());
+        fprintf(stderr, "gemmtune-bench: %s failed: %s: %s\n", c->dt->gt_name,
+                gt_status_string(st), gt_last_error());
         return 0;
     }
-    return BLAS_OK(cublasSgemm(c->blas, s->opa == 'T' ? CUBLAS_OP_T : CUBLAS_OP_N,
-                               s->opb == 'T' ? CUBLAS_OP_T : CUBLAS_OP_N, (int)s->m, (int)s->n,
-                               (int)s->k, &one, c->A, (int)c->lda, c->B, (int)c->ldb, &zero,
-                               c->C_cublas, (int)c->ldc));
+    cublasOperation_t a = s->opa == 'T' ? CUBLAS_OP_T : CUBLAS_OP_N;
+    cublasOperation_t b = s->opb == 'T' ? CUBLAS_OP_T : CUBLAS_OP_N;
+    if (f64) {
+        const double one = 1.0, zero = 0.0;
+        return BLAS_OK(cublasDgemm(c->blas, a, b, (int)s->m, (int)s->n, (int)s->k, &one, c->A,
+                                   (int)c->lda, c->B, (int)c->ldb, &zero, c->C_cublas,
+                                   (int)c->ldc));
+    }
+    const float one = 1.0f, zero = 0.0f;
+    return BLAS_OK(cublasSgemm(c->blas, a, b, (int)s->m, (int)s->n, (int)s->k, &one, c->A,
+                               (int)c->lda, c->B, (int)c->ldb, &zero, c->C_cublas, (int)c->ldc));
 }
 
 /* One set: warm-up, then `reps` runs each between its own events; median in us, or -1.
@@ -229,39 +314,37 @@ out:
 
 /* Runs one shape into r. Returns 0 when the CUDA runtime failed (the caller then checks
  * whether the device is still usable), 1 otherwise; r->ok says whether the shape passed. */
-static int bench_shape(cublasHandle_t blas, cudaStream_t stream, const shape *s, int warmup,
-                       int reps, result *r)
+static int bench_shape(cublasHandle_t blas, cudaStream_t stream, const dtype_info *dt,
+                       const shape *s, int warmup, int reps, result *r)
 {
-    run_ctx c = {blas, stream, *s, s->opa == 'T' ? s->k : s->m, s->opb == 'T' ? s->n : s->k, s->m,
-                 NULL, NULL, NULL, NULL};
+    run_ctx c = {blas, stream, dt, *s, s->opa == 'T' ? s->k : s->m, s->opb == 'T' ? s->n : s->k,
+                 s->m, NULL, NULL, NULL, NULL};
     size_t na = (size_t)(s->m * s->k), nb = (size_t)(s->k * s->n), nc = (size_t)(s->m * s->n);
-    float *hA = NULL, *hB = NULL, *hgt = NULL, *hcb = NULL, *dA = NULL, *dB = NULL;
+    size_t es = dt->size;
+    void *hA = NULL, *hB = NULL, *hgt = NULL, *hcb = NULL, *dA = NULL, *dB = NULL;
     int cuda_fine = 0;
     double flops = 2.0 * (double)s->m * (double)s->n * (double)s->k;
-    double mem_us = 4.0 * (double)(na + nb + nc) / PEAK_BYTES_PER_S * 1e6;
-    double flop_us = flops / PEAK_FLOPS_PER_S * 1e6;
+    double mem_us = (double)es * (double)(na + nb + nc) / dt->peak_bytes * 1e6;
+    double flop_us = flops / dt->peak_flops * 1e6;
     *r = (result){*s, NAN, NAN, NAN, NAN, fmax(mem_us, flop_us), mem_us >= flop_us ? "mem" : "flop",
-                  "-", 0, 0};
+                  "-", shape_class(s), 0, 0};
     if (s->m > INT_MAX || s->n > INT_MAX || s->k > INT_MAX) { /* cuBLAS takes int sizes */
-        fprintf(stderr, "gemmtune-bench: %lldx%lldx%lld is too large for cublasSgemm\n",
-                (long long)s->m, (long long)s->n, (long long)s->k);
+        fprintf(stderr, "gemmtune-bench: %lldx%lldx%lld is too large for %s\n", (long long)s->m,
+                (long long)s->n, (long long)s->k, dt->blas_name);
         return 1;
     }
-    hA = malloc(na * sizeof *hA), hB = malloc(nb * sizeof *hB);
-    hgt = malloc(nc * sizeof *hgt), hcb = malloc(nc * sizeof *hcb);
+    hA = malloc(na * es), hB = malloc(nb * es), hgt = malloc(nc * es), hcb = malloc(nc * es);
     if (!hA || !hB || !hgt || !hcb) {
         fprintf(stderr, "gemmtune-bench: out of host memory\n");
         cuda_fine = 1;
         goto out;
     }
-    fill_uniform(hA, na, 0x5EED0001ull);
-    fill_uniform(hB, nb, 0x5EED0002ull);
-    if (!CUDA_OK(cudaMalloc((void **)&dA, na * sizeof *hA)) ||
-        !CUDA_OK(cudaMalloc((void **)&dB, nb * sizeof *hB)) ||
-        !CUDA_OK(cudaMalloc((void **)&c.C_gt, nc * sizeof *hgt)) ||
-        !CUDA_OK(cudaMalloc((void **)&c.C_cublas, nc * sizeof *hcb)) ||
-        !CUDA_OK(cudaMemcpy(dA, hA, na * sizeof *hA, cudaMemcpyHostToDevice)) ||
-        !CUDA_OK(cudaMemcpy(dB, hB, nb * sizeof *hB, cudaMemcpyHostToDevice)) ||
+    fill_uniform(hA, na, 0x5EED0001ull, dt->f64);
+    fill_uniform(hB, nb, 0x5EED0002ull, dt->f64);
+    if (!CUDA_OK(cudaMalloc(&dA, na * es)) || !CUDA_OK(cudaMalloc(&dB, nb * es)) ||
+        !CUDA_OK(cudaMalloc(&c.C_gt, nc * es)) || !CUDA_OK(cudaMalloc(&c.C_cublas, nc * es)) ||
+        !CUDA_OK(cudaMemcpy(dA, hA, na * es, cudaMemcpyHostToDevice)) ||
+        !CUDA_OK(cudaMemcpy(dB, hB, nb * es, cudaMemcpyHostToDevice)) ||
         !CUDA_OK(cudaDeviceSynchronize()))
         goto out;
     c.A = dA, c.B = dB;
@@ -286,21 +369,21 @@ static int bench_shape(cublasHandle_t blas, cudaStream_t stream, const shape *s,
 
     /* 2. reference and error, before any timing */
     if (!launch(&c, LIB_CUBLAS) ||
-        !CUDA_OK(cudaMemcpy(hgt, c.C_gt, nc * sizeof *hgt, cudaMemcpyDeviceToHost)) ||
-        !CUDA_OK(cudaMemcpy(hcb, c.C_cublas, nc * sizeof *hcb, cudaMemcpyDeviceToHost))) {
+        !CUDA_OK(cudaMemcpy(hgt, c.C_gt, nc * es, cudaMemcpyDeviceToHost)) ||
+        !CUDA_OK(cudaMemcpy(hcb, c.C_cublas, nc * es, cudaMemcpyDeviceToHost))) {
         cuda_fine = 0;
         goto out;
     }
     double diff2 = 0, ref2 = 0;
     for (size_t i = 0; i < nc; i++) {
-        double d = (double)hgt[i] - (double)hcb[i];
-        diff2 += d * d, ref2 += (double)hcb[i] * (double)hcb[i];
+        double g = elem(hgt, i, dt->f64), b = elem(hcb, i, dt->f64), d = g - b;
+        diff2 += d * d, ref2 += b * b;
     }
     r->rel_err = ref2 > 0 ? sqrt(diff2 / ref2) : sqrt(diff2);
-    if (!isfinite(r->rel_err) || r->rel_err > MAX_REL_ERR) {
-        fprintf(stderr, "gemmtune-bench: %lldx%lldx%lld:%c%c rel err %.3e exceeds %.0e\n",
-                (long long)s->m, (long long)s->n, (long long)s->k, s->opa, s->opb, r->rel_err,
-                MAX_REL_ERR);
+    if (!isfinite(r->rel_err) || r->rel_err > dt->max_rel_err) {
+        fprintf(stderr, "gemmtune-bench: %s %lldx%lldx%lld:%c%c rel err %.3e exceeds %.0e\n",
+                dt->name, (long long)s->m, (long long)s->n, (long long)s->k, s->opa, s->opb,
+                r->rel_err, dt->max_rel_err);
         goto out;
     }
 
@@ -328,6 +411,40 @@ static double tflops(const shape *s, double us)
     return 2.0 * (double)s->m * (double)s->n * (double)s->k / (us * 1e-6) / 1e12;
 }
 
+static double ratio(const result *r) { return r->ok ? r->cublas_us / r->gt_us : NAN; }
+
+/* The geometric mean of the ratio over the shapes that passed, and each class's
+ * minimum ratio (NAN, at -1, when none of the class passed). */
+typedef struct {
+    double geomean;
+    int nok;
+    double min[NCLASSES];
+    long at[NCLASSES];
+    int count[NCLASSES];
+} summary;
+
+static summary summarize(const result *res, size_t n)
+{
+    summary sm = {NAN, 0, {0}, {0}, {0}};
+    double logsum = 0;
+    for (int c = 0; c < NCLASSES; c++) sm.min[c] = NAN, sm.at[c] = -1;
+    for (size_t i = 0; i < n; i++) {
+        if (!res[i].ok) continue;
+        double q = ratio(&res[i]);
+        int c = class_index(res[i].cls);
+        logsum += log(q), sm.nok++;
+        if (sm.count[c]++ == 0 || q < sm.min[c]) sm.min[c] = q, sm.at[c] = (long)i;
+    }
+    if (sm.nok) sm.geomean = exp(logsum / sm.nok);
+    return sm;
+}
+
+static void shape_str(const shape *s, char *b, size_t size)
+{
+    snprintf(b, size, "%lldx%lldx%lld:%c%c", (long long)s->m, (long long)s->n, (long long)s->k,
+             s->opa, s->opb);
+}
+
 /* A right-aligned number, or "-" for one never measured. */
 static void put_num(int width, const char *fmt, double v)
 {
@@ -338,9 +455,9 @@ static void put_num(int width, const char *fmt, double v)
 
 static void print_header(void)
 {
-    printf("%6s %6s %6s %2s %8s %8s %6s %8s %-8s %9s %9s %-4s %6s %s\n", "M", "N", "K", "op",
-           "gt_TF/s", "cub_TF/s", "ratio", "cold_s", "source", "rel_err", "floor_us", "bnd",
-           "%floor", "check");
+    printf("%6s %6s %6s %2s %10s %10s %6s %8s %8s %6s %8s %-8s %-11s %9s %10s %-4s %s\n", "M",
+           "N", "K", "op", "gt_us", "cub_us", "ratio", "gt_TF/s", "cub_TF/s", "%floor", "cold_s",
+           "source", "class", "rel_err", "floor_us", "bnd", "check");
 }
 
 static void print_row(const result *r)
@@ -349,17 +466,31 @@ static void print_row(const result *r)
     int ok = r->ok;
     printf("%6lld %6lld %6lld %c%c ", (long long)s->m, (long long)s->n, (long long)s->k, s->opa,
            s->opb);
+    put_num(10, "%.2f", ok ? r->gt_us : NAN);
+    put_num(10, "%.2f", ok ? r->cublas_us : NAN);
+    put_num(6, "%.3f", ratio(r));
     put_num(8, "%.2f", ok ? tflops(s, r->gt_us) : NAN);
     put_num(8, "%.2f", ok ? tflops(s, r->cublas_us) : NAN);
-    put_num(6, "%.3f", ok ? r->cublas_us / r->gt_us : NAN);
-    put_num(8, "%.3f", r->cold_s);
-    printf("%-8s ", r->source);
-    put_num(9, "%.2e", r->rel_err);
-    put_num(9, "%.2f", r->floor_us);
-    printf("%-4s ", r->bound);
     put_num(6, "%.1f", ok ? r->floor_us / r->gt_us * 100.0 : NAN);
-    printf("%s\n", ok ? "ok" : "FAIL");
+    put_num(8, "%.3f", r->cold_s);
+    printf("%-8s %-11s ", r->source, r->cls);
+    put_num(9, "%.2e", r->rel_err);
+    put_num(10, "%.2f", r->floor_us);
+    printf("%-4s %s\n", r->bound, ok ? "ok" : "FAIL");
     fflush(stdout);
+}
+
+static void print_summary(const result *res, const summary *sm)
+{
+    if (sm->nok) printf("geomean gt/cublas = %.3f over %d shapes\n", sm->geomean, sm->nok);
+    else printf("geomean gt/cublas = n/a over 0 shapes\n");
+    for (int c = 0; c < NCLASSES; c++) {
+        char b[96];
+        if (!sm->count[c]) continue;
+        shape_str(&res[sm->at[c]].s, b, sizeof b);
+        printf("min ratio %-11s = %.3f at %s (%d shape%s)\n", CLASSES[c], sm->min[c], b,
+               sm->count[c], sm->count[c] == 1 ? "" : "s");
+    }
 }
 
 /* JSON has no NaN: a value that was never measured is written as null. */
@@ -371,8 +502,8 @@ static void json_num(FILE *f, const char *key, double v, const char *fmt, int la
     fputs(last ? "" : ", ", f);
 }
 
-static int write_json(const char *path, const struct cudaDeviceProp *p, const result *res, size_t n,
-                      double geomean)
+static int write_json(const char *path, const struct cudaDeviceProp *p, const dtype_info *dt,
+                      const result *res, size_t n, const summary *sm)
 {
     FILE *f = fopen(path, "w");
     if (!f) { perror(path); return 0; }
@@ -386,26 +517,43 @@ static int write_json(const char *path, const struct cudaDeviceProp *p, const re
     }
     fprintf(f, "\", \"cc\": \"%d.%d\", \"sms\": %d},\n", p->major, p->minor,
             p->multiProcessorCount);
-    fprintf(f, "  \"date\": \"%s\",\n  \"dtype\": \"f32\",\n  \"shapes\": [\n", date);
+    fprintf(f, "  \"date\": \"%s\",\n  \"dtype\": \"%s\",\n", date, dt->name);
+    fprintf(f, "  \"reference\": \"%s\", \"max_rel_err\": %.0e,\n", dt->blas_name, dt->max_rel_err);
+    fprintf(f, "  \"floor\": {\"flops_per_s\": %.3e, \"bytes_per_s\": %.3e, \"elem_bytes\": %zu},\n",
+            dt->peak_flops, dt->peak_bytes, dt->size);
+    fputs("  \"shapes\": [\n", f);
     for (size_t i = 0; i < n; i++) {
         const result *r = &res[i];
-        fprintf(f, "    {\"m\": %lld, \"n\": %lld, \"k\": %lld, \"opa\": \"%c\", \"opb\": \"%c\", ",
-                (long long)r->s.m, (long long)r->s.n, (long long)r->s.k, r->s.opa, r->s.opb);
+        fprintf(f, "    {\"m\": %lld, \"n\": %lld, \"k\": %lld, \"opa\": \"%c\", \"opb\": \"%c\", "
+                   "\"dtype\": \"%s\", \"class\": \"%s\", ",
+                (long long)r->s.m, (long long)r->s.n, (long long)r->s.k, r->s.opa, r->s.opb,
+                dt->name, r->cls);
         json_num(f, "gt_us", r->ok ? r->gt_us : NAN, "%.3f", 0);
         json_num(f, "cublas_us", r->ok ? r->cublas_us : NAN, "%.3f", 0);
         json_num(f, "gt_tflops", r->ok ? tflops(&r->s, r->gt_us) : NAN, "%.4f", 0);
         json_num(f, "cublas_tflops", r->ok ? tflops(&r->s, r->cublas_us) : NAN, "%.4f", 0);
-        json_num(f, "ratio", r->ok ? r->cublas_us / r->gt_us : NAN, "%.4f", 0);
+        json_num(f, "ratio", ratio(r), "%.4f", 0);
         json_num(f, "cold_s", r->cold_s, "%.6f", 0);
         fprintf(f, "\"tuned\": %s, \"source\": \"%s\", ", r->tuned ? "true" : "false", r->source);
         json_num(f, "rel_err", r->rel_err, "%.3e", 0);
         json_num(f, "floor_us", r->floor_us, "%.3f", 0);
+        json_num(f, "pct_floor", r->ok ? r->floor_us / r->gt_us * 100.0 : NAN, "%.2f", 0);
         fprintf(f, "\"bound\": \"%s\", \"ok\": %s}%s\n", r->bound, r->ok ? "true" : "false",
                 i + 1 < n ? "," : "");
     }
     fputs("  ],\n  ", f);
-    json_num(f, "geomean_ratio", geomean, "%.4f", 1);
-    fputs("\n}\n", f);
+    json_num(f, "geomean_ratio", sm->geomean, "%.4f", 1);
+    fputs(",\n  \"class_min_ratio\": {", f);
+    for (int c = 0; c < NCLASSES; c++) {
+        char b[96] = "";
+        if (sm->count[c]) shape_str(&res[sm->at[c]].s, b, sizeof b);
+        fprintf(f, "%s\n    \"%s\": {", c ? "," : "", CLASSES[c]);
+        json_num(f, "min_ratio", sm->min[c], "%.4f", 0);
+        if (sm->count[c]) fprintf(f, "\"shape\": \"%s\", ", b);
+        else fputs("\"shape\": null, ", f);
+        fprintf(f, "\"shapes\": %d}", sm->count[c]);
+    }
+    fputs("\n  }\n}\n", f);
     return fclose(f) == 0;
 }
 
@@ -420,9 +568,17 @@ static int parse_int(const char *s, int min, int *out)
     return 1;
 }
 
+static int parse_dtype(const char *s, const dtype_info **out)
+{
+    for (size_t i = 0; i < sizeof DTYPES / sizeof DTYPES[0]; i++)
+        if (!strcmp(s, DTYPES[i].name)) { *out = &DTYPES[i]; return 1; }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *json = NULL;
+    const dtype_info *dt = &DTYPES[0];
     int reps = 20, warmup = 3, device = 0, rc = 0, ndev = 0;
     shape *shapes = NULL;
     size_t nshapes = 0, cap = 0;
@@ -434,6 +590,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--file") && v) /* read now, so shapes keep command-line order */
             good = read_shape_file(v, &shapes, &nshapes, &cap), i++;
         else if (!strcmp(a, "--json") && v) json = v, i++;
+        else if (!strcmp(a, "--dtype") && v) good = parse_dtype(v, &dt), i++;
         else if (!strcmp(a, "--reps") && v) good = parse_int(v, 1, &reps), i++;
         else if (!strcmp(a, "--warmup") && v) good = parse_int(v, 0, &warmup), i++;
         else if (!strcmp(a, "--device") && v) good = parse_int(v, 0, &device), i++;
@@ -468,7 +625,7 @@ int main(int argc, char **argv)
     if (!res || device >= ndev || !CUDA_OK(cudaSetDevice(device)) ||
         !CUDA_OK(cudaGetDeviceProperties(&prop, device)) || !CUDA_OK(cudaStreamCreate(&stream)) ||
         !BLAS_OK(cublasCreate(&blas)) || !BLAS_OK(cublasSetStream(blas, stream)) ||
-        /* explicit, so TF32 stays off whatever the environment or the default says */
+        /* explicit, so TF32 (and FP64 emulation) stay off whatever the environment says */
         !BLAS_OK(cublasSetMathMode(blas, CUBLAS_DEFAULT_MATH))) {
         if (device >= ndev)
             fprintf(stderr, "gemmtune-bench: no device %d (%d found)\n", device, ndev);
@@ -477,24 +634,24 @@ int main(int argc, char **argv)
     }
     int ver[3];
     gt_version(&ver[0], &ver[1], &ver[2]);
-    printf("# gemmtune %d.%d.%d on %s (cc %d.%d, %d SMs); fp32, TF32 off; warmup %d, reps %d+\n",
-           ver[0], ver[1], ver[2], prop.name, prop.major, prop.minor, prop.multiProcessorCount, warmup,
-           reps);
+    printf("# gemmtune %d.%d.%d on %s (cc %d.%d, %d SMs); dtype %s: %s vs %s (%s); warmup %d, "
+           "reps %d+\n",
+           ver[0], ver[1], ver[2], prop.name, prop.major, prop.minor, prop.multiProcessorCount,
+           dt->name, dt->gt_name, dt->blas_name, dt->note, warmup, reps);
+    printf("# floor: %.0f TFLOP/s, %.1f TB/s, %zu-byte elements; max rel err %.0e; "
+           "ratio = cub_us / gt_us (> 1: gemmtune faster)\n",
+           dt->peak_flops / 1e12, dt->peak_bytes / 1e12, dt->size, dt->max_rel_err);
     print_header();
-    double logsum = 0;
-    int nok = 0;
     for (; done < nshapes; done++) {
-        int cuda_fine = bench_shape(blas, stream, &shapes[done], warmup, reps, &res[done]);
+        int cuda_fine = bench_shape(blas, stream, dt, &shapes[done], warmup, reps, &res[done]);
         print_row(&res[done]);
-        if (res[done].ok) logsum += log(res[done].cublas_us / res[done].gt_us), nok++;
-        else rc = 1;
+        if (!res[done].ok) rc = 1;
         /* a failed allocation leaves the device usable; a fault does not: stop there */
         if (!cuda_fine && !CUDA_OK(cudaDeviceSynchronize())) { done++; break; }
     }
-    double geomean = nok ? exp(logsum / nok) : NAN;
-    if (nok) printf("geomean gt/cublas = %.3f over %d shapes\n", geomean, nok);
-    else printf("geomean gt/cublas = n/a over 0 shapes\n");
-    if (json && !write_json(json, &prop, res, done, geomean)) rc = 1;
+    summary sm = summarize(res, done);
+    print_summary(res, &sm);
+    if (json && !write_json(json, &prop, dt, res, done, &sm)) rc = 1;
 out:
     if (blas) cublasDestroy(blas);
     if (stream) cudaStreamDestroy(stream);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # gpu_run.sh: on a machine with an NVIDIA GPU, build gemmtune, run every test (the GPU
-# ones for real), a few `gemmtune run` checks and the cuBLAS side-by-side benchmark.
+# ones for real), a few `gemmtune run` checks and the cuBLAS side-by-side benchmark
+# (bench: f32 then f64, each with a fresh cache, then bench/plot.py to bench_ratio.png).
 # Usage: bash tools/gpu_run.sh [all|tests|gpu|quick|memcheck|bench|devices] (gpu: only the
 # suites that need the GPU; devices: tune --devices on one GPU vs all, shards + merge) ; logs and JSON go to $OUT
 # (default ./gpu-out). On the project's device machine: copy ../shared/device to .device
@@ -39,19 +40,39 @@ if [ "$what" = all ] || [ "$what" = quick ]; then
   ./$B/gemmtune list
 fi
 if [ "$what" = all ] || [ "$what" = memcheck ]; then
-  # Every candidate of each shape runs under memcheck while it is tuned (fresh cache).
-  for s in 17x33x65:TN 129x1x7:NT 255x257x31:TT 1000x999x1001:NN; do
+  # Every candidate of each shape runs under memcheck while it is tuned (fresh cache; no
+  # time budget, so that none is dropped). 33x65x2049 brings split-K candidates.
+  export GEMMTUNE_TUNE_BUDGET_S=100000
+  rm -f "$OUT/memcheck.db"*
+  for s in 17x33x65:TN 129x1x7:NT 255x257x31:TT 1000x999x1001:NN 33x65x2049:NT; do
     compute-sanitizer --tool memcheck --error-exitcode 9 \
       ./$B/gemmtune --cache "$OUT/memcheck.db" run --reps 1 $s >>"$OUT/memcheck.log" 2>&1
     r=$?; echo "memcheck $s: exit $r"; [ $r -eq 0 ] || rc=1
   done
+  # The same odd shapes in double precision (gemm_tuned_d, its own cache keys).
+  for s in 17x33x65:TN 129x1x7:NT 255x257x31:TT 1000x999x1001:NN 33x65x2049:NT; do
+    compute-sanitizer --tool memcheck --error-exitcode 9 \
+      ./$B/gemmtune --cache "$OUT/memcheck.db" run --reps 1 --dtype f64 $s >>"$OUT/memcheck.log" 2>&1
+    r=$?; echo "memcheck f64 $s: exit $r"; [ $r -eq 0 ] || rc=1
+  done
   grep -E "ERROR SUMMARY|check:" "$OUT/memcheck.log"
+  # How many candidates ran under memcheck, per shape and outcome.
+  sqlite3 "$OUT/memcheck.db" "select dtype, m, n, k, status, count(*) from timings group by 1,2,3,4,5" 2>/dev/null ||
+    python3 -c "import sqlite3,sys; [print(*r) for r in sqlite3.connect(sys.argv[1]).execute('select dtype,m,n,k,status,count(*) from timings group by 1,2,3,4,5')]" "$OUT/memcheck.db"
 fi
 if [ "$what" = all ] || [ "$what" = bench ]; then
-  # A fresh cache, so the cold column is real tuning time.
-  rm -f "$OUT/bench-cache.db"*
-  GEMMTUNE_CACHE="$OUT/bench-cache.db" ./$B/gemmtune-bench --file bench/suite.txt \
-    --json "$OUT/bench_f32.json" 2>&1 | tee "$OUT/bench_f32.txt" || rc=1
+  # f32 then f64, each with a fresh cache, so the cold column is real tuning time; then
+  # one chart of the ratio to cuBLAS per shape, both dtypes side by side.
+  plot_in=()
+  for dt in f32 f64; do
+    rm -f "$OUT/bench-cache-$dt.db"* "$OUT/bench_$dt.json"
+    GEMMTUNE_CACHE="$OUT/bench-cache-$dt.db" ./$B/gemmtune-bench --dtype $dt --file bench/suite.txt \
+      --json "$OUT/bench_$dt.json" 2>&1 | tee "$OUT/bench_$dt.txt" || rc=1
+    [ -s "$OUT/bench_$dt.json" ] && plot_in+=("$OUT/bench_$dt.json")
+  done
+  if [ ${#plot_in[@]} -gt 0 ]; then
+    python3 bench/plot.py "$OUT/bench_ratio.png" "${plot_in[@]}" || rc=1
+  fi
 fi
 if [ "$what" = devices ]; then
   # The same shape list tuned on GPU 0 alone, then on every GPU; then two shards into two
