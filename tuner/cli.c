@@ -156,9 +156,8 @@ static void shape_key(gt_devctx *dc, const cli_shape *sh, int dtype, double beta
                        (void *)256, ldb, beta, (void *)256, sh->m, key);
 }
 
-/* --dtype T of verb: *dtype, or 2 after a message that lists the known types (key.c's
- * names, so a type added there is listed here). */
-static int parse_dtype(const char *verb, const char *text, int *dtype) {
+/* cli.h */
+int cli_parse_dtype(const char *verb, const char *text, int *dtype) {
     *dtype = gt_dtype_parse(text);
     if (*dtype >= 0) return 0;
     char known[128] = "";
@@ -588,7 +587,7 @@ static int cmd_tune(int argc, char **argv) {
             devices = optarg;
             if (parse_devices(devices, &all_devices, ids, &nids) != 0) return 2;
         } else if (c == 't') {
-            if (parse_dtype("tune", optarg, &dtype)) return 2;
+            if (cli_parse_dtype("tune", optarg, &dtype)) return 2;
         } else if (c == 'n') dry = 1;
         else if (c == 'h') return cli_usage(stdout, 0);
         else return 2;
@@ -745,7 +744,7 @@ static int cmd_run(int argc, char **argv) {
                 return 2;
             }
         } else if (c == 't') {
-            if (parse_dtype("run", optarg, &dtype)) return 2;
+            if (cli_parse_dtype("run", optarg, &dtype)) return 2;
         } else if (c == 'h') {
             return cli_usage(stdout, 0);
         } else {

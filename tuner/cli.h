@@ -30,6 +30,10 @@ int cli_read_shapes(const char *path, cli_shape **v, int *n, int *cap);
  * parameters) to f and returns code. */
 int cli_usage(FILE *f, int code);
 
+/* --dtype T of verb: *dtype, or 2 after a message that lists the known types (key.c's
+ * names, so a type added there is listed here). */
+int cli_parse_dtype(const char *verb, const char *text, int *dtype);
+
 /* The user cache's path (--cache / GEMMTUNE_CACHE / default) into buf; prints why not
  * (prefixed with verb) and returns -1 when none can be formed. */
 int cli_cache_path(const char *verb, char *buf, size_t size);

@@ -391,21 +391,6 @@ static int newfile_commit(const char *verb, newfile *f) {
 
 /* ===== options shared by export and merge ===== */
 
-/* --dtype T of verb: *dtype, or 2 after a message that lists the known types (key.c's
- * names, so a type added there is listed here). */
-static int parse_dtype(const char *verb, const char *text, int *dtype) {
-    *dtype = gt_dtype_parse(text);
-    if (*dtype >= 0) return 0;
-    char known[128] = "";
-    size_t len = 0;
-    for (int t = 0; strcmp(gt_dtype_name(t), "?") != 0 && len < sizeof known; t++)
-        len += (size_t)snprintf(known + len, sizeof known - len, "%s%s", t ? ", " : "",
-                                gt_dtype_name(t));
-    fprintf(stderr, "gemmtune %s: --dtype '%s': unknown data type (known: %s)\n", verb, text,
-            known);
-    return 2;
-}
-
 /* The options of export and merge: -o FILE, --device, --dtype, --help. Returns -1 to go
  * on (optind at the first operand), else the exit code (0 after --help, 2 on bad usage). */
 static int parse_output_options(const char *verb, int argc, char **argv, const char **outpath,
@@ -420,7 +405,7 @@ static int parse_output_options(const char *verb, int argc, char **argv, const c
         if (c == 'o') *outpath = optarg;
         else if (c == 'D') flt->device = optarg;
         else if (c == 't') {
-            if (parse_dtype(verb, optarg, &flt->dtype)) return 2;
+            if (cli_parse_dtype(verb, optarg, &flt->dtype)) return 2;
         } else if (c == 'h') return cli_usage(stdout, 0);
         else return 2;
     }
@@ -602,7 +587,7 @@ int cli_show(int argc, char **argv) {
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
         if (c == 't') {
-            if (parse_dtype("show", optarg, &dtype)) return 2;
+            if (cli_parse_dtype("show", optarg, &dtype)) return 2;
         } else if (c == 'h') return cli_usage(stdout, 0);
         else return 2;
     }
