@@ -13,6 +13,7 @@
 //            GT_MINB (minimum resident blocks per SM, for __launch_bounds__)
 //            GT_SMEM_CHECK (the dynamic shared memory the launch gives; each family
 //            static_asserts that it matches its layout)
+//   library: GT_WS_COUNTERS (split-K tile counters at the start of the workspace)
 // The kernel ABI, the same for every family:
 //   gt_gemm(const T *A, long long lda, const T *B, long long ldb, T *C, long long ldc,
 //           T alpha, T beta, T *ws)
@@ -37,11 +38,12 @@ constexpr int GM = (int)((M + BM - 1) / BM), GN = (int)((N + BN - 1) / BN);
 constexpr int KT = (int)((K + BK - 1) / BK);       // K steps of the whole problem
 constexpr int KPS = (KT + SPLIT - 1) / SPLIT;      // K steps per split
 constexpr int ES = (int)sizeof(T);
-constexpr int WS_COUNTERS = 4096;  // split-K tile counters at the start of the workspace
+// Split-K tile counters at the start of the workspace: src/kcfg.c passes its number.
+constexpr int WS_COUNTERS = GT_WS_COUNTERS;
 
 static_assert(BM % WM == 0 && BN % WN == 0, "warp tile must divide block tile");
 static_assert(SPLIT >= 1 && (SPLIT - 1) * KPS < KT, "every split must have K steps");
-static_assert(SPLIT == 1 || GM * GN <= 4096, "split-K needs a counter per tile (WS_COUNTERS)");
+static_assert(SPLIT == 1 || GM * GN <= WS_COUNTERS, "split-K needs a counter per tile");
 
 template <bool C, class X, class Y> struct pick { typedef X type; };
 template <class X, class Y> struct pick<false, X, Y> { typedef Y type; };
@@ -178,13 +180,17 @@ template <int NACC> __device__ __forceinline__ bool splitk_reduce(T (&acc)[NACC]
         __syncthreads();
         if (!last) return false;
         __threadfence();
+        // Split by split, all NACC loads of one split in flight together (a loop over
+        // splits inside one per element would wait on L2 NACC x SPLIT times in a row).
+        // The block's own partial is read back too, so every element is summed as
+        // ((0 + p0) + p1) + ... whichever block is last.
 #pragma unroll
-        for (int e = 0; e < NACC; ++e) {
-            T sum = T(0);
+        for (int e = 0; e < NACC; ++e) acc[e] = T(0);
 #pragma unroll 1
-            for (int s = 0; s < SPLIT; ++s)
-                sum += s == z ? acc[e] : __ldcg(&part[((long long)s * NACC + e) * NT + tid]);
-            acc[e] = sum;
+        for (int s = 0; s < SPLIT; ++s) {
+            const T *ps = part + (long long)s * NACC * NT + tid;
+#pragma unroll
+            for (int e = 0; e < NACC; ++e) acc[e] += __ldcg(ps + (long long)e * NT);
         }
         return true;
     }

@@ -9,11 +9,11 @@
 // are LM x LN, each owning a TM x TN thread tile (any of 1..8, odd sizes included) whose
 // rows come in runs of RVM consecutive rows LM * RVM apart, so a warp reads shared memory
 // in whole vectors without bank conflicts and writes C in coalesced runs.
-// Shared memory holds STAGES stages of op(A) as [k][m] and op(B) as [k][n], filled by
-// cp.async (sm_80 and later; plain copies before) STAGES - 1 steps ahead of the
-// arithmetic. An operand whose stored contiguous dimension is k is transposed on the
-// way in, element by element, and its rows are padded so that those writes spread over
-// banks. Fragments are double-buffered in registers: the A column and B row of step
+// Shared memory holds STAGES stages of op(A) as [k][m] and op(B) as [k][n], filled
+// STAGES - 1 steps ahead of the arithmetic: by cp.async (sm_80 and later; plain copies
+// before) where the stored contiguous dimension is m or n; through registers, transposed,
+// where it is k (staged_tile), with rows padded so that those writes spread over banks.
+// Fragments are double-buffered in registers: the A column and B row of step
 // kk + 1 are read while step kk is multiplied.
 // Every output is one accumulator summed over k in increasing order, the same for every
 // configuration without split-K, so they all give bit-identical results.
@@ -29,9 +29,10 @@ static_assert(WM % TM == 0 && WN % TN == 0 && LM * LN == 32, "a warp is LM x LN 
 // Rows (columns) of the thread tile that sit next to each other: read as one vector.
 constexpr int RVM = TM % 4 == 0 ? 4 : TM % 2 == 0 ? 2 : 1;
 constexpr int RVN = TN % 4 == 0 ? 4 : TN % 2 == 0 ? 2 : 1;
-// Padding of a transposed operand's rows (16 bytes): keeps rows vector-aligned and
-// moves the element-wise writes of consecutive k onto different banks.
-constexpr int PAD = 16 / ES;
+// Padding of a transposed operand's rows (4 elements): keeps rows vector-aligned and
+// spreads staged_tile's writes of neighbouring k over the banks (16 bytes of shift per
+// row for f32, 32 for f64, as their 16-byte writes need).
+constexpr int PAD = 4;
 constexpr int LDSA = BM + (TA ? PAD : 0), LDSB = BN + (TB ? 0 : PAD);
 constexpr int STAGE_A = BK * LDSA, STAGE_B = BK * LDSB;
 // Width of the epilogue's accesses to C.
@@ -42,48 +43,97 @@ static_assert(GT_SMEM_CHECK == STAGES * (STAGE_A + STAGE_B) * ES,
               "the launch's shared-memory size (src/kcfg.c) differs from the kernel's");
 #endif
 
-// Copies one operand tile, BK x BX of op(X), into shared memory laid out [k][x].
-// XCONT: x is the stored contiguous dimension (A as stored, B transposed); otherwise k is,
-// and the tile is transposed element by element. EX: the operand's extent along x.
-template <bool XCONT, int BX, long long EX, int LDS>
-__device__ __forceinline__ void load_tile(T *s, const T *__restrict__ g, long long ld, int x0,
+// Copies one operand tile, BK x BX of op(X), whose stored contiguous dimension is x (A as
+// stored, B transposed) into shared memory laid out [k][x], by cp.async. EX: the
+// operand's extent along x. EDGE: the tile may reach past the operand (the caller knows;
+// interior tiles, most of them, skip the checks and their instructions).
+template <int BX, long long EX, int LDS, bool EDGE>
+__device__ __forceinline__ void copy_tile(T *s, const T *__restrict__ g, long long ld, int x0,
                                           int k0, int tid) {
-    constexpr int TOTAL = BX * BK / VEC;
+    constexpr int TOTAL = BX * BK / VEC, VPR = BX / VEC;
     static_assert(TOTAL % NT == 0, "every thread copies the same number of vectors");
-    if constexpr (XCONT) {
-        constexpr int VPR = BX / VEC;
 #pragma unroll
-        for (int l = 0; l < TOTAL / NT; ++l) {
-            const int v = tid + l * NT;
-            const int x = (v % VPR) * VEC, k = v / VPR;
-            const int gx = x0 + x, gk = k0 + k;
-            int valid = VEC;
-            if constexpr (EX % BX != 0) {
-                const long long left = EX - gx;
-                valid = left <= 0 ? 0 : left < VEC ? (int)left : VEC;
-            }
-            if constexpr (K % BK != 0)
-                if (gk >= K) valid = 0;
-            const T *p = valid ? g + gx + (long long)gk * ld : g;
-            cp_async<VEC * ES>(&s[k * LDS + x], p, valid * ES);
+    for (int l = 0; l < TOTAL / NT; ++l) {
+        const int v = tid + l * NT;
+        const int x = (v % VPR) * VEC, k = v / VPR;
+        const int gx = x0 + x, gk = k0 + k;
+        int valid = VEC;
+        if constexpr (EDGE && EX % BX != 0) {
+            const long long left = EX - gx;
+            valid = left <= 0 ? 0 : left < VEC ? (int)left : VEC;
         }
-    } else {
-        constexpr int VPR = BK / VEC;
+        if constexpr (EDGE && K % BK != 0)
+            if (gk >= K) valid = 0;
+        const T *p = valid ? g + gx + (long long)gk * ld : g;
+        cp_async<VEC * ES>(&s[k * LDS + x], p, valid * ES);
+    }
+}
+
+// An operand tile whose stored contiguous dimension is k (A transposed, B as stored)
+// must be transposed into the [k][x] layout, which cp.async cannot do; element-wise
+// copies would cost a 4- or 8-byte request per element. So it passes through registers:
+// each thread loads R rows x VEC k (one vector along k per row), and after the
+// arithmetic of the current stage writes VEC vectors of R rows along x. R makes the
+// shared-memory write 16 bytes where the tile allows.
+// Lanes take S consecutive k vectors (one 32-byte sector of a row), then row groups, then
+// the rest of k: global reads use whole sectors, and with rows padded by 4 elements each
+// quarter warp's writes fall on distinct banks.
+template <int BX, long long EX, int LDS> struct staged_tile {
+    static constexpr int E = BX * BK / NT;  // elements per thread
+    static constexpr int RW = 16 / ES;      // rows in a 16-byte write
+    static constexpr int R = (BX % RW == 0 && E % (RW * VEC) == 0) ? RW
+                             : (RW >= 2 && BX % 2 == 0 && E % (2 * VEC) == 0) ? 2 : 1;
+    static constexpr int KV = BK / VEC;     // vectors along k in a row of the tile
+    static constexpr int S0 = 32 / (VEC * ES), S = S0 < KV ? S0 : KV;
+    static constexpr int XG = BX / R;       // row groups
+    static constexpr int L = XG * KV / NT;  // units (R rows x one k vector) per thread
+    static_assert(XG * KV % NT == 0 && KV % S == 0, "every thread stages whole units");
+    T r[L * R * VEC];
+
+    __device__ __forceinline__ static void unit(int u, int &xg, int &k) {
+        xg = (u / S) % XG;
+        k = ((u / (S * XG)) * S + u % S) * VEC;
+    }
+    // Global -> registers, zeros outside the operand (checked only on an EDGE tile).
+    template <bool EDGE>
+    __device__ __forceinline__ void load(const T *__restrict__ g, long long ld, int x0, int k0,
+                                         int tid) {
 #pragma unroll
-        for (int l = 0; l < TOTAL / NT; ++l) {
-            const int v = tid + l * NT;
-            const int k = (v % VPR) * VEC, x = v / VPR;
-            const int gx = x0 + x, gk = k0 + k;
-            const bool in_x = EX % BX == 0 || gx < EX;
+        for (int l = 0; l < L; ++l) {
+            int xg, k;
+            unit(tid + l * NT, xg, k);
+            const int gk = k0 + k;
 #pragma unroll
-            for (int q = 0; q < VEC; ++q) {
-                const bool ok = in_x && (K % BK == 0 || gk + q < K);
-                cp_async<ES>(&s[(k + q) * LDS + x], ok ? g + gk + q + (long long)gx * ld : g,
-                             ok ? ES : 0);
+            for (int rr = 0; rr < R; ++rr) {
+                const int gx = x0 + xg * R + rr;
+                T *d = &r[(l * R + rr) * VEC];
+                const T *p = g + gk + (long long)gx * ld;
+                const bool in_x = !EDGE || EX % BX == 0 || gx < EX;
+                if (!EDGE || (in_x && (K % BK == 0 || gk + VEC <= K))) {
+                    ld_vec<VEC>(p, d);
+                } else {
+#pragma unroll
+                    for (int q = 0; q < VEC; ++q) d[q] = in_x && gk + q < K ? p[q] : T(0);
+                }
             }
         }
     }
-}
+    // Registers -> shared memory [k][x].
+    __device__ __forceinline__ void store(T *s, int tid) const {
+#pragma unroll
+        for (int l = 0; l < L; ++l) {
+            int xg, k;
+            unit(tid + l * NT, xg, k);
+#pragma unroll
+            for (int q = 0; q < VEC; ++q) {
+                T v[R];
+#pragma unroll
+                for (int rr = 0; rr < R; ++rr) v[rr] = r[(l * R + rr) * VEC + q];
+                st_vec<R>(&s[(k + q) * LDS + xg * R], v);
+            }
+        }
+    }
+};
 
 }  // namespace
 
@@ -103,9 +153,34 @@ extern "C" __global__ void __launch_bounds__(NT, GT_MINB)
     const int wr = (warp % WARPS_M) * WM + (lane % LM) * RVM;
     const int wc = (warp / WARPS_M) * WN + (lane / LM) * RVN;
 
-    auto load_stage = [&](int kt, int st) {
-        load_tile<!TA, BM, M, LDSA>(As + st * STAGE_A, A, lda, m0, kt * BK, tid);
-        load_tile<TB, BN, N, LDSB>(Bs + st * STAGE_B, B, ldb, n0, kt * BK, tid);
+    // Operands stored with x contiguous go by cp.async STAGES - 1 steps ahead; those
+    // stored with k contiguous are read into registers at the same time and written to
+    // shared memory after the step's arithmetic.
+    staged_tile<BM, M, LDSA> sa;
+    staged_tile<BN, N, LDSB> sb;
+    // Only tiles that reach past M, N or K need checked copies.
+    const bool a_in = M % BM == 0 || m0 + BM <= M, b_in = N % BN == 0 || n0 + BN <= N;
+    auto copy_stage = [&](int kt, int st) {
+        const bool k_in = K % BK == 0 || (kt + 1) * BK <= K;
+        T *as = As + st * STAGE_A, *bs = Bs + st * STAGE_B;
+        if (a_in && k_in) {
+            if constexpr (!TA) copy_tile<BM, M, LDSA, false>(as, A, lda, m0, kt * BK, tid);
+            else sa.template load<false>(A, lda, m0, kt * BK, tid);
+        } else {
+            if constexpr (!TA) copy_tile<BM, M, LDSA, true>(as, A, lda, m0, kt * BK, tid);
+            else sa.template load<true>(A, lda, m0, kt * BK, tid);
+        }
+        if (b_in && k_in) {
+            if constexpr (TB) copy_tile<BN, N, LDSB, false>(bs, B, ldb, n0, kt * BK, tid);
+            else sb.template load<false>(B, ldb, n0, kt * BK, tid);
+        } else {
+            if constexpr (TB) copy_tile<BN, N, LDSB, true>(bs, B, ldb, n0, kt * BK, tid);
+            else sb.template load<true>(B, ldb, n0, kt * BK, tid);
+        }
+    };
+    auto store_stage = [&](int st) {
+        if constexpr (TA) sa.store(As + st * STAGE_A, tid);
+        if constexpr (!TB) sb.store(Bs + st * STAGE_B, tid);
     };
 
     T acc[NACC];
@@ -114,7 +189,10 @@ extern "C" __global__ void __launch_bounds__(NT, GT_MINB)
 
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
-        if (s < nk) load_stage(kt0 + s, s);
+        if (s < nk) {
+            copy_stage(kt0 + s, s);
+            store_stage(s);
+        }
         cp_commit();
     }
 
@@ -123,9 +201,10 @@ extern "C" __global__ void __launch_bounds__(NT, GT_MINB)
         cp_wait<STAGES - 2>();
         __syncthreads();
         // The stage refilled here was last read in step it - 1, which every thread
-        // finished before the barrier above.
+        // finished before the barrier above; the staged part is written to it after this
+        // step's arithmetic, and the barrier of step it + 1 publishes it.
         const int next = it + STAGES - 1;
-        if (next < nk) load_stage(kt0 + next, next % STAGES);
+        if (next < nk) copy_stage(kt0 + next, next % STAGES);
         cp_commit();
 
         const T *as = As + (it % STAGES) * STAGE_A + wr;
@@ -147,6 +226,7 @@ extern "C" __global__ void __launch_bounds__(NT, GT_MINB)
                 for (int j = 0; j < TN; ++j)
                     acc[i * TN + j] = fma(a[kk & 1][i], b[kk & 1][j], acc[i * TN + j]);
         }
+        if (next < nk) store_stage(next % STAGES);
     }
     cp_wait<0>();
 

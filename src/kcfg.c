@@ -49,7 +49,7 @@ static long long cdiv(long long a, long long b) { return (a + b - 1) / b; }
 int gt_kcfg_threads(const gt_kcfg *c) { return 32 * (c->bm / c->wm) * (c->bn / c->wn); }
 
 /* SIMT (gemm_simt.cu): STAGES x BK rows of op(A) [k][m] and op(B) [k][n]; an operand
- * whose stored contiguous dimension is k gets 16 bytes of padding per row.
+ * whose stored contiguous dimension is k gets 4 elements of padding per row.
  * DMMA (gemm_dmma.cu, which states the same formula): each operand kept in its stored
  * orientation, rows padded by 4 doubles. */
 int gt_kcfg_smem_bytes(const gt_kcfg *c, const gt_key *key) {
@@ -58,26 +58,54 @@ int gt_kcfg_smem_bytes(const gt_kcfg *c, const gt_key *key) {
         int b = key->opb ? c->bk * (c->bn + 4) : c->bn * (c->bk + 4);
         return c->stages * 8 * (a + b);
     }
-    int es = esize(key), pad = 16 / es;
+    int es = esize(key), pad = 4;
     int lda = c->bm + (key->opa ? pad : 0), ldb = c->bn + (key->opb ? 0 : pad);
     return c->stages * c->bk * (lda + ldb) * es;
 }
 
-/* Accumulators, two buffers of A and B fragments and about 40 for addresses, loop state
- * and the copies in flight; doubles take two registers. A guide; ptxas decides. */
-int gt_kcfg_regs_estimate(const gt_kcfg *c, const gt_key *key) {
+/* SIMT registers. Unconstrained, ptxas gives a thread about its accumulators, two
+ * buffers of A and B fragments, the staged copies of an operand stored with k contiguous
+ * (they pass through registers) and about 32 for addresses and loop state; doubles take
+ * two. It can squeeze that to the accumulators, the fragments and 16 more without
+ * spilling much: 8 x 8 f32 threads in 256-thread blocks fit 128 (measured on the H100,
+ * 2026-11-21: 125 to 129 unconstrained, 127 under a bound of 2 blocks, no spills), and
+ * whether 2 blocks or 1 fit an SM decides their speed (40 against 30 TFLOP/s). */
+static int simt_regs_natural(const gt_kcfg *c, const gt_key *key) {
+    int w = esize(key) / 4, t = gt_kcfg_threads(c);
+    int staged = (key->opa ? c->bm * c->bk / t : 0) + (key->opb ? 0 : c->bn * c->bk / t);
+    return w * (c->tm * c->tn + 2 * (c->tm + c->tn) + staged) + 32;
+}
+static int simt_regs_floor(const gt_kcfg *c, const gt_key *key) {
     int w = esize(key) / 4;
-    if (c->fam == GT_FAM_DMMA) /* fitted to ptxas (gemm_dmma.cu): 2 doubles per fragment and
-                                  lane, fragments double-buffered over KG k-slices */
+    return w * (c->tm * c->tn + 2 * (c->tm + c->tn)) + 16;
+}
+/* Registers per thread that b resident blocks leave (allocated in units of 8). */
+static int regs_cap(const gt_kcfg *c, int b) {
+    int cap = 65536 / (gt_kcfg_threads(c) * b) / 8 * 8;
+    return cap > 255 ? 255 : cap;
+}
+
+/* DMMA: fitted to ptxas (gemm_dmma.cu): 2 doubles per fragment and lane, fragments
+ * double-buffered over KG k-slices. SIMT: the natural count, or the bound's cap where
+ * the launch bound (gt_kcfg_min_blocks) asks for less. A guide; ptxas decides. */
+int gt_kcfg_regs_estimate(const gt_kcfg *c, const gt_key *key) {
+    if (c->fam == GT_FAM_DMMA)
         return 4 * c->tm * c->tn + (c->tm * c->tn >= 32 ? 4 : 8) * (c->tm + c->tn) + 48;
-    return w * (c->tm * c->tn + 2 * (c->tm + c->tn)) + 40;
+    int natural = simt_regs_natural(c, key), cap = regs_cap(c, gt_kcfg_min_blocks(c, key));
+    return natural < cap ? natural : cap;
 }
 
 int gt_kcfg_min_blocks(const gt_kcfg *c, const gt_key *key) {
-    int t = gt_kcfg_threads(c), cap = gt_kcfg_regs_estimate(c, key) * 5 / 4;
-    if (cap < 64) cap = 64;
-    int b = t > 0 ? 65536 / (t * cap) : 1;
-    return b < 1 ? 1 : b > 8 ? 8 : b;
+    if (c->fam == GT_FAM_DMMA) {
+        int t = gt_kcfg_threads(c), cap = gt_kcfg_regs_estimate(c, key) * 5 / 4;
+        if (cap < 64) cap = 64;
+        int b = t > 0 ? 65536 / (t * cap) : 1;
+        return b < 1 ? 1 : b > 8 ? 8 : b;
+    }
+    /* SIMT: as many blocks as the squeezed count allows. */
+    int need = simt_regs_floor(c, key), b = 1;
+    while (b < 8 && regs_cap(c, b + 1) >= need) b++;
+    return b;
 }
 
 void gt_kcfg_grid(const gt_kcfg *c, const gt_key *key, unsigned grid[3], unsigned block[3]) {
@@ -89,9 +117,9 @@ void gt_kcfg_grid(const gt_kcfg *c, const gt_key *key, unsigned grid[3], unsigne
     block[1] = block[2] = 1;
 }
 
-/* WS_COUNTERS tile counters at a fixed place, then partials [tile][split][BM * BN]
- * (common.cuh, splitk_reduce). */
-#define WS_COUNTERS 4096
+/* GT_KCFG_WS_COUNTERS tile counters at a fixed place, then partials [tile][split][BM * BN]
+ * (common.cuh, splitk_reduce, which gets the number as GT_WS_COUNTERS). */
+#define WS_COUNTERS GT_KCFG_WS_COUNTERS
 size_t gt_kcfg_workspace_bytes(const gt_kcfg *c, const gt_key *key) {
     if (c->split <= 1) return 0;
     size_t tiles = (size_t)(cdiv(key->m, c->bm) * cdiv(key->n, c->bn));
@@ -383,6 +411,7 @@ int gt_kcfg_options(const gt_kcfg *c, const gt_key *key, char storage[][64], con
     OPT("-DGT_BETA0=%d", key->beta0);
     for (int i = 0; i < gt_nkparams; i++) OPT("-DGT_%s=%d", gt_kparams[i].name, gt_kcfg_get(c, i));
     OPT("-DGT_MINB=%d", gt_kcfg_min_blocks(c, key));
+    OPT("-DGT_WS_COUNTERS=%d", WS_COUNTERS);
     /* The launch's shared-memory size: each family checks it against its own layout at
      * compile time, so the two descriptions cannot drift apart unnoticed. */
     OPT("-DGT_SMEM_CHECK=%d", gt_kcfg_smem_bytes(c, key));

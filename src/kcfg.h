@@ -110,6 +110,9 @@ int gt_kcfg_min_blocks(const gt_kcfg *c, const gt_key *key);
 int gt_kcfg_smem_bytes(const gt_kcfg *c, const gt_key *key);
 int gt_kcfg_regs_estimate(const gt_kcfg *c, const gt_key *key);
 void gt_kcfg_grid(const gt_kcfg *c, const gt_key *key, unsigned grid[3], unsigned block[3]);
+/* Split-K tile counters at the start of every workspace (one per tile, so at most this
+ * many tiles per split-K plan); the kernels get the number as -DGT_WS_COUNTERS. */
+#define GT_KCFG_WS_COUNTERS 4096
 /* Bytes of split-K workspace a launch needs (partials and tile counters); 0 without
  * split-K. */
 size_t gt_kcfg_workspace_bytes(const gt_kcfg *c, const gt_key *key);

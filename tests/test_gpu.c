@@ -9,6 +9,9 @@
  * non-trivial alpha and beta, odd leading dimensions, NaN in C with beta == 0, k == 0
  * and alpha == 0 (exact), a misaligned double rejected with nothing written, and one
  * shape as f32 and f64 in one process (two keys, two kernels, both right).
+ * Split-K: two shapes with split-K configurations pinned through the cache, alternating
+ * on one stream (one shared workspace), each result right and repeated calls bit-identical.
+ * One set of problem helpers (prob_*) serves both element types.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -20,13 +23,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cu.h"
+#include "db.h"
 #include "devctx.h"
 #include "dispatch.h"
 #include "gemmtune.h"
 #include "kcfg.h"
+#include "kernel_sources.h"
+#include "plan.h"
 #include "tap.h"
 
 static int have_gpu;
@@ -45,17 +52,52 @@ static float frand(void) {
     return (float)((double)(rng >> 40) / (double)(1ull << 24) * 2.0 - 1.0);
 }
 
+static double drand_full(void) {
+    /* 53 random bits in [-1, 1): products and sums are not exact in double, so the kernel's
+     * own rounding shows, and any rounding to float would show far above the tolerance. */
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return (double)(long long)((rng >> 11) - (1ull << 52)) / (double)(1ull << 52);
+}
+
+/* One problem of either element type (gemm_tuned: GT_DT_F32, gemm_tuned_d: GT_DT_F64).
+ * Host arrays hold elements of that type, es bytes each, exactly as the device does: what
+ * is uploaded and what is compared byte for byte (untouched padding, unchanged A and B)
+ * are the very bits, NaN payloads included. elem() and set_elem() read and write them as
+ * double, which holds a float exactly. Scalars are doubles; the f32 cases only use values
+ * that are floats, so passing them as float changes nothing. */
 typedef struct {
+    int dt;                   /* GT_DT_F32 or GT_DT_F64 */
+    size_t es;                /* bytes per element: 4 or 8 */
     int opa, opb;
     long long m, n, k, lda, ldb, ldc;
-    float alpha, beta;
-    float *A, *B, *C0, *C;   /* host */
+    double alpha, beta;
+    void *A, *B, *C0, *C;     /* host */
     CUdeviceptr dA, dB, dC;
 } prob;
 
-static void prob_init(prob *p, int opa, int opb, long long m, long long n, long long k,
-                      long long pad_a, long long pad_b, long long pad_c, float alpha, float beta) {
+static double elem(const prob *p, const void *a, size_t i) {
+    return p->es == 4 ? (double)((const float *)a)[i] : ((const double *)a)[i];
+}
+
+static void set_elem(const prob *p, void *a, size_t i, double v) {
+    if (p->es == 4) ((float *)a)[i] = (float)v;
+    else ((double *)a)[i] = v;
+}
+
+/* v rounded once to p's element type: the value an exact check expects from one multiply
+ * in that type (a product of two floats is exact in double, so rounding it to float gives
+ * the float product bit for bit). */
+static double round_elem(const prob *p, double v) { return p->es == 4 ? (double)(float)v : v; }
+
+/* Random data of p's type: 24-bit values for f32 (as gemm_tuned's cases always had), 53-bit
+ * values for f64 (see drand_full). */
+static double rand_elem(const prob *p) { return p->dt == GT_DT_F32 ? frand() : drand_full(); }
+
+static void prob_init(prob *p, int dt, int opa, int opb, long long m, long long n, long long k,
+                      long long pad_a, long long pad_b, long long pad_c, double alpha,
+                      double beta) {
     memset(p, 0, sizeof *p);
+    p->dt = dt, p->es = (size_t)gt_dtype_size(dt);
     p->opa = opa, p->opb = opb, p->m = m, p->n = n, p->k = k;
     p->alpha = alpha, p->beta = beta;
     long long ar = opa ? k : m, ac = opa ? m : k, br = opb ? n : k, bc = opb ? k : n;
@@ -63,60 +105,110 @@ static void prob_init(prob *p, int opa, int opb, long long m, long long n, long 
     p->lda = (ar > 1 ? ar : 1) + pad_a, p->ldb = (br > 1 ? br : 1) + pad_b;
     p->ldc = (m > 1 ? m : 1) + pad_c;
     size_t na = (size_t)(p->lda * ac), nb = (size_t)(p->ldb * bc), nc = (size_t)(p->ldc * n);
-    p->A = malloc(na * 4), p->B = malloc(nb * 4), p->C0 = malloc(nc * 4), p->C = malloc(nc * 4);
-    for (size_t i = 0; i < na; i++) p->A[i] = frand();
-    for (size_t i = 0; i < nb; i++) p->B[i] = frand();
-    for (size_t i = 0; i < nc; i++) p->C0[i] = frand();
-    gt_cu.mem_alloc(&p->dA, na * 4);
-    gt_cu.mem_alloc(&p->dB, nb * 4);
-    gt_cu.mem_alloc(&p->dC, nc * 4);
-    gt_cu.memcpy_htod(p->dA, p->A, na * 4);
-    gt_cu.memcpy_htod(p->dB, p->B, nb * 4);
-    gt_cu.memcpy_htod(p->dC, p->C0, nc * 4);
+    /* At least one element each: k == 0 leaves A or B empty, and malloc(0) may be NULL.
+     * calloc so that the spare element is defined when it is uploaded. */
+    size_t es = p->es;
+    p->A = calloc(na + 1, es), p->B = calloc(nb + 1, es);
+    p->C0 = malloc(nc * es), p->C = malloc(nc * es);
+    for (size_t i = 0; i < na; i++) set_elem(p, p->A, i, rand_elem(p));
+    for (size_t i = 0; i < nb; i++) set_elem(p, p->B, i, rand_elem(p));
+    for (size_t i = 0; i < nc; i++) set_elem(p, p->C0, i, rand_elem(p));
+    gt_cu.mem_alloc(&p->dA, (na + 1) * es);
+    gt_cu.mem_alloc(&p->dB, (nb + 1) * es);
+    gt_cu.mem_alloc(&p->dC, nc * es);
+    gt_cu.memcpy_htod(p->dA, p->A, (na + 1) * es);
+    gt_cu.memcpy_htod(p->dB, p->B, (nb + 1) * es);
+    gt_cu.memcpy_htod(p->dC, p->C0, nc * es);
 }
 
 static size_t c_elems(const prob *p) { return (size_t)(p->ldc * p->n); }
+static size_t c_bytes(const prob *p) { return c_elems(p) * p->es; }
 
 static void prob_free(prob *p) {
     free(p->A), free(p->B), free(p->C0), free(p->C);
     gt_cu.mem_free(p->dA), gt_cu.mem_free(p->dB), gt_cu.mem_free(p->dC);
 }
 
+/* Writes C0 to the device C again (after a run changed it, or C0 was changed). */
+static void prob_reset_c(prob *p) { gt_cu.memcpy_htod(p->dC, p->C0, c_bytes(p)); }
+
+/* Reads the device C into p->C. */
+static void prob_fetch_c(prob *p, CUdeviceptr dC) { gt_cu.memcpy_dtoh(p->C, dC, c_bytes(p)); }
+
+/* Enqueues p's GEMM into the device matrix C (p->dC or another of its size) on stream,
+ * through the entry point of p's type; nothing waits for it. */
+static gt_status prob_launch(const prob *p, CUdeviceptr C, void *stream) {
+    gt_op oa = p->opa ? GT_OP_T : GT_OP_N, ob = p->opb ? GT_OP_T : GT_OP_N;
+    if (p->dt == GT_DT_F32)
+        return gemm_tuned(oa, ob, p->m, p->n, p->k, (float)p->alpha,
+                          (const float *)(uintptr_t)p->dA, p->lda,
+                          (const float *)(uintptr_t)p->dB, p->ldb, (float)p->beta,
+                          (float *)(uintptr_t)C, p->ldc, stream);
+    return gemm_tuned_d(oa, ob, p->m, p->n, p->k, p->alpha, (const double *)(uintptr_t)p->dA,
+                        p->lda, (const double *)(uintptr_t)p->dB, p->ldb, p->beta,
+                        (double *)(uintptr_t)C, p->ldc, stream);
+}
+
 static gt_status prob_run(prob *p, void *stream) {
-    gt_status s = gemm_tuned(p->opa ? GT_OP_T : GT_OP_N, p->opb ? GT_OP_T : GT_OP_N, p->m, p->n,
-                             p->k, p->alpha, (const float *)(uintptr_t)p->dA, p->lda,
-                             (const float *)(uintptr_t)p->dB, p->ldb, p->beta,
-                             (float *)(uintptr_t)p->dC, p->ldc, stream);
+    gt_status s = prob_launch(p, p->dC, stream);
     gt_cu.ctx_synchronize();
-    gt_cu.memcpy_dtoh(p->C, p->dC, c_elems(p) * 4);
+    prob_fetch_c(p, p->dC);
     return s;
 }
 
-/* Relative Frobenius error of C against alpha*op(A)*op(B) + beta*C0 in float64; padding
- * rows of C (beyond m) must be untouched. Returns +inf on any non-finite output. */
+/* An array of p's type as doubles (malloc'd; at least one element), so that the
+ * reference's inner loop reads plain doubles whatever the type. */
+static double *as_doubles(const prob *p, const void *a, size_t count) {
+    double *d = malloc((count ? count : 1) * sizeof *d);
+    for (size_t i = 0; i < count; i++) d[i] = elem(p, a, i);
+    return d;
+}
+
+/* Relative Frobenius error of C against alpha*op(A)*op(B) + beta*C0 summed in double;
+ * padding rows of C (beyond m) must be untouched, bit for bit. +inf on any non-finite
+ * output. */
 static double prob_error(const prob *p) {
+    long long ac = p->opa ? p->m : p->k, bc = p->opb ? p->k : p->n;
+    double *A = as_doubles(p, p->A, (size_t)(p->lda * ac));
+    double *B = as_doubles(p, p->B, (size_t)(p->ldb * bc));
     double d2 = 0, r2 = 0;
-    for (long long j = 0; j < p->n; j++) {
+    int bad = 0; /* a non-finite output or a changed padding element */
+    for (long long j = 0; j < p->n && !bad; j++) {
         for (long long i = 0; i < p->m; i++) {
             double sum = 0;
             for (long long l = 0; l < p->k; l++) {
-                double a = p->opa ? p->A[l + i * p->lda] : p->A[i + l * p->lda];
-                double b = p->opb ? p->B[j + l * p->ldb] : p->B[l + j * p->ldb];
+                double a = p->opa ? A[l + i * p->lda] : A[i + l * p->lda];
+                double b = p->opb ? B[j + l * p->ldb] : B[l + j * p->ldb];
                 sum += a * b;
             }
-            double ref = p->alpha * sum + (p->beta == 0.0f ? 0.0 : p->beta * (double)p->C0[i + j * p->ldc]);
-            double v = p->C[i + j * p->ldc];
-            if (!isfinite(v)) return INFINITY;
+            size_t c = (size_t)(i + j * p->ldc);
+            double ref = p->alpha * sum + (p->beta == 0.0 ? 0.0 : p->beta * elem(p, p->C0, c));
+            double v = elem(p, p->C, c);
+            if (!isfinite(v)) {
+                bad = 1;
+                break;
+            }
             d2 += (v - ref) * (v - ref);
             r2 += ref * ref;
         }
-        for (long long i = p->m; i < p->ldc; i++)
-            if (memcmp(&p->C[i + j * p->ldc], &p->C0[i + j * p->ldc], 4) != 0) return INFINITY;
+        for (long long i = p->m; i < p->ldc && !bad; i++) {
+            size_t off = (size_t)(i + j * p->ldc) * p->es;
+            if (memcmp((const char *)p->C + off, (const char *)p->C0 + off, p->es) != 0) bad = 1;
+        }
     }
+    free(A), free(B);
+    if (bad) return INFINITY;
     return r2 > 0 ? sqrt(d2 / r2) : sqrt(d2);
 }
 
 static double tol(long long k) { return 1e-6 * sqrt((double)(k > 0 ? k : 1)) + 2e-6; }
+
+/* The library's f64 rule (tuner/verify.h): about 1e-12 for these K; a kernel that rounds
+ * anything to float is off by ~1e-7. */
+static double tol_d(long long k) { return 1e-13 * sqrt((double)(k > 0 ? k : 1)) + 2e-13; }
+
+/* The tolerance of p's type. */
+static double prob_tol(const prob *p) { return p->dt == GT_DT_F32 ? tol(p->k) : tol_d(p->k); }
 
 /* ===== cases ===== */
 
@@ -129,9 +221,9 @@ static void gpu_all_ops_odd_shapes(void) {
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
         for (int op = 0; op < 4; op++) {
             prob p;
-            float beta = (s + op) % 2 ? 0.0f : -0.5f;
-            prob_init(&p, op & 1, op >> 1, shapes[s][0], shapes[s][1], shapes[s][2], 0, 0, 0,
-                      1.5f, beta);
+            double beta = (s + op) % 2 ? 0.0 : -0.5;
+            prob_init(&p, GT_DT_F32, op & 1, op >> 1, shapes[s][0], shapes[s][1], shapes[s][2],
+                      0, 0, 0, 1.5, beta);
             gt_status st = prob_run(&p, NULL);
             double e = prob_error(&p);
             TAP_CHECK(st == GT_SUCCESS, "%lldx%lldx%lld op %d: %s", shapes[s][0], shapes[s][1],
@@ -152,8 +244,8 @@ static void gpu_larger_leading_dimensions(void) {
     for (int q = 0; q < 3; q++)
         for (int op = 0; op < 4; op++) {
             prob p;
-            prob_init(&p, op & 1, op >> 1, 77, 45, 130, pads[q][0], pads[q][1], pads[q][2], 1.0f,
-                      0.25f);
+            prob_init(&p, GT_DT_F32, op & 1, op >> 1, 77, 45, 130, pads[q][0], pads[q][1],
+                      pads[q][2], 1.0, 0.25);
             gt_status st = prob_run(&p, NULL);
             double e = prob_error(&p);
             TAP_CHECK(st == GT_SUCCESS && e <= tol(p.k), "pads %lld,%lld,%lld op %d: %s err %.3g",
@@ -165,9 +257,9 @@ static void gpu_larger_leading_dimensions(void) {
 static void gpu_nan_in_c_with_beta0(void) {
     NEED_GPU();
     prob p;
-    prob_init(&p, 0, 1, 300, 200, 100, 0, 0, 0, 1.0f, 0.0f);
-    for (size_t i = 0; i < c_elems(&p); i++) p.C0[i] = NAN;
-    gt_cu.memcpy_htod(p.dC, p.C0, c_elems(&p) * 4);
+    prob_init(&p, GT_DT_F32, 0, 1, 300, 200, 100, 0, 0, 0, 1.0, 0.0);
+    for (size_t i = 0; i < c_elems(&p); i++) set_elem(&p, p.C0, i, NAN);
+    prob_reset_c(&p);
     gt_status st = prob_run(&p, NULL);
     double e = prob_error(&p);
     TAP_CHECK(st == GT_SUCCESS && e <= tol(p.k), "NaN leaked or wrong: err %.3g", e);
@@ -177,14 +269,15 @@ static void gpu_nan_in_c_with_beta0(void) {
 static void gpu_alpha_zero_scales_c(void) {
     NEED_GPU();
     prob p;
-    prob_init(&p, 0, 0, 123, 45, 67, 0, 0, 0, 0.0f, 2.0f);
+    prob_init(&p, GT_DT_F32, 0, 0, 123, 45, 67, 0, 0, 0, 0.0, 2.0);
     gt_status st = gemm_tuned(GT_OP_N, GT_OP_N, p.m, p.n, p.k, 0.0f, NULL, p.lda, NULL, p.ldb,
                               2.0f, (float *)(uintptr_t)p.dC, p.ldc, NULL);
     gt_cu.ctx_synchronize();
-    gt_cu.memcpy_dtoh(p.C, p.dC, c_elems(&p) * 4);
+    prob_fetch_c(&p, p.dC);
     TAP_CHECK(st == GT_SUCCESS, "%s", gt_last_error());
     int exact = 1;
-    for (size_t i = 0; i < c_elems(&p); i++) exact &= p.C[i] == 2.0f * p.C0[i];
+    for (size_t i = 0; i < c_elems(&p); i++)
+        exact &= elem(&p, p.C, i) == round_elem(&p, 2.0 * elem(&p, p.C0, i));
     TAP_CHECK(exact, "C != 2 * C0 with alpha == 0 (A and B were NULL: must not be read)");
     prob_free(&p);
 }
@@ -192,18 +285,19 @@ static void gpu_alpha_zero_scales_c(void) {
 static void gpu_k_zero(void) {
     NEED_GPU();
     prob p;
-    prob_init(&p, 1, 0, 50, 60, 0, 0, 0, 0, 1.0f, 0.5f);
+    prob_init(&p, GT_DT_F32, 1, 0, 50, 60, 0, 0, 0, 0, 1.0, 0.5);
     gt_status st = prob_run(&p, NULL);
     int exact = 1;
-    for (size_t i = 0; i < c_elems(&p); i++) exact &= p.C[i] == 0.5f * p.C0[i];
+    for (size_t i = 0; i < c_elems(&p); i++)
+        exact &= elem(&p, p.C, i) == round_elem(&p, 0.5 * elem(&p, p.C0, i));
     TAP_CHECK(st == GT_SUCCESS && exact, "k == 0 must give C = beta * C");
     /* beta == 0 and NaN in C: zeros. */
-    for (size_t i = 0; i < c_elems(&p); i++) p.C0[i] = NAN;
-    gt_cu.memcpy_htod(p.dC, p.C0, c_elems(&p) * 4);
-    p.beta = 0.0f;
+    for (size_t i = 0; i < c_elems(&p); i++) set_elem(&p, p.C0, i, NAN);
+    prob_reset_c(&p);
+    p.beta = 0.0;
     st = prob_run(&p, NULL);
     int zeros = 1;
-    for (size_t i = 0; i < c_elems(&p); i++) zeros &= p.C[i] == 0.0f;
+    for (size_t i = 0; i < c_elems(&p); i++) zeros &= elem(&p, p.C, i) == 0.0;
     TAP_CHECK(st == GT_SUCCESS && zeros, "k == 0, beta == 0 must give zeros");
     prob_free(&p);
 }
@@ -213,18 +307,20 @@ static void gpu_user_buffers_untouched_by_tuning(void) {
     /* A shape no other case uses, so this call tunes; beta = 1 makes any extra write of C
      * by tuning show in the result. */
     prob p;
-    prob_init(&p, 0, 1, 333, 222, 111, 2, 2, 0, 1.0f, 1.0f);
+    prob_init(&p, GT_DT_F32, 0, 1, 333, 222, 111, 2, 2, 0, 1.0, 1.0);
     gt_stats before, after;
     gt_get_stats(&before);
     gt_status st = prob_run(&p, NULL);
     gt_get_stats(&after);
     TAP_CHECK(st == GT_SUCCESS, "%s", gt_last_error());
     TAP_CHECK(after.tunes == before.tunes + 1, "expected this call to tune");
-    float *a = malloc((size_t)(p.lda * p.k) * 4), *b = malloc((size_t)(p.ldb * p.k) * 4);
-    gt_cu.memcpy_dtoh(a, p.dA, (size_t)(p.lda * p.k) * 4);
-    gt_cu.memcpy_dtoh(b, p.dB, (size_t)(p.ldb * p.k) * 4);
-    TAP_CHECK(memcmp(a, p.A, (size_t)(p.lda * p.k) * 4) == 0, "A changed");
-    TAP_CHECK(memcmp(b, p.B, (size_t)(p.ldb * p.k) * 4) == 0, "B changed");
+    /* NT: A is lda x k, B is ldb x k as stored. */
+    size_t na = (size_t)(p.lda * p.k) * p.es, nb = (size_t)(p.ldb * p.k) * p.es;
+    void *a = malloc(na), *b = malloc(nb);
+    gt_cu.memcpy_dtoh(a, p.dA, na);
+    gt_cu.memcpy_dtoh(b, p.dB, nb);
+    TAP_CHECK(memcmp(a, p.A, na) == 0, "A changed");
+    TAP_CHECK(memcmp(b, p.B, nb) == 0, "B changed");
     double e = prob_error(&p);
     TAP_CHECK(e <= tol(p.k), "C = A B + C0 wrong after tuning: err %.3g", e);
     free(a), free(b);
@@ -234,15 +330,15 @@ static void gpu_user_buffers_untouched_by_tuning(void) {
 static void gpu_bad_argument_launches_nothing(void) {
     NEED_GPU();
     prob p;
-    prob_init(&p, 0, 0, 40, 40, 40, 0, 0, 0, 1.0f, 0.0f);
+    prob_init(&p, GT_DT_F32, 0, 0, 40, 40, 40, 0, 0, 0, 1.0, 0.0);
     gt_status st = gemm_tuned(GT_OP_N, GT_OP_N, p.m, p.n, p.k, 1.0f, (const float *)(uintptr_t)p.dA,
                               p.lda, (const float *)(uintptr_t)p.dB, p.ldb, 0.0f,
                               (float *)(uintptr_t)p.dC, p.m - 1, NULL);
     gt_cu.ctx_synchronize();
-    gt_cu.memcpy_dtoh(p.C, p.dC, c_elems(&p) * 4);
+    prob_fetch_c(&p, p.dC);
     TAP_CHECK(st == GT_INVALID_VALUE && gt_last_error_arg() == 13, "ldc < m: status %d arg %d", st,
               gt_last_error_arg());
-    TAP_CHECK(memcmp(p.C, p.C0, c_elems(&p) * 4) == 0, "C written on error");
+    TAP_CHECK(memcmp(p.C, p.C0, c_bytes(&p)) == 0, "C written on error");
     prob_free(&p);
 }
 
@@ -259,7 +355,7 @@ static void *thread_body(void *arg) {
     gt_cu.primary_ctx_retain(&ctx, dev);
     gt_cu.ctx_set_current(ctx);
     prob p;
-    prob_init(&p, 1, 1, 211, 197, 89, 0, 0, 0, 1.0f, 0.0f);
+    prob_init(&p, GT_DT_F32, 1, 1, 211, 197, 89, 0, 0, 0, 1.0, 0.0);
     o->st = prob_run(&p, NULL);
     o->err = prob_error(&p);
     prob_free(&p);
@@ -288,7 +384,7 @@ static void gpu_memory_limit_forces_fallback(void) {
     gt_stats before, after;
     gt_get_stats(&before);
     prob p;
-    prob_init(&p, 1, 0, 150, 170, 190, 0, 0, 0, 1.0f, 0.0f);
+    prob_init(&p, GT_DT_F32, 1, 0, 150, 170, 190, 0, 0, 0, 1.0, 0.0);
     gt_status st = prob_run(&p, NULL);
     gt_get_stats(&after);
     gt_set_tune_memory_limit(0);
@@ -309,7 +405,7 @@ static void gpu_failed_candidates_never_chosen(void) {
     gt_cu.ctx_get_current(&ctx);
     TAP_CHECK(gt_devctx_get(ctx, &dc) == GT_SUCCESS, "context state");
     prob p;
-    prob_init(&p, 1, 0, 301, 203, 105, 0, 0, 0, 1.0f, 0.0f);
+    prob_init(&p, GT_DT_F32, 1, 0, 301, 203, 105, 0, 0, 0, 1.0, 0.0);
     gt_key key;
     gt_devctx_make_key(dc, GT_DT_F32, 1, 0, p.m, p.n, p.k, (void *)(uintptr_t)p.dA, p.lda,
                        (void *)(uintptr_t)p.dB, p.ldb, 0.0, (void *)(uintptr_t)p.dC, p.ldc, &key);
@@ -342,93 +438,6 @@ static void gpu_failed_candidates_never_chosen(void) {
 
 /* ===== double precision (gemm_tuned_d) ===== */
 
-static double drand_full(void) {
-    /* 53 random bits in [-1, 1): products and sums are not exact in double, so the kernel's
-     * own rounding shows, and any rounding to float would show far above the tolerance. */
-    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-    return (double)(long long)((rng >> 11) - (1ull << 52)) / (double)(1ull << 52);
-}
-
-typedef struct {
-    int opa, opb;
-    long long m, n, k, lda, ldb, ldc;
-    double alpha, beta;
-    double *A, *B, *C0, *C;   /* host */
-    CUdeviceptr dA, dB, dC;
-} probd;
-
-static void probd_init(probd *p, int opa, int opb, long long m, long long n, long long k,
-                       long long pad_a, long long pad_b, long long pad_c, double alpha,
-                       double beta) {
-    memset(p, 0, sizeof *p);
-    p->opa = opa, p->opb = opb, p->m = m, p->n = n, p->k = k;
-    p->alpha = alpha, p->beta = beta;
-    long long ar = opa ? k : m, ac = opa ? m : k, br = opb ? n : k, bc = opb ? k : n;
-    p->lda = (ar > 1 ? ar : 1) + pad_a, p->ldb = (br > 1 ? br : 1) + pad_b;
-    p->ldc = (m > 1 ? m : 1) + pad_c;
-    size_t na = (size_t)(p->lda * ac), nb = (size_t)(p->ldb * bc), nc = (size_t)(p->ldc * n);
-    /* At least one element each: k == 0 leaves A or B empty, and malloc(0) may be NULL. */
-    p->A = malloc((na + 1) * 8), p->B = malloc((nb + 1) * 8);
-    p->C0 = malloc(nc * 8), p->C = malloc(nc * 8);
-    for (size_t i = 0; i < na; i++) p->A[i] = drand_full();
-    for (size_t i = 0; i < nb; i++) p->B[i] = drand_full();
-    for (size_t i = 0; i < nc; i++) p->C0[i] = drand_full();
-    gt_cu.mem_alloc(&p->dA, (na + 1) * 8);
-    gt_cu.mem_alloc(&p->dB, (nb + 1) * 8);
-    gt_cu.mem_alloc(&p->dC, nc * 8);
-    gt_cu.memcpy_htod(p->dA, p->A, (na + 1) * 8);
-    gt_cu.memcpy_htod(p->dB, p->B, (nb + 1) * 8);
-    gt_cu.memcpy_htod(p->dC, p->C0, nc * 8);
-}
-
-static size_t cd_elems(const probd *p) { return (size_t)(p->ldc * p->n); }
-
-static void probd_free(probd *p) {
-    free(p->A), free(p->B), free(p->C0), free(p->C);
-    gt_cu.mem_free(p->dA), gt_cu.mem_free(p->dB), gt_cu.mem_free(p->dC);
-}
-
-/* Writes C0 to the device C again (after a run changed it). */
-static void probd_reset_c(probd *p) { gt_cu.memcpy_htod(p->dC, p->C0, cd_elems(p) * 8); }
-
-static gt_status probd_run(probd *p, void *stream) {
-    gt_status s = gemm_tuned_d(p->opa ? GT_OP_T : GT_OP_N, p->opb ? GT_OP_T : GT_OP_N, p->m,
-                               p->n, p->k, p->alpha, (const double *)(uintptr_t)p->dA, p->lda,
-                               (const double *)(uintptr_t)p->dB, p->ldb, p->beta,
-                               (double *)(uintptr_t)p->dC, p->ldc, stream);
-    gt_cu.ctx_synchronize();
-    gt_cu.memcpy_dtoh(p->C, p->dC, cd_elems(p) * 8);
-    return s;
-}
-
-/* Relative Frobenius error of C against alpha*op(A)*op(B) + beta*C0 summed in double;
- * padding rows of C (beyond m) must be untouched. +inf on any non-finite output. */
-static double probd_error(const probd *p) {
-    double d2 = 0, r2 = 0;
-    for (long long j = 0; j < p->n; j++) {
-        for (long long i = 0; i < p->m; i++) {
-            double sum = 0;
-            for (long long l = 0; l < p->k; l++) {
-                double a = p->opa ? p->A[l + i * p->lda] : p->A[i + l * p->lda];
-                double b = p->opb ? p->B[j + l * p->ldb] : p->B[l + j * p->ldb];
-                sum += a * b;
-            }
-            double ref = p->alpha * sum + (p->beta == 0.0 ? 0.0 : p->beta * p->C0[i + j * p->ldc]);
-            double v = p->C[i + j * p->ldc];
-            if (!isfinite(v)) return INFINITY;
-            d2 += (v - ref) * (v - ref);
-            r2 += ref * ref;
-        }
-        for (long long i = p->m; i < p->ldc; i++)
-            if (memcmp(&p->C[i + j * p->ldc], &p->C0[i + j * p->ldc], 8) != 0) return INFINITY;
-    }
-    return r2 > 0 ? sqrt(d2 / r2) : sqrt(d2);
-}
-
-/* The library's f64 rule (tuner/verify.h): about 1e-12 for these K; a kernel that rounds
- * anything to float is off by ~1e-7. */
-static double tol_d(long long k) { return 1e-13 * sqrt((double)(k > 0 ? k : 1)) + 2e-13; }
-
 static void gpu_f64_all_ops_odd_shapes(void) {
     NEED_GPU();
     /* Odd sizes (no tile divides them), a one-column C, and odd padding on the last shape
@@ -438,12 +447,12 @@ static void gpu_f64_all_ops_odd_shapes(void) {
     } sh[] = {{67, 45, 129, 0, 0, 0}, {129, 1, 7, 0, 0, 0}, {255, 257, 31, 1, 3, 5}};
     for (size_t s = 0; s < sizeof sh / sizeof sh[0]; s++)
         for (int op = 0; op < 4; op++) {
-            probd p;
+            prob p;
             double beta = (s + op) % 2 ? 0.0 : -0.375, alpha = op % 2 ? -0.75 : 1.5;
-            probd_init(&p, op & 1, op >> 1, sh[s].m, sh[s].n, sh[s].k, sh[s].pad_a, sh[s].pad_b,
-                       sh[s].pad_c, alpha, beta);
-            gt_status st = probd_run(&p, NULL);
-            double e = probd_error(&p);
+            prob_init(&p, GT_DT_F64, op & 1, op >> 1, sh[s].m, sh[s].n, sh[s].k, sh[s].pad_a,
+                      sh[s].pad_b, sh[s].pad_c, alpha, beta);
+            gt_status st = prob_run(&p, NULL);
+            double e = prob_error(&p);
             char name[96];
             snprintf(name, sizeof name, "%lldx%lldx%lld:%c%c pads %lld,%lld,%lld", sh[s].m,
                      sh[s].n, sh[s].k, op & 1 ? 'T' : 'N', op >> 1 ? 'T' : 'N', sh[s].pad_a,
@@ -452,81 +461,83 @@ static void gpu_f64_all_ops_odd_shapes(void) {
             TAP_CHECK(e <= tol_d(p.k), "%s alpha %g beta %g: rel err %.3g > %.3g", name, alpha,
                       beta, e, tol_d(p.k));
             printf("# f64 %s alpha=%g beta=%g rel err %.3g\n", name, alpha, beta, e);
-            probd_free(&p);
+            prob_free(&p);
         }
 }
 
 static void gpu_f64_nan_in_c_with_beta0(void) {
     NEED_GPU();
-    probd p;
-    probd_init(&p, 1, 0, 97, 61, 43, 0, 0, 0, -1.25, 0.0);
-    for (size_t i = 0; i < cd_elems(&p); i++) p.C0[i] = NAN;
-    probd_reset_c(&p);
-    gt_status st = probd_run(&p, NULL);
-    double e = probd_error(&p);
+    prob p;
+    prob_init(&p, GT_DT_F64, 1, 0, 97, 61, 43, 0, 0, 0, -1.25, 0.0);
+    for (size_t i = 0; i < c_elems(&p); i++) set_elem(&p, p.C0, i, NAN);
+    prob_reset_c(&p);
+    gt_status st = prob_run(&p, NULL);
+    double e = prob_error(&p);
     TAP_CHECK(st == GT_SUCCESS, "%s", gt_last_error());
     TAP_CHECK(e <= tol_d(p.k), "NaN leaked or wrong: err %.3g", e);
-    probd_free(&p);
+    prob_free(&p);
 }
 
 static void gpu_f64_k_zero_and_alpha_zero(void) {
     NEED_GPU();
     /* k == 0: C = beta * C, exactly (one double multiply per element). */
-    probd p;
-    probd_init(&p, 0, 1, 53, 29, 0, 0, 0, 0, 1.0, -0.3);
-    gt_status st = probd_run(&p, NULL);
+    prob p;
+    prob_init(&p, GT_DT_F64, 0, 1, 53, 29, 0, 0, 0, 0, 1.0, -0.3);
+    gt_status st = prob_run(&p, NULL);
     int exact = 1;
-    for (size_t i = 0; i < cd_elems(&p); i++) exact &= p.C[i] == -0.3 * p.C0[i];
+    for (size_t i = 0; i < c_elems(&p); i++)
+        exact &= elem(&p, p.C, i) == round_elem(&p, -0.3 * elem(&p, p.C0, i));
     TAP_CHECK(st == GT_SUCCESS && exact, "k == 0 must give C = beta * C in double: %s",
               gt_last_error());
     /* k == 0, beta == 0, NaN in C: zeros. */
-    for (size_t i = 0; i < cd_elems(&p); i++) p.C0[i] = NAN;
-    probd_reset_c(&p);
+    for (size_t i = 0; i < c_elems(&p); i++) set_elem(&p, p.C0, i, NAN);
+    prob_reset_c(&p);
     p.beta = 0.0;
-    st = probd_run(&p, NULL);
+    st = prob_run(&p, NULL);
     int zeros = 1;
-    for (size_t i = 0; i < cd_elems(&p); i++) zeros &= p.C[i] == 0.0;
+    for (size_t i = 0; i < c_elems(&p); i++) zeros &= elem(&p, p.C, i) == 0.0;
     TAP_CHECK(st == GT_SUCCESS && zeros, "k == 0, beta == 0 must give zeros");
-    probd_free(&p);
+    prob_free(&p);
 
     /* alpha == 0 with A and B NULL (never read): C = beta * C. beta = 1 + 2^-40 is not a
      * float: a path that narrowed it would round it to 1 and leave C as it was. */
-    probd_init(&p, 0, 0, 123, 45, 67, 0, 0, 0, 0.0, 1.0 + 0x1p-40);
+    prob_init(&p, GT_DT_F64, 0, 0, 123, 45, 67, 0, 0, 0, 0.0, 1.0 + 0x1p-40);
     st = gemm_tuned_d(GT_OP_N, GT_OP_N, p.m, p.n, p.k, 0.0, NULL, p.lda, NULL, p.ldb, p.beta,
                       (double *)(uintptr_t)p.dC, p.ldc, NULL);
     gt_cu.ctx_synchronize();
-    gt_cu.memcpy_dtoh(p.C, p.dC, cd_elems(&p) * 8);
+    prob_fetch_c(&p, p.dC);
     TAP_CHECK(st == GT_SUCCESS, "%s", gt_last_error());
     exact = 1;
-    for (size_t i = 0; i < cd_elems(&p); i++) exact &= p.C[i] == p.beta * p.C0[i];
+    for (size_t i = 0; i < c_elems(&p); i++)
+        exact &= elem(&p, p.C, i) == round_elem(&p, p.beta * elem(&p, p.C0, i));
     TAP_CHECK(exact, "C != beta * C0 in double with alpha == 0");
     /* alpha == 0 and beta == 1: nothing to do, C untouched, even with NULL A and B. */
-    probd_reset_c(&p);
+    prob_reset_c(&p);
     st = gemm_tuned_d(GT_OP_T, GT_OP_N, p.m, p.n, p.k, 0.0, NULL, p.k, NULL, p.ldb, 1.0,
                       (double *)(uintptr_t)p.dC, p.ldc, NULL);
     gt_cu.ctx_synchronize();
-    gt_cu.memcpy_dtoh(p.C, p.dC, cd_elems(&p) * 8);
-    TAP_CHECK(st == GT_SUCCESS && memcmp(p.C, p.C0, cd_elems(&p) * 8) == 0,
+    prob_fetch_c(&p, p.dC);
+    TAP_CHECK(st == GT_SUCCESS && memcmp(p.C, p.C0, c_bytes(&p)) == 0,
               "alpha == 0, beta == 1 changed C: %s", gt_last_error());
-    probd_free(&p);
+    prob_free(&p);
 }
 
 static void gpu_f64_misaligned_launches_nothing(void) {
     NEED_GPU();
     /* A 4-byte offset is a valid float address but not a double's: position 12, C as
      * it was. */
-    probd p;
-    probd_init(&p, 0, 0, 40, 40, 40, 0, 0, 0, 1.0, 0.0);
+    prob p;
+    prob_init(&p, GT_DT_F64, 0, 0, 40, 40, 40, 0, 0, 0, 1.0, 0.0);
     gt_status st = gemm_tuned_d(GT_OP_N, GT_OP_N, p.m, p.n, p.k, 1.0,
                                 (const double *)(uintptr_t)p.dA, p.lda,
                                 (const double *)(uintptr_t)p.dB, p.ldb, 0.0,
                                 (double *)(uintptr_t)(p.dC + 4), p.ldc, NULL);
     gt_cu.ctx_synchronize();
-    gt_cu.memcpy_dtoh(p.C, p.dC, cd_elems(&p) * 8);
+    prob_fetch_c(&p, p.dC);
     TAP_CHECK(st == GT_INVALID_VALUE && gt_last_error_arg() == 12,
               "misaligned C: status %d arg %d (%s)", st, gt_last_error_arg(), gt_last_error());
-    TAP_CHECK(memcmp(p.C, p.C0, cd_elems(&p) * 8) == 0, "C written on error");
-    probd_free(&p);
+    TAP_CHECK(memcmp(p.C, p.C0, c_bytes(&p)) == 0, "C written on error");
+    prob_free(&p);
 }
 
 static void gpu_f32_and_f64_same_shape(void) {
@@ -535,15 +546,14 @@ static void gpu_f32_and_f64_same_shape(void) {
      * plan of one type run on the other's data would be off by O(1). */
     gt_stats before, after;
     gt_get_stats(&before);
-    prob pf;
-    probd pd;
-    prob_init(&pf, 0, 1, 71, 83, 59, 0, 0, 0, 1.25f, 0.5f);
-    probd_init(&pd, 0, 1, 71, 83, 59, 0, 0, 0, 1.25, 0.5);
+    prob pf, pd;
+    prob_init(&pf, GT_DT_F32, 0, 1, 71, 83, 59, 0, 0, 0, 1.25, 0.5);
+    prob_init(&pd, GT_DT_F64, 0, 1, 71, 83, 59, 0, 0, 0, 1.25, 0.5);
     for (int round = 0; round < 2; round++) {
-        gt_cu.memcpy_htod(pf.dC, pf.C0, c_elems(&pf) * 4);
-        probd_reset_c(&pd);
-        gt_status sf = prob_run(&pf, NULL), sd = probd_run(&pd, NULL);
-        double ef = prob_error(&pf), ed = probd_error(&pd);
+        prob_reset_c(&pf);
+        prob_reset_c(&pd);
+        gt_status sf = prob_run(&pf, NULL), sd = prob_run(&pd, NULL);
+        double ef = prob_error(&pf), ed = prob_error(&pd);
         TAP_CHECK(sf == GT_SUCCESS && ef <= tol(pf.k), "round %d f32: %s err %.3g", round,
                   gt_status_string(sf), ef);
         TAP_CHECK(sd == GT_SUCCESS && ed <= tol_d(pd.k), "round %d f64: %s err %.3g", round,
@@ -554,7 +564,185 @@ static void gpu_f32_and_f64_same_shape(void) {
               (unsigned long long)(after.tunes - before.tunes));
     TAP_CHECK(after.plan_hits - before.plan_hits >= 2, "second round missed the plan table");
     prob_free(&pf);
-    probd_free(&pd);
+    prob_free(&pd);
+}
+
+/* ===== split-K: two shapes on one stream ===== */
+
+/* Makes the configuration `text` the plan of key, as a shipped or imported winner would be
+ * (test_cli and test_cluster pin configurations the same way): stores it as key's winner in
+ * this process's user cache (GEMMTUNE_CACHE, set in main). At key's first call the plan
+ * table misses and the dispatcher reads the cache before it would tune, so the entry
+ * written here is what that call runs. The dispatcher validates the entry against the
+ * device with gt_kcfg_validate; it is checked here first with the same limits, so that a
+ * configuration this device cannot run fails here, with its reason, instead of silently
+ * turning into a tuning. 0 on success, else -1 with the reason in why. */
+static int pin_config(gt_devctx *dc, const gt_key *key, const char *text, char *why,
+                      size_t whysize) {
+    gt_klimits lim;
+    gt_kcfg cfg;
+    gt_devctx_limits(dc, &lim);
+    if (gt_kcfg_validate(text, key, &lim, &cfg, why, whysize) != 0) return -1;
+    int open = 0;
+    const char *path = gt_dispatch_cache_path(&open);
+    if (!open) {
+        snprintf(why, whysize, "the user cache '%s' is not open", path);
+        return -1;
+    }
+    gt_db *db = NULL;
+    char msg[512];
+    if (gt_db_open(path, 0, 0, &db, msg, sizeof msg) != GT_SUCCESS) {
+        snprintf(why, whysize, "%s", msg);
+        return -1;
+    }
+    gt_db_winner w;
+    memset(&w, 0, sizeof w);
+    snprintf(w.config, sizeof w.config, "%s", text);
+    w.time_us = 1.0, w.tuned_at = (int64_t)time(NULL);
+    snprintf(w.libver, sizeof w.libver, "%s", GT_VERSION_STRING);
+    gt_status s = gt_db_store(db, key, gt_kernel_source_hash, GT_VERSION_MAJOR, &w, NULL, 0);
+    if (s != GT_SUCCESS) snprintf(why, whysize, "store in %s: %s", path, gt_db_errmsg(db));
+    gt_db_close(db);
+    return s == GT_SUCCESS ? 0 : -1;
+}
+
+static void gpu_splitk_two_shapes_one_stream(void) {
+    NEED_GPU();
+    /* Two split-K plans of different shapes, alternating on one stream, share that
+     * stream's workspace (src/work.c). Its tile counters sit at its start
+     * (kernel_src/common.cuh, splitk_reduce): every launch must leave them at zero, and
+     * neither plan's partial sums may land on them. Each shape gets a split-K
+     * configuration pinned through the cache, so the test does not depend on what the
+     * tuner would pick. Tile sizes, tile counts (3 and 15), splits (4 and 6), ops, vector
+     * widths and beta all differ between the two; odd K leaves the last split short. Both
+     * need far less workspace (about 112 and 354 KiB) than the 1 MiB work.c allocates at
+     * least, so one buffer serves both from the first call on. */
+    enum { ROUNDS = 4 };
+    static const struct {
+        int opa, opb;
+        long long m, n, k;
+        double alpha, beta;
+        const char *cfg;
+    } sh[2] = {
+        /* NT, leading dimensions 64, 96, 64 floats: alignment class 16, so vec 4; beta 0. */
+        {0, 1, 64, 96, 4099, 1.5, 0.0, "f0_64x32x16_w32x16_t4x4_s3_v4_k4_r1"},
+        /* NN, ldb = k = 3001: alignment class 4, so vec 1; beta != 0 reads C. */
+        {0, 0, 200, 72, 3001, -0.75, -0.5, "f0_40x24x16_w20x24_t5x3_s2_v1_k6_r1"},
+    };
+    CUcontext ctx;
+    gt_devctx *dc;
+    gt_cu.ctx_get_current(&ctx);
+    if (gt_devctx_get(ctx, &dc) != GT_SUCCESS) {
+        TAP_CHECK(0, "context state: %s", gt_last_error());
+        return;
+    }
+    /* A stream of its own: its workspace is created by this case's first split-K call. */
+    CUstream stream;
+    CUresult cr = gt_cu.stream_create(&stream, 0);
+    if (cr != CUDA_SUCCESS) {
+        TAP_CHECK(0, "cuStreamCreate: CUresult %d", (int)cr);
+        return;
+    }
+
+    prob p[2];
+    gt_key key[2];
+    char name[2][64];
+    CUdeviceptr out[2][ROUNDS]; /* one C per call, so that no call waits for a read-back */
+    void *first[2];             /* round 0's result, which later rounds must equal */
+    int pinned = 1;
+    for (int s = 0; s < 2; s++) {
+        prob_init(&p[s], GT_DT_F32, sh[s].opa, sh[s].opb, sh[s].m, sh[s].n, sh[s].k, 0, 0, 0,
+                  sh[s].alpha, sh[s].beta);
+        for (int r = 0; r < ROUNDS; r++) {
+            gt_cu.mem_alloc(&out[s][r], c_bytes(&p[s]));
+            gt_cu.memcpy_htod(out[s][r], p[s].C0, c_bytes(&p[s]));
+        }
+        first[s] = malloc(c_bytes(&p[s]));
+        /* The key gemm_tuned builds for these calls (every output is a fresh allocation,
+         * so all have the same alignment class). */
+        gt_devctx_make_key(dc, GT_DT_F32, p[s].opa, p[s].opb, p[s].m, p[s].n, p[s].k,
+                           (void *)(uintptr_t)p[s].dA, p[s].lda, (void *)(uintptr_t)p[s].dB,
+                           p[s].ldb, p[s].beta, (void *)(uintptr_t)out[s][0], p[s].ldc, &key[s]);
+        gt_key_shape(&key[s], name[s], sizeof name[s]);
+        char why[600];
+        if (pin_config(dc, &key[s], sh[s].cfg, why, sizeof why) != 0) {
+            TAP_CHECK(0, "%s: cannot pin %s: %s", name[s], sh[s].cfg, why);
+            pinned = 0;
+        }
+    }
+
+    if (pinned) {
+        /* X, Y, X, Y, ... all queued on the stream; nothing waits in between but what the
+         * library does at each shape's first call (building the kernel, allocating the
+         * workspace). */
+        gt_stats before, after;
+        gt_get_stats(&before);
+        for (int r = 0; r < ROUNDS; r++)
+            for (int s = 0; s < 2; s++) {
+                gt_status st = prob_launch(&p[s], out[s][r], stream);
+                TAP_CHECK(st == GT_SUCCESS, "round %d %s: %s: %s", r, name[s],
+                          gt_status_string(st), gt_last_error());
+            }
+        cr = gt_cu.stream_synchronize(stream);
+        TAP_CHECK(cr == CUDA_SUCCESS, "cuStreamSynchronize: CUresult %d", (int)cr);
+        gt_get_stats(&after);
+
+        /* The pinned entries were used: found in the cache once per shape, nothing tuned
+         * or substituted, every later call a plan-table hit. */
+        TAP_CHECK(after.cache_hits - before.cache_hits == 2 && after.tunes == before.tunes &&
+                      after.fallbacks == before.fallbacks && after.nearest == before.nearest &&
+                      after.rejected == before.rejected,
+                  "cache hits +%llu (want 2), tunes +%llu, fallbacks +%llu, nearest +%llu, "
+                  "rejected +%llu (want 0 each)",
+                  (unsigned long long)(after.cache_hits - before.cache_hits),
+                  (unsigned long long)(after.tunes - before.tunes),
+                  (unsigned long long)(after.fallbacks - before.fallbacks),
+                  (unsigned long long)(after.nearest - before.nearest),
+                  (unsigned long long)(after.rejected - before.rejected));
+        TAP_CHECK(after.plan_hits - before.plan_hits == 2 * (ROUNDS - 1),
+                  "plan hits +%llu, want %d", (unsigned long long)(after.plan_hits - before.plan_hits),
+                  2 * (ROUNDS - 1));
+        /* The plan table's entry for each key is what every call of it launched (api.c
+         * looks up the same key): the pinned configuration, split, with a workspace. */
+        for (int s = 0; s < 2; s++) {
+            const gt_plan *pl = gt_plan_find(ctx, &key[s]);
+            char text[GT_DB_CONFIG_MAX] = "-";
+            if (pl) gt_kcfg_format(&pl->kern.cfg, text, sizeof text);
+            TAP_CHECK(pl && pl->source == GT_SRC_CACHE && strcmp(text, sh[s].cfg) == 0,
+                      "%s ran %s (source %d), want the pinned %s from the cache", name[s], text,
+                      pl ? pl->source : -1, sh[s].cfg);
+            TAP_CHECK(pl && pl->kern.cfg.split > 1 && pl->kern.ws_bytes > 0,
+                      "%s: the plan is not a split-K kernel", name[s]);
+            if (pl)
+                printf("# %s: %s, split %d, %zu bytes of workspace\n", name[s], text,
+                       pl->kern.cfg.split, pl->kern.ws_bytes);
+        }
+
+        /* Every result right; the same shape gives the same bits each time (the split-K
+         * reduction adds the partials in split order, whichever block comes last). */
+        for (int s = 0; s < 2; s++)
+            for (int r = 0; r < ROUNDS; r++) {
+                prob_fetch_c(&p[s], out[s][r]);
+                double e = prob_error(&p[s]);
+                TAP_CHECK(e <= prob_tol(&p[s]), "round %d %s: rel err %.3g > %.3g", r, name[s], e,
+                          prob_tol(&p[s]));
+                if (r == 0) {
+                    memcpy(first[s], p[s].C, c_bytes(&p[s]));
+                    printf("# split-K %s alpha=%g beta=%g rel err %.3g\n", name[s], p[s].alpha,
+                           p[s].beta, e);
+                } else {
+                    TAP_CHECK(memcmp(p[s].C, first[s], c_bytes(&p[s])) == 0,
+                              "round %d %s: not bit-identical to round 0", r, name[s]);
+                }
+            }
+    }
+
+    for (int s = 0; s < 2; s++) {
+        for (int r = 0; r < ROUNDS; r++) gt_cu.mem_free(out[s][r]);
+        free(first[s]);
+        prob_free(&p[s]);
+    }
+    gt_cu.stream_destroy(stream);
 }
 
 /* Child mode: one call of a fixed shape, then print the counters. */
@@ -563,7 +751,7 @@ static int child(void) {
     int pushed;
     if (gt_cu_load() != GT_SUCCESS || gt_cu_enter(NULL, &ctx, &pushed) != GT_SUCCESS) return 3;
     prob p;
-    prob_init(&p, 0, 1, 515, 99, 77, 0, 0, 0, 1.0f, 0.0f);
+    prob_init(&p, GT_DT_F32, 0, 1, 515, 99, 77, 0, 0, 0, 1.0, 0.0);
     gt_status st = prob_run(&p, NULL);
     double e = prob_error(&p);
     gt_stats s;
@@ -637,6 +825,7 @@ int main(int argc, char **argv) {
     TAP_RUN(gpu_f64_k_zero_and_alpha_zero);
     TAP_RUN(gpu_f64_misaligned_launches_nothing);
     TAP_RUN(gpu_f32_and_f64_same_shape);
+    TAP_RUN(gpu_splitk_two_shapes_one_stream);
     gt_release();
     return tap_done();
 }

@@ -433,11 +433,11 @@ static void check_crafted(const crafted *cs) {
 }
 
 static void kcfg_each_constraint_rejects(void) {
-    gt_klimits threads128 = h100, regs32k = h100, sm2000 = h100;
+    gt_klimits threads128 = h100, regs16k = h100, sm2000 = h100;
     threads128.max_threads_per_block = 128;
-    regs32k.regs_per_block = 32768;
+    regs16k.regs_per_block = 16384;
     sm2000.sm_count = 2000; /* a device whose SMs outnumber 1024 tiles */
-    /* The base: f0_128x128x16_w32x64_t8x8_s3_v4_k1_r8 (256 threads, 136 registers,
+    /* The base: f0_128x128x16_w32x64_t8x8_s3_v4_k1_r8 (256 threads, 128 registers,
      * 49920 bytes of shared memory) passes everything on 4096^3 f32 a16 on the H100;
      * each case changes what its constraint looks at. */
     const crafted cases[] = {
@@ -462,11 +462,11 @@ static void kcfg_each_constraint_rejects(void) {
          4096, 4096, 8, &h100, {"widest_vector"}},
         /* f64: 4 x 32 x (128 + 128 + 2) x 8 = 264192 bytes > 227 KiB; no block is
          * resident then either. */
-        {"smem_fits", CFG(0, 128, 128, 32, 32, 64, 8, 8, 4, 2, 1, 8), 90, GT_DT_F64, 0, 0,
+        {"smem_fits", CFG(0, 128, 128, 32, 32, 64, 8, 8, 4, 2, 1, 8), 90, GT_DT_F64, 0, 1,
          4096, 4096, 4096, 16, &h100, {"occupancy"}},
-        /* 136 registers x 256 threads > 32768 per block. */
+        /* 128 registers x 256 threads > 16384 per block. */
         {"regs_fit", CFG(0, 128, 128, 16, 32, 64, 8, 8, 3, 4, 1, 8), 90, GT_DT_F32, 0, 0, 4096,
-         4096, 4096, 16, &regs32k, {0}},
+         4096, 4096, 16, &regs16k, {0}},
         /* (m / 128) x (n / 128) tiles far beyond 2^31 - 1. */
         {"grid_fits", CFG(0, 128, 128, 16, 32, 64, 8, 8, 3, 4, 1, 8), 90, GT_DT_F32, 0, 0,
          2147483647LL, 2147483647LL, 4096, 16, &h100, {0}},
@@ -490,7 +490,7 @@ static void kcfg_each_constraint_rejects(void) {
         {"enough_work_per_thread", CFG(0, 16, 16, 16, 4, 8, 1, 1, 3, 1, 1, 8), 90, GT_DT_F32, 0,
          0, 4096, 4096, 4096, 4, &h100, {0}},
         /* One warp with 102400 bytes of f64 stages: 2 blocks, 2 warps per SM. */
-        {"occupancy", CFG(0, 32, 64, 32, 32, 64, 8, 8, 4, 2, 1, 8), 90, GT_DT_F64, 0, 0, 4096,
+        {"occupancy", CFG(0, 32, 64, 32, 32, 64, 8, 8, 4, 2, 1, 8), 90, GT_DT_F64, 0, 1, 4096,
          4096, 4096, 16, &h100, {0}},
         /* 256 x 256: 4 tiles of 128 x 128 where 64 of 32 x 32 would be possible. */
         {"fills_sms", CFG(0, 128, 128, 16, 32, 64, 8, 8, 3, 4, 1, 1), 90, GT_DT_F32, 0, 0, 256,
@@ -537,7 +537,7 @@ static void kcfg_each_constraint_rejects(void) {
         {"regs_fit", CFG(1, 64, 64, 16, 64, 64, 8, 8, 3, 2, 1, 8), 90, GT_DT_F64, 0, 0, 4096,
          4096, 4096, 16, &h100, {"dmma_shape"}},
         /* f64 on the A100: 3 x 32 x (128 + 128 + 2) x 8 = 198144 bytes > 163 KiB. */
-        {"smem_fits", CFG(0, 128, 128, 32, 32, 64, 8, 8, 3, 2, 1, 8), 80, GT_DT_F64, 0, 0, 4096,
+        {"smem_fits", CFG(0, 128, 128, 32, 32, 64, 8, 8, 3, 2, 1, 8), 80, GT_DT_F64, 0, 1, 4096,
          4096, 4096, 16, &a100, {"occupancy"}},
     };
     gt_klimits sm75;
@@ -582,7 +582,7 @@ static void kcfg_known_good_accepted(void) {
         {GT_DT_F32, CFG(0, 128, 128, 16, 32, 64, 8, 8, 3, 4, 1, 8)},
         {GT_DT_F32, CFG(0, 128, 128, 16, 32, 32, 8, 4, 3, 4, 1, 8)},
         {GT_DT_F64, CFG(1, 128, 128, 16, 32, 64, 4, 8, 3, 2, 1, 8)},
-        {GT_DT_F64, CFG(0, 128, 128, 16, 32, 64, 8, 8, 3, 2, 1, 8)},
+        {GT_DT_F64, CFG(0, 128, 64, 16, 32, 32, 8, 4, 3, 2, 1, 8)},
     };
     for (size_t g = 0; g < sizeof good / sizeof good[0]; g++)
         for (int arch = 80; arch <= 90; arch += 10)
@@ -836,10 +836,12 @@ static void check_space(const gt_key *key, const gt_klimits *lim, int max, int f
     if (n > 0 && legal > 0)
         TAP_CHECK(c[0].est_us == all[0].est_us, "%s: best %g, unlimited best %g", what,
                   c[0].est_us, all[0].est_us);
-    /* The cut: the first pass takes at most 3 of a tile shape in rank order, then the
-     * budget is filled in rank order. So a candidate left out has 3 kept ones of its shape
-     * ranked as well or better, or ranks behind every kept one; and a shape with more than
-     * 3 kept means every shape got its 3. */
+    /* The cut: the first pass takes at most 3 of a tile shape in rank order, and of
+     * those that differ only in rasterization the best one, then the budget is filled in
+     * rank order. So a candidate left out has 3 kept ones of its shape ranked as well or
+     * better, or a kept one that differs only in rasterization and ranks as well or
+     * better, or ranks behind every kept one; and a shape with more than 3 kept means
+     * every shape got its 3. */
     if (n < legal) {
         double worst = c[n - 1].est_us;
         int over3 = 0;
@@ -851,17 +853,19 @@ static void check_space(const gt_key *key, const gt_klimits *lim, int max, int f
         for (int i = 0; i < n; i++) nsplit += c[i].cfg.split > 1;
         for (int j = 0; j < legal; j++) {
             if (kept[j]) continue;
-            int better = 0, all3 = 0;
+            int better = 0, all3 = 0, sib = 0;
             for (int i = 0; i < n; i++)
                 if (same_shape(&c[i].cfg, &as[j].cfg)) {
                     all3++;
                     better += c[i].est_us <= as[j].est_us;
+                    sib |= c[i].cfg.bk == as[j].cfg.bk && c[i].cfg.stages == as[j].cfg.stages &&
+                           c[i].est_us <= as[j].est_us;
                 }
             /* Or it splits K and the first pass had filled the split-K share (all but
              * a quarter of the budget, which is kept for unsplit kernels). */
             int split_full = as[j].cfg.split > 1 && nsplit >= max - max / 4;
-            int ok = ((better >= 3 || worst <= as[j].est_us) && (!over3 || all3 >= 3)) ||
-                     split_full;
+            int ok = worst <= as[j].est_us ||
+                     ((better >= 3 || sib) && (!over3 || all3 >= 3 || sib)) || split_full;
             if (!ok && wrong++ < 3)
                 TAP_CHECK(ok, "%s: %s (%g) left out with %d of its shape kept (%d better), "
                           "worst kept %g, a shape over 3: %d",
@@ -1112,9 +1116,8 @@ static void kcfg_derived_values(void) {
     TAP_CHECK(gt_kcfg_workspace_bytes(&s4, &k64) == (size_t)4096 * 4 + 16 * 4 * 128 * 32 * 8,
               "f64 workspace %zu", gt_kcfg_workspace_bytes(&s4, &k64));
     TAP_CHECK(gt_kcfg_workspace_bytes(&c, &k64) == 0, "f64 workspace without split-K");
-    /* SIMT shared memory: STAGES x BK rows of each operand; 16 bytes of padding (4
-     * floats, 2 doubles) only for the operand whose stored contiguous dimension is k: A
-     * transposed, B as stored. */
+    /* SIMT shared memory: STAGES x BK rows of each operand; 4 elements of padding only
+     * for the operand whose stored contiguous dimension is k: A transposed, B as stored. */
     const struct {
         int dt, opa, opb, bytes;
     } smem[] = {
@@ -1122,10 +1125,10 @@ static void kcfg_derived_values(void) {
         {GT_DT_F32, 1, 0, 3 * 8 * (128 + 4 + 32 + 4) * 4},
         {GT_DT_F32, 0, 1, 3 * 8 * (128 + 32) * 4},
         {GT_DT_F32, 1, 1, 3 * 8 * (128 + 4 + 32) * 4},
-        {GT_DT_F64, 0, 0, 3 * 8 * (128 + 32 + 2) * 8},
-        {GT_DT_F64, 1, 0, 3 * 8 * (128 + 2 + 32 + 2) * 8},
+        {GT_DT_F64, 0, 0, 3 * 8 * (128 + 32 + 4) * 8},
+        {GT_DT_F64, 1, 0, 3 * 8 * (128 + 4 + 32 + 4) * 8},
         {GT_DT_F64, 0, 1, 3 * 8 * (128 + 32) * 8},
-        {GT_DT_F64, 1, 1, 3 * 8 * (128 + 2 + 32) * 8},
+        {GT_DT_F64, 1, 1, 3 * 8 * (128 + 4 + 32) * 8},
     };
     for (size_t i = 0; i < sizeof smem / sizeof smem[0]; i++) {
         gt_key k = key;
@@ -1170,6 +1173,19 @@ static void kcfg_derived_values(void) {
     int mb_small = gt_kcfg_min_blocks(&c, &key), mb_big = gt_kcfg_min_blocks(&big, &key);
     TAP_CHECK(mb_small >= 1 && mb_small <= 8 && mb_big >= 1 && mb_big <= mb_small,
               "min blocks %d, %d", mb_small, mb_big);
+    /* 8 x 8 f32 threads in 256-thread blocks: the bound asks for 2 blocks, so ptxas keeps
+     * them to 128 registers (at 129 only one block fits an SM, measured 30 against 40
+     * TFLOP/s on the H100), and the estimate says so too, whichever operand is staged. */
+    for (int ops = 0; ops < 4; ops++) {
+        gt_key kk = key;
+        kk.opa = ops >> 1, kk.opb = ops & 1;
+        TAP_CHECK(gt_kcfg_min_blocks(&big, &kk) == 2 && gt_kcfg_regs_estimate(&big, &kk) == 128,
+                  "8x8 ops %d: min blocks %d, registers %d", ops, gt_kcfg_min_blocks(&big, &kk),
+                  gt_kcfg_regs_estimate(&big, &kk));
+    }
+    /* Doubles need twice the registers: one block of 256 threads. */
+    TAP_CHECK(gt_kcfg_min_blocks(&big, &k64) == 1, "8x8 f64 min blocks %d",
+              gt_kcfg_min_blocks(&big, &k64));
     /* Same order: SIMT without split-K only. */
     gt_kcfg dm = c;
     dm.fam = GT_FAM_DMMA;
@@ -1184,14 +1200,16 @@ static void kcfg_nvrtc_options(void) {
     char storage[32][64];
     const char *opts[32];
     int n = gt_kcfg_options(&c, &key, storage, opts, 32);
-    TAP_CHECK(n == 9 + gt_nkparams, "%d options", n);
-    char minb[32], smem[32];
+    TAP_CHECK(n == 10 + gt_nkparams, "%d options", n);
+    char minb[32], smem[32], wsc[32];
     snprintf(minb, sizeof minb, "-DGT_MINB=%d", gt_kcfg_min_blocks(&c, &key));
     snprintf(smem, sizeof smem, "-DGT_SMEM_CHECK=%d", gt_kcfg_smem_bytes(&c, &key));
+    snprintf(wsc, sizeof wsc, "-DGT_WS_COUNTERS=%d", GT_KCFG_WS_COUNTERS);
     const char *want_problem[] = {"-DGT_DT=1",    "-DGT_M=4097", "-DGT_N=129",
                                   "-DGT_K=257",   "-DGT_OPA=1",  "-DGT_OPB=0",
-                                  "-DGT_BETA0=1", minb,          smem};
-    for (int w = 0; w < 9; w++) {
+                                  "-DGT_BETA0=1", minb,          smem,
+                                  wsc};
+    for (int w = 0; w < 10; w++) {
         int found = 0;
         for (int i = 0; i < n; i++) found |= strcmp(opts[i], want_problem[w]) == 0;
         TAP_CHECK(found, "no %s", want_problem[w]);

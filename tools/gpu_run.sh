@@ -69,6 +69,8 @@ if [ "$what" = all ] || [ "$what" = bench ]; then
     GEMMTUNE_CACHE="$OUT/bench-cache-$dt.db" ./$B/gemmtune-bench --dtype $dt --file bench/suite.txt \
       --json "$OUT/bench_$dt.json" 2>&1 | tee "$OUT/bench_$dt.txt" || rc=1
     [ -s "$OUT/bench_$dt.json" ] && plot_in+=("$OUT/bench_$dt.json")
+    # The winner of each shape, for the record next to the table.
+    ./$B/gemmtune --cache "$OUT/bench-cache-$dt.db" list >"$OUT/winners_$dt.txt" 2>&1
   done
   if [ ${#plot_in[@]} -gt 0 ]; then
     python3 bench/plot.py "$OUT/bench_ratio.png" "${plot_in[@]}" || rc=1

@@ -45,6 +45,9 @@
 #include <unistd.h>
 
 #define MAXKV 48
+/* Split-K tile counters at the start of the workspace: the library's number
+ * (GT_KCFG_WS_COUNTERS in src/kcfg.h); kcheck stands alone, so it repeats it. */
+#define KC_WS_COUNTERS 4096
 
 static void die(const char *what) {
     fprintf(stderr, "kcheck: %s\n", what);
@@ -315,6 +318,7 @@ static int run_config(world *w, const kvlist *kv) {
     snprintf(opt[no++], 96, "-DGT_OPB=%d", p->tb);
     snprintf(opt[no++], 96, "-DGT_BETA0=%d", p->beta0);
     if (SMEM) snprintf(opt[no++], 96, "-DGT_SMEM_CHECK=%lld", SMEM);
+    snprintf(opt[no++], 96, "-DGT_WS_COUNTERS=%d", KC_WS_COUNTERS);
     for (int i = 0; i < kv->n; i++)
         if (!is_special(kv->key[i])) snprintf(opt[no++], 96, "-DGT_%s=%s", kv->key[i], kv->val[i]);
     for (int i = 0; i < no; i++) opts[i] = opt[i];
@@ -393,7 +397,8 @@ static int run_config(world *w, const kvlist *kv) {
     cuOccupancyMaxActiveBlocksPerMultiprocessor(&occ, fn, (int)NT, (size_t)SMEM);
 
     size_t es = p->f64 ? 8 : 4;
-    size_t wsbytes = SPLIT > 1 ? (size_t)(GM * GN * SPLIT * NACC * NT) * es + (size_t)(GM * GN) * 4 : 0;
+    /* the library's layout (common.cuh): KC_WS_COUNTERS counters, then the partials */
+    size_t wsbytes = SPLIT > 1 ? (size_t)(GM * GN * SPLIT * NACC * NT) * es + (size_t)KC_WS_COUNTERS * 4 : 0;
     CUdeviceptr dws = 0;
     if (wsbytes) {
         CU(cuMemAlloc(&dws, wsbytes));

@@ -101,11 +101,27 @@ typedef struct {
     unsigned char *done;
     _Atomic int stop;     /* set when the budget is spent: compiles not started are skipped */
     double finished;      /* clock when the last compile finished */
+    double deadline;      /* end of the budget (0: none) */
+    double compile_sum;   /* seconds of the compiles finished so far, under lock */
+    int compile_count;
 } compile_job;
+
+/* A compile that would end after the deadline, judged by the mean of those finished so
+ * far, is not started: the tuning thread could not time it, and waiting for it at the
+ * end would push the call past its budget. Candidate 0 always compiles (there must be a
+ * winner). */
+static int compile_too_late(compile_job *job, int i) {
+    if (i == 0 || job->deadline <= 0 || !job->done) return 0;
+    pthread_mutex_lock(&job->lock);
+    double mean = job->compile_count ? job->compile_sum / job->compile_count : 0;
+    pthread_mutex_unlock(&job->lock);
+    return mean > 0 && gt_tune_now_s() + mean > job->deadline;
+}
 
 static void compile_one(int i, void *user) {
     compile_job *job = user;
-    if (job->stop) {
+    double start = gt_tune_now_s();
+    if (job->stop || compile_too_late(job, i)) {
         /* Beyond the budget: left NOT_TIMED, never compiled. */
         snprintf(job->cands[i].message, sizeof job->cands[i].message,
                  "not compiled: the tuning budget was spent");
@@ -121,6 +137,10 @@ static void compile_one(int i, void *user) {
     }
     if (!job->done) return; /* compiling in the foreground */
     pthread_mutex_lock(&job->lock);
+    if (job->cands[i].compiled) {
+        job->compile_sum += gt_tune_now_s() - start;
+        job->compile_count++;
+    }
     job->done[i] = 1;
     pthread_cond_broadcast(&job->cond);
     pthread_mutex_unlock(&job->lock);
@@ -400,7 +420,7 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
 
     /* COMPILE, in the background of ARENA and TIME */
     compile_job job = {.key = key, .arch = dc->arch, .n = n, .threads = opts.threads,
-                       .cands = cands, .images = images};
+                       .cands = cands, .images = images, .deadline = t0 + opts.budget_s};
     pthread_mutex_init(&job.lock, NULL);
     pthread_cond_init(&job.cond, NULL);
     job.done = calloc((size_t)n, 1);
