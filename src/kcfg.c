@@ -190,6 +190,17 @@ static int workspace_fits(const gt_kcfg *c, const gt_key *k, const gt_klimits *l
                              gt_kcfg_workspace_bytes(c, k) <= WORKSPACE_MAX);
 }
 
+/* On sm_90 a DMMA warp tile of under 32 fragments takes m16n8k8 (gemm_dmma.cu's
+ * default). With BK 32 in blocks of 4 warps it computed wrong results on the H100 (relative
+ * error 0.3 to 0.85 on 16x4096x4096 and 64x512x256, every op pair, with fragments
+ * double-buffered or rolling; right with one buffer, BK 16, 8 warps, or another shape:
+ * tools/kcheck.c, 2026-11-21). The cause is not found; the combination is refused. */
+static int dmma_k8_block(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
+    (void)l;
+    return c->fam != GT_FAM_DMMA || k->cc_major < 9 || c->tm * c->tn >= 32 || c->bk != 32 ||
+           gt_kcfg_threads(c) >= 256;
+}
+
 static int warp_not_idle(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     (void)l;
     return cdiv(k->m, c->bm) * c->bm - k->m < c->wm && cdiv(k->n, c->bn) * c->bn - k->n < c->wn;
@@ -212,6 +223,14 @@ static int dmma_shape(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
 static int enough_work_per_thread(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     (void)k, (void)l;
     return c->fam != GT_FAM_SIMT || c->tm * c->tn >= 4 || gt_kcfg_threads(c) <= 128;
+}
+/* A SIMT K step unrolls TM x TN x BK FMAs per thread. Above 1024, NVRTC takes about
+ * twice as long (0.55 against 0.25 s a candidate here, 1.5 to 2.5 s with 16 compiles at
+ * once on the GPU machine), which pushed cold tuning past its budget, and on the H100 BK
+ * 32 with 8 x 8 threads never beat BK 16 (2026-11-21). */
+static int compiles_fast(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
+    (void)k, (void)l;
+    return c->fam != GT_FAM_SIMT || c->tm * c->tn * c->bk <= 1024;
 }
 /* Resident blocks per SM by threads, registers (estimate) and shared memory. */
 static int blocks_per_sm(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
@@ -270,6 +289,10 @@ const gt_kconstraint gt_kconstraints[] = {
     {"workspace_fits", GT_KC_LEGAL,
      "split-K: at most 4096 tiles (one counter each) and 256 MiB of workspace",
      workspace_fits},
+    {"dmma_k8_block", GT_KC_LEGAL,
+     "no DMMA with m16n8k8 (under 32 fragments per warp on sm_90), BK 32 and fewer than 8 "
+     "warps: it computed wrong results (cause not found)",
+     dmma_k8_block},
     {"warp_not_idle", GT_KC_PRUNE,
      "no warp computes nothing: the tiles overhang the problem by less than a warp tile",
      warp_not_idle},
@@ -285,6 +308,10 @@ const gt_kconstraint gt_kconstraints[] = {
     {"enough_work_per_thread", GT_KC_PRUNE,
      "a SIMT thread tile under 4 outputs is only worth it in blocks of at most 128 threads",
      enough_work_per_thread},
+    {"compiles_fast", GT_KC_PRUNE,
+     "a SIMT K step unrolls at most 1024 FMAs per thread (TM x TN x BK): more doubles the "
+     "compile time and did not run faster",
+     compiles_fast},
     {"occupancy", GT_KC_PRUNE,
      "registers and shared memory leave at least 4 warps resident per SM", occupancy},
     {"fills_sms", GT_KC_PRUNE,

@@ -443,7 +443,7 @@ static void kcfg_each_constraint_rejects(void) {
     const crafted cases[] = {
         /* BK = 64 is outside the table; everything else about it is fine. */
         {"in_table", CFG(0, 128, 128, 64, 32, 64, 8, 8, 3, 4, 1, 8), 90, GT_DT_F32, 0, 0,
-         4096, 4096, 4096, 16, &h100, {0}},
+         4096, 4096, 4096, 16, &h100, {"compiles_fast"}},
         /* DMMA for f32. */
         {"family_fits", CFG(1, 128, 128, 16, 32, 64, 4, 8, 3, 4, 1, 8), 90, GT_DT_F32, 0, 0,
          4096, 4096, 4096, 16, &h100, {0}},
@@ -463,7 +463,7 @@ static void kcfg_each_constraint_rejects(void) {
         /* f64: 4 x 32 x (128 + 128 + 2) x 8 = 264192 bytes > 227 KiB; no block is
          * resident then either. */
         {"smem_fits", CFG(0, 128, 128, 32, 32, 64, 8, 8, 4, 2, 1, 8), 90, GT_DT_F64, 0, 1,
-         4096, 4096, 4096, 16, &h100, {"occupancy"}},
+         4096, 4096, 4096, 16, &h100, {"occupancy", "compiles_fast"}},
         /* 128 registers x 256 threads > 16384 per block. */
         {"regs_fit", CFG(0, 128, 128, 16, 32, 64, 8, 8, 3, 4, 1, 8), 90, GT_DT_F32, 0, 0, 4096,
          4096, 4096, 16, &regs16k, {0}},
@@ -491,7 +491,10 @@ static void kcfg_each_constraint_rejects(void) {
          0, 4096, 4096, 4096, 4, &h100, {0}},
         /* One warp with 102400 bytes of f64 stages: 2 blocks, 2 warps per SM. */
         {"occupancy", CFG(0, 32, 64, 32, 32, 64, 8, 8, 4, 2, 1, 8), 90, GT_DT_F64, 0, 1, 4096,
-         4096, 4096, 16, &h100, {0}},
+         4096, 4096, 16, &h100, {"compiles_fast"}},
+        /* 8 x 8 threads with BK 32: 2048 FMAs unrolled per K step. */
+        {"compiles_fast", CFG(0, 128, 128, 32, 32, 64, 8, 8, 3, 4, 1, 8), 90, GT_DT_F32, 0, 0,
+         4096, 4096, 4096, 16, &h100, {0}},
         /* 256 x 256: 4 tiles of 128 x 128 where 64 of 32 x 32 would be possible. */
         {"fills_sms", CFG(0, 128, 128, 16, 32, 64, 8, 8, 3, 4, 1, 1), 90, GT_DT_F32, 0, 0, 256,
          256, 4096, 16, &h100, {0}},
@@ -501,6 +504,10 @@ static void kcfg_each_constraint_rejects(void) {
         /* DMMA with an odd TN (3 fragments along N): the half-rate m8n8k4 fallback. */
         {"dmma_shape", CFG(1, 64, 48, 16, 32, 24, 4, 3, 3, 2, 1, 1), 90, GT_DT_F64, 0, 0,
          4096, 4080, 4096, 16, &h100, {0}},
+        /* The DMMA configuration that computed wrong results on the H100 (16x4096x4096:NT):
+         * m16n8k8 (2 fragments per warp), BK 32, 4 warps. */
+        {"dmma_k8_block", CFG(1, 16, 32, 32, 8, 16, 1, 2, 4, 2, 1, 1), 90, GT_DT_F64, 0, 1, 16,
+         4096, 4096, 16, &h100, {0}},
         /* Grouping 8 rows of a 12 x 8 grid: 96 tiles, less than 2 waves. */
         {"raster_useful", CFG(0, 128, 128, 16, 32, 64, 8, 8, 3, 4, 1, 8), 90, GT_DT_F32, 0, 0,
          1536, 1024, 4096, 16, &h100, {0}},
@@ -538,7 +545,7 @@ static void kcfg_each_constraint_rejects(void) {
          4096, 4096, 16, &h100, {"dmma_shape"}},
         /* f64 on the A100: 3 x 32 x (128 + 128 + 2) x 8 = 198144 bytes > 163 KiB. */
         {"smem_fits", CFG(0, 128, 128, 32, 32, 64, 8, 8, 3, 2, 1, 8), 80, GT_DT_F64, 0, 1, 4096,
-         4096, 4096, 16, &a100, {"occupancy"}},
+         4096, 4096, 16, &a100, {"occupancy", "compiles_fast"}},
     };
     gt_klimits sm75;
     gt_key k75;
