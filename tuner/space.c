@@ -74,6 +74,10 @@ double gt_space_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_klimit
         double smem_eff = fma / (4.0 * (waves_a + waves_b));
         if (smem_eff < 1.0) eff *= smem_eff;
     }
+    /* A lone resident block stalls the whole SM at each barrier: on the H100, 256 x 128
+     * tiles of 512 threads (one per SM) ran 2-4% slower than 256 x 64 or 128 x 128 tiles
+     * of 256 threads (two per SM), and 128 x 256 up to 10%. */
+    if (resident == 1 && blocks >= sms) eff *= 0.97;
     double warps = resident * t / 32.0;
     if (warps < 8) eff *= warps / 8.0;
     else if (warps < 16) eff *= 0.9 + 0.1 * warps / 16.0;
@@ -81,11 +85,12 @@ double gt_space_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_klimit
      * copies, barriers and L2 requests per FLOP. */
     double inten = (double)c->bm * c->bn / (c->bm + c->bn);
     eff *= inten / (inten + 4.0);
-    /* Second-order preferences, so that variants of one tile rank sensibly: one copy in
-     * flight hides less latency, though with 2 blocks per SM it was as fast as 3 or 4 (and
-     * faster where an operand is staged through registers: measured on the H100); BK 8
-     * pays a barrier per 8 k; grouping helps big grids. */
-    eff *= c->stages == 2 ? 0.995 : c->stages == 3 ? 1.0 : 0.99;
+    /* Second-order preferences, so that variants of one tile rank sensibly: SIMT tiles
+     * with 2 stages were as fast as with 3 or 4, and faster where an operand is staged
+     * through registers (H100, 2026-11-21); DMMA ones preferred 3 or 4; BK 8 pays a
+     * barrier per 8 k; grouping helps big grids. */
+    if (c->fam == GT_FAM_SIMT) eff *= c->stages == 2 ? 1.0 : c->stages == 3 ? 0.995 : 0.99;
+    else eff *= c->stages == 2 ? 0.995 : c->stages == 3 ? 1.0 : 0.99;
     eff *= c->bk == 8 ? 0.97 : c->bk == 16 ? 1.0 : 0.99;
     if (tiles >= 2.0 * (lim->sm_count > 0 ? lim->sm_count : 1) && gm > 8)
         eff *= c->raster == 8 ? 1.0 : c->raster == 4 ? 0.995 : c->raster == 16 ? 0.99 : 0.98;
