@@ -70,14 +70,14 @@ int gt_kcfg_smem_bytes(const gt_kcfg *c, const gt_key *key) {
  * spilling much: 8 x 8 f32 threads in 256-thread blocks fit 128 (measured on the H100,
  * 2026-11-21: 125 to 129 unconstrained, 127 under a bound of 2 blocks, no spills), and
  * whether 2 blocks or 1 fit an SM decides their speed (40 against 30 TFLOP/s). */
-static int simt_regs_natural(const gt_kcfg *c, const gt_key *key) {
-    int w = esize(key) / 4, t = gt_kcfg_threads(c);
-    int staged = (key->opa ? c->bm * c->bk / t : 0) + (key->opb ? 0 : c->bn * c->bk / t);
-    return w * (c->tm * c->tn + 2 * (c->tm + c->tn) + staged) + 32;
-}
 static int simt_regs_floor(const gt_kcfg *c, const gt_key *key) {
     int w = esize(key) / 4;
     return w * (c->tm * c->tn + 2 * (c->tm + c->tn)) + 16;
+}
+static int simt_regs_natural(const gt_kcfg *c, const gt_key *key) {
+    int w = esize(key) / 4, t = gt_kcfg_threads(c);
+    int staged = (key->opa ? c->bm * c->bk / t : 0) + (key->opb ? 0 : c->bn * c->bk / t);
+    return simt_regs_floor(c, key) + w * staged + 16;
 }
 /* Registers per thread that b resident blocks leave (allocated in units of 8). */
 static int regs_cap(const gt_kcfg *c, int b) {
@@ -232,8 +232,7 @@ static int compiles_fast(const gt_kcfg *c, const gt_key *k, const gt_klimits *l)
     (void)k, (void)l;
     return c->fam != GT_FAM_SIMT || c->tm * c->tn * c->bk <= 1024;
 }
-/* Resident blocks per SM by threads, registers (estimate) and shared memory. */
-static int blocks_per_sm(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
+int gt_kcfg_blocks_per_sm(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     int t = gt_kcfg_threads(c), r = gt_kcfg_regs_estimate(c, k), s = gt_kcfg_smem_bytes(c, k);
     int b = 2048 / t, br = l->regs_per_sm / (r * t);
     int smem_sm = l->smem_per_block + 1024; /* per SM, about; the opt-in is close to it */
@@ -243,7 +242,7 @@ static int blocks_per_sm(const gt_kcfg *c, const gt_key *k, const gt_klimits *l)
     return b > 32 ? 32 : b;
 }
 static int occupancy(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
-    return blocks_per_sm(c, k, l) * gt_kcfg_threads(c) / 32 >= 4;
+    return gt_kcfg_blocks_per_sm(c, k, l) * gt_kcfg_threads(c) / 32 >= 4;
 }
 /* COSMA-like: the grid should give every SM work, or come as close as the shape allows
  * with 32 x 32 tiles; split-K is only for shapes whose tiles alone cannot. */

@@ -108,6 +108,9 @@ int gt_kcfg_threads(const gt_kcfg *c);
  * estimate, so that small blocks keep several resident without forcing spills. */
 int gt_kcfg_min_blocks(const gt_kcfg *c, const gt_key *key);
 int gt_kcfg_smem_bytes(const gt_kcfg *c, const gt_key *key);
+/* Resident blocks per SM by threads, registers (estimate) and shared memory, at most 32
+ * (0 when one does not fit): the occupancy constraint and the cost model both use it. */
+int gt_kcfg_blocks_per_sm(const gt_kcfg *c, const gt_key *key, const gt_klimits *lim);
 int gt_kcfg_regs_estimate(const gt_kcfg *c, const gt_key *key);
 void gt_kcfg_grid(const gt_kcfg *c, const gt_key *key, unsigned grid[3], unsigned block[3]);
 /* Split-K tile counters at the start of every workspace (one per tile, so at most this

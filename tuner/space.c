@@ -41,12 +41,7 @@ double gt_space_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_klimit
     double kps = cdivd(cdivd(K, c->bk), c->split) * c->bk; /* K per block */
     double blocks = tiles * c->split;
 
-    int regs = gt_kcfg_regs_estimate(c, key);
-    int bps = 2048 / t, by_regs = lim->regs_per_sm / (regs * t);
-    int smem = gt_kcfg_smem_bytes(c, key), by_smem = smem ? (lim->smem_per_block + 1024) / (smem + 1024) : 32;
-    if (by_regs < bps) bps = by_regs;
-    if (by_smem < bps) bps = by_smem;
-    if (bps > 32) bps = 32;
+    int bps = gt_kcfg_blocks_per_sm(c, key, lim);
     if (bps < 1) bps = 1;
     int sms = lim->sm_count > 0 ? lim->sm_count : 1;
     double waves = ceil(blocks / ((double)sms * bps));
