@@ -686,6 +686,22 @@ static gt_status check_key(gt_db *db, const gt_key *key, const char *src_hash) {
     return GT_SUCCESS;
 }
 
+/* The start of every keyed call: takes db->lock, then checks the key and, when `missing`
+ * names a NULL pointer argument of `verb`, refuses it. On failure the lock is released
+ * again and the message set; on success the caller holds the lock. */
+static gt_status lock_keyed(gt_db *db, const gt_key *key, const char *src_hash, const char *verb,
+                            const char *missing) {
+    gt_status s = lock_db(db);
+    if (s != GT_SUCCESS) return s;
+    s = check_key(db, key, src_hash);
+    if (s == GT_SUCCESS && missing) {
+        set_error(db, "cache file '%s': %s: %s is NULL", db->path, verb, missing);
+        s = GT_INVALID_VALUE;
+    }
+    if (s != GT_SUCCESS) unlock_db(db);
+    return s;
+}
+
 /* Binds the 13 key columns as ?1..?13 (KEY_COLS order). */
 static int bind_key(sqlite3_stmt *st, const gt_key *key, const char *src_hash, int lib_major) {
     int rc = sqlite3_bind_text(st, 1, key->device, -1, SQLITE_TRANSIENT);
@@ -1003,36 +1019,29 @@ gt_status gt_db_lookup(gt_db *db, const gt_key *key, const char *src_hash, int l
                        gt_db_winner *out, int *found) {
     if (found) *found = 0;
     if (!db) return GT_INVALID_VALUE;
-    gt_status s = lock_db(db);
+    gt_status s = lock_keyed(db, key, src_hash, "lookup", !out ? "out" : !found ? "found" : NULL);
     if (s != GT_SUCCESS) return s;
-    s = check_key(db, key, src_hash);
-    if (s == GT_SUCCESS && (!out || !found)) {
-        set_error(db, "cache file '%s': lookup: %s is NULL", db->path, out ? "found" : "out");
-        s = GT_INVALID_VALUE;
+    sqlite3_stmt *st = db->st_lookup;
+    int rc = bind_key(st, key, src_hash, lib_major);
+    if (rc == SQLITE_OK) rc = step_first(db, st);
+    if (rc == SQLITE_ROW) {
+        memset(out, 0, sizeof *out);
+        copy_column(out->config, sizeof out->config, st, 0);
+        out->time_us = sqlite3_column_double(st, 1);
+        out->tflops = sqlite3_column_double(st, 2);
+        out->tuned_at = sqlite3_column_int64(st, 3);
+        copy_column(out->nvrtc, sizeof out->nvrtc, st, 4);
+        copy_column(out->driver, sizeof out->driver, st, 5);
+        copy_column(out->host, sizeof out->host, st, 6);
+        copy_column(out->libver, sizeof out->libver, st, 7);
+        *found = 1;
+    } else if (rc != SQLITE_DONE) {
+        char kt[256], what[320];
+        key_text(key, kt, sizeof kt);
+        snprintf(what, sizeof what, "cannot look up %s", kt);
+        s = fail_rc(db, rc, what);
     }
-    if (s == GT_SUCCESS) {
-        sqlite3_stmt *st = db->st_lookup;
-        int rc = bind_key(st, key, src_hash, lib_major);
-        if (rc == SQLITE_OK) rc = step_first(db, st);
-        if (rc == SQLITE_ROW) {
-            memset(out, 0, sizeof *out);
-            copy_column(out->config, sizeof out->config, st, 0);
-            out->time_us = sqlite3_column_double(st, 1);
-            out->tflops = sqlite3_column_double(st, 2);
-            out->tuned_at = sqlite3_column_int64(st, 3);
-            copy_column(out->nvrtc, sizeof out->nvrtc, st, 4);
-            copy_column(out->driver, sizeof out->driver, st, 5);
-            copy_column(out->host, sizeof out->host, st, 6);
-            copy_column(out->libver, sizeof out->libver, st, 7);
-            *found = 1;
-        } else if (rc != SQLITE_DONE) {
-            char kt[256], what[320];
-            key_text(key, kt, sizeof kt);
-            snprintf(what, sizeof what, "cannot look up %s", kt);
-            s = fail_rc(db, rc, what);
-        }
-        done_stmt(st);
-    }
+    done_stmt(st);
     unlock_db(db);
     return s;
 }
@@ -1058,10 +1067,9 @@ gt_status gt_db_store(gt_db *db, const gt_key *key, const char *src_hash, int li
                       const gt_db_winner *winner, const gt_db_timing *timings,
                       int ntimings) {
     if (!db) return GT_INVALID_VALUE;
-    gt_status s = lock_db(db);
+    gt_status s = lock_keyed(db, key, src_hash, "store", NULL);
     if (s != GT_SUCCESS) return s;
-    s = check_key(db, key, src_hash);
-    if (s == GT_SUCCESS) s = check_timings(db, "store", timings, ntimings);
+    s = check_timings(db, "store", timings, ntimings);
     if (s == GT_SUCCESS) s = refuse_readonly(db, "store");
     if (s != GT_SUCCESS) {
         unlock_db(db);
@@ -1102,17 +1110,8 @@ gt_status gt_db_list(gt_db *db, gt_db_winner_fn fn, void *user) {
 gt_status gt_db_timings(gt_db *db, const gt_key *key, const char *src_hash, int lib_major,
                         gt_db_timing_fn fn, void *user) {
     if (!db) return GT_INVALID_VALUE;
-    gt_status s = lock_db(db);
+    gt_status s = lock_keyed(db, key, src_hash, "timings", fn ? NULL : "fn");
     if (s != GT_SUCCESS) return s;
-    s = check_key(db, key, src_hash);
-    if (s == GT_SUCCESS && !fn) {
-        set_error(db, "cache file '%s': timings: fn is NULL", db->path);
-        s = GT_INVALID_VALUE;
-    }
-    if (s != GT_SUCCESS) {
-        unlock_db(db);
-        return s;
-    }
     sqlite3_stmt *st = db->st_timings;
     int rc = bind_key(st, key, src_hash, lib_major);
     if (rc == SQLITE_OK) {
@@ -1150,15 +1149,10 @@ gt_status gt_db_merge(gt_db *db, const gt_key *key, const char *src_hash, int li
                       int *stored) {
     if (stored) *stored = 0;
     if (!db) return GT_INVALID_VALUE;
-    gt_status s = lock_db(db);
+    gt_status s = lock_keyed(db, key, src_hash, "merge", winner ? NULL : "winner");
     if (s != GT_SUCCESS) return s;
-    s = check_key(db, key, src_hash);
-    if (s == GT_SUCCESS && !winner) {
-        set_error(db, "cache file '%s': merge: winner is NULL", db->path);
-        s = GT_INVALID_VALUE;
-    }
     /* NaN compares false with everything, so it could neither win nor lose honestly. */
-    if (s == GT_SUCCESS && winner->time_us != winner->time_us) {
+    if (winner->time_us != winner->time_us) {
         set_error(db, "cache file '%s': merge: the winner's time is not a number", db->path);
         s = GT_INVALID_VALUE;
     }
@@ -1261,17 +1255,8 @@ gt_status gt_db_prune(gt_db *db, const char *src_hash, int lib_major, const char
 gt_status gt_db_neighbors(gt_db *db, const gt_key *key, const char *src_hash, int lib_major,
                           gt_db_winner_fn fn, void *user) {
     if (!db) return GT_INVALID_VALUE;
-    gt_status s = lock_db(db);
+    gt_status s = lock_keyed(db, key, src_hash, "neighbors", fn ? NULL : "fn");
     if (s != GT_SUCCESS) return s;
-    s = check_key(db, key, src_hash);
-    if (s == GT_SUCCESS && !fn) {
-        set_error(db, "cache file '%s': neighbors: fn is NULL", db->path);
-        s = GT_INVALID_VALUE;
-    }
-    if (s != GT_SUCCESS) {
-        unlock_db(db);
-        return s;
-    }
     sqlite3_stmt *st = db->st_neighbors;
     int rc = bind_key(st, key, src_hash, lib_major);
     if (rc == SQLITE_OK) rc = walk_winners(db, st, fn, user);

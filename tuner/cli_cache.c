@@ -521,9 +521,9 @@ int cli_merge(int argc, char **argv) {
     return 0;
 }
 
-/* ===== import ===== */
-
-int cli_import(int argc, char **argv) {
+/* Options of a verb that takes none but --help: -1 to go on (optind at the first
+ * operand), else the exit code (usage printed for --help; getopt's message for others). */
+static int help_only(int argc, char **argv) {
     static const struct option longs[] = {{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int c;
     optind = 1;
@@ -531,6 +531,14 @@ int cli_import(int argc, char **argv) {
         if (c == 'h') return cli_usage(stdout, 0);
         return 2;
     }
+    return -1;
+}
+
+/* ===== import ===== */
+
+int cli_import(int argc, char **argv) {
+    int opts = help_only(argc, argv);
+    if (opts >= 0) return opts;
     if (argc - optind != 1) {
         fprintf(stderr, "gemmtune import: give one FILE to import (see --help)\n");
         return 2;
@@ -656,13 +664,8 @@ int cli_show(int argc, char **argv) {
 /* ===== prune ===== */
 
 int cli_prune(int argc, char **argv) {
-    static const struct option longs[] = {{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
-        if (c == 'h') return cli_usage(stdout, 0);
-        return 2;
-    }
+    int opts = help_only(argc, argv);
+    if (opts >= 0) return opts;
     if (optind < argc) {
         fprintf(stderr, "gemmtune prune: unexpected argument '%s'\n", argv[optind]);
         return 2;
