@@ -1,20 +1,26 @@
 /*
- * bench.c: gemmtune-bench, gemm_tuned() against cuBLAS, shape by shape, in fp32
- * (gemm_tuned vs cublasSgemm, the default) or fp64 (--dtype f64: gemm_tuned_d vs
- * cublasDgemm). One method for both; the element type is a run-time choice (an element
- * size and a switch at the few call sites that need the type).
+ * bench.c: gemmtune-bench, gemmtune against cuBLAS, shape by shape, in one data type per
+ * run (--dtype): fp32 (gemm_tuned vs cublasSgemm, the default), fp64 (gemm_tuned_d vs
+ * cublasDgemm), or a tensor-core type (gemm_tuned_ex vs cublasGemmEx with the same types:
+ * tf32, f16, f16_f32, bf16, bf16_f32; the table DTYPES below). One method for all; the
+ * type is a run-time choice (element sizes and a switch at the few call sites that need it).
  *
  * Method (the llm.c harness: reference first, then time):
- *  1. Cold call. The first gemm_tuned() (or gemm_tuned_d()) for a shape is timed by wall
- *     clock (CLOCK_MONOTONIC, device synchronized before and after), because it may tune
- *     (compile, time, verify) or load a winner from the SQLite cache; gt_get_stats()
- *     deltas say which. This is the price a caller pays once per shape.
+ *  1. Cold call. The first gemm_tuned() (gemm_tuned_d(), gemm_tuned_ex()) for a shape is
+ *     timed by wall clock (CLOCK_MONOTONIC, device synchronized before and after),
+ *     because it may tune (compile, time, verify) or load a winner from the SQLite cache;
+ *     gt_get_stats() deltas say which. This is the price a caller pays once per shape.
  *  2. Correctness. cuBLAS computes the same product with CUBLAS_DEFAULT_MATH set
  *     explicitly, so TF32 (fp32) and FP64 emulation (fp64) are off: the reference is
  *     true fp32, or true fp64 (cuBLAS DGEMM on sm_80+ uses FP64 tensor cores, DMMA,
- *     which are full fp64 but sum over K in another order). The relative Frobenius error
- *     ||C_gt - C_cublas|| / ||C_cublas|| is summed on the host in double; above 1e-4
- *     (fp32) or 1e-10 (fp64), or not finite, the shape fails and is not timed.
+ *     which are full fp64 but sum over K in another order). The tensor-core types name
+ *     their compute type in the cublasGemmEx call (CUBLAS_COMPUTE_32F, or
+ *     CUBLAS_COMPUTE_32F_FAST_TF32 for tf32), CUBLAS_GEMM_DEFAULT. Their inputs have 8
+ *     significant bits (odd multiples of 1/256), exact in tf32, fp16 and bf16, so both
+ *     libraries multiply the same numbers exactly. The relative Frobenius error
+ *     ||C_gt - C_cublas|| / ||C_cublas|| is summed on the host in double; above the
+ *     type's bound (1e-4 fp32, 1e-10 fp64, 5e-3 tf32, 2e-3 f16, 1e-2 bf16, 1e-4 for
+ *     f16_f32 and bf16_f32), or not finite, the shape fails and is not timed.
  *  3. Timing. One stream for both libraries. Each set is `warmup` untimed runs, then
  *     `reps` runs (more for small problems, whose times are short and noisy), each
  *     between its own pair of CUDA events, so the launch gaps of the host are not
@@ -23,9 +29,11 @@
  *     (clocks, heat) does not favour whichever ran first. Inputs stay warm in L2
  *     between runs, for both libraries alike.
  *  4. Floor. The time no kernel can beat on an H100-class part: the larger of the
- *     compulsory traffic e(MK+KN+MN) bytes at 3.0e12 B/s (e = 4 for fp32, 8 for fp64)
- *     and 2MNK flops at 67e12 FLOP/s (the FFMA ceiling for fp32, the FP64 tensor-core
- *     ceiling for fp64). "%floor" is how close gt gets to it.
+ *     compulsory traffic e_ab(MK+KN) + e_c MN bytes at 3.0e12 B/s (e = the element sizes
+ *     of A/B and of C: 4 fp32 and tf32, 8 fp64, 2 f16 and bf16, 4 for the C of f16_f32
+ *     and bf16_f32) and 2MNK flops at the type's ceiling: 67e12 FLOP/s for fp32 (FFMA)
+ *     and fp64 (FP64 tensor cores), 495e12 for tf32 and 990e12 for f16/bf16 (dense
+ *     tensor cores). "%floor" is how close gt gets to it.
  *  5. Summary. The geometric mean of ratio = cuBLAS time / gt time over the shapes that
  *     passed, and the minimum ratio of each class of shape (shape_class() below:
  *     small, skinny/flat, large-K, large, other), the worst case being what a user of
@@ -49,23 +57,65 @@
 
 #include "gemmtune.h"
 
-/* The element type: all that differs between fp32 and fp64 outside the call sites. */
+/* Which pair of functions a type calls: gemm_tuned/cublasSgemm, gemm_tuned_d/cublasDgemm,
+ * or gemm_tuned_ex/cublasGemmEx with the types of dtype_info. */
+typedef enum { CALL_S, CALL_D, CALL_EX } call_kind;
+
+/* The data type: all that differs between types outside the call sites. */
 typedef struct {
-    const char *name;        /* --dtype and the JSON "dtype" */
-    int f64;                 /* the switch at the call sites */
-    size_t size;             /* bytes per element */
-    double max_rel_err;      /* correctness bound vs cuBLAS */
-    double peak_flops;       /* FLOP/s ceiling of the floor */
-    double peak_bytes;       /* B/s ceiling of the floor */
+    const char *name;           /* --dtype and the JSON "dtype" */
+    call_kind call;             /* the switch at the call sites */
+    gt_datatype ab, c;          /* element types of A and B, and of C */
+    gt_compute_type compute;
+    cudaDataType cu_ab, cu_c;   /* the same three for cublasGemmEx */
+    cublasComputeType_t cu_compute;
+    double max_rel_err;         /* correctness bound vs cuBLAS */
+    double peak_flops;          /* FLOP/s ceiling of the floor */
+    double peak_bytes;          /* B/s ceiling of the floor */
     const char *gt_name, *blas_name, *note;
 } dtype_info;
 
+/* Bounds, f32 and f64: see the method above. The inputs of the tensor-core types are exact
+ * in the type and their products exact in fp32, so gemmtune and cuBLAS differ by the order
+ * of fp32 sums (about 1e-6 here) and, for a 16-bit C, by its final rounding (at most half
+ * an ulp: 2^-11 relative for fp16, 2^-8 for bf16), more where cuBLAS reduces split-K
+ * partials in the output type (its default math allows that). The bounds leave room for
+ * these, not for a wrong result. */
 static const dtype_info DTYPES[] = {
-    {"f32", 0, sizeof(float), 1e-4, 67e12, 3.0e12, "gemm_tuned", "cublasSgemm",
-     "fp32, TF32 off"},
-    {"f64", 1, sizeof(double), 1e-10, 67e12, 3.0e12, "gemm_tuned_d", "cublasDgemm",
+    {"f32", CALL_S, GT_R_32F, GT_R_32F, GT_COMPUTE_32F, CUDA_R_32F, CUDA_R_32F,
+     CUBLAS_COMPUTE_32F, 1e-4, 67e12, 3.0e12, "gemm_tuned", "cublasSgemm", "fp32, TF32 off"},
+    {"f64", CALL_D, GT_R_64F, GT_R_64F, GT_COMPUTE_64F, CUDA_R_64F, CUDA_R_64F,
+     CUBLAS_COMPUTE_64F, 1e-10, 67e12, 3.0e12, "gemm_tuned_d", "cublasDgemm",
      "fp64, cuBLAS DMMA, emulation off"},
+    {"tf32", CALL_EX, GT_R_32F, GT_R_32F, GT_COMPUTE_32F_FAST_TF32, CUDA_R_32F, CUDA_R_32F,
+     CUBLAS_COMPUTE_32F_FAST_TF32, 5e-3, 495e12, 3.0e12, "gemm_tuned_ex", "cublasGemmEx",
+     "fp32 A/B/C, TF32 tensor cores, COMPUTE_32F_FAST_TF32"},
+    {"f16", CALL_EX, GT_R_16F, GT_R_16F, GT_COMPUTE_32F, CUDA_R_16F, CUDA_R_16F,
+     CUBLAS_COMPUTE_32F, 2e-3, 990e12, 3.0e12, "gemm_tuned_ex", "cublasGemmEx",
+     "fp16 A/B/C, COMPUTE_32F"},
+    {"f16_f32", CALL_EX, GT_R_16F, GT_R_32F, GT_COMPUTE_32F, CUDA_R_16F, CUDA_R_32F,
+     CUBLAS_COMPUTE_32F, 1e-4, 990e12, 3.0e12, "gemm_tuned_ex", "cublasGemmEx",
+     "fp16 A/B, fp32 C, COMPUTE_32F"},
+    {"bf16", CALL_EX, GT_R_16BF, GT_R_16BF, GT_COMPUTE_32F, CUDA_R_16BF, CUDA_R_16BF,
+     CUBLAS_COMPUTE_32F, 1e-2, 990e12, 3.0e12, "gemm_tuned_ex", "cublasGemmEx",
+     "bf16 A/B/C, COMPUTE_32F"},
+    {"bf16_f32", CALL_EX, GT_R_16BF, GT_R_32F, GT_COMPUTE_32F, CUDA_R_16BF, CUDA_R_32F,
+     CUBLAS_COMPUTE_32F, 1e-4, 990e12, 3.0e12, "gemm_tuned_ex", "cublasGemmEx",
+     "bf16 A/B, fp32 C, COMPUTE_32F"},
 };
+enum { NDTYPES = sizeof DTYPES / sizeof DTYPES[0] };
+
+/* Bytes per element of a type. */
+static size_t type_size(gt_datatype t)
+{
+    switch (t) {
+    case GT_R_64F: return 8;
+    case GT_R_16F:
+    case GT_R_16BF: return 2;
+    case GT_R_32F: break;
+    }
+    return 4;
+}
 
 typedef struct { int64_t m, n, k; char opa, opb; } shape;
 
@@ -76,8 +126,8 @@ typedef struct {
     int tuned, ok;
 } result;
 
-/* Everything one timed run needs, so a set can run either library. Buffers hold
- * elements of dt (float or double). */
+/* Everything one timed run needs, so a set can run either library. A and B hold
+ * elements of dt->ab, the two C buffers elements of dt->c. */
 typedef struct {
     cublasHandle_t blas;
     cudaStream_t stream;
@@ -138,10 +188,11 @@ static int blas_ok(cublasStatus_t e, const char *what)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: gemmtune-bench [--dtype f32|f64] [--file SHAPES] [--json OUT.json] "
+    fprintf(f, "usage: gemmtune-bench [--dtype T] [--file SHAPES] [--json OUT.json] "
                "[--reps N] [--warmup N] [--device I] [--help] [MxNxK[:NT] ...]\n"
-               "  --dtype: f32 (gemm_tuned vs cublasSgemm, default) or f64 (gemm_tuned_d vs "
-               "cublasDgemm)\n"
+               "  --dtype: f32 (gemm_tuned vs cublasSgemm, default), f64 (gemm_tuned_d vs "
+               "cublasDgemm),\n"
+               "    or gemm_tuned_ex vs cublasGemmEx: tf32, f16, f16_f32, bf16, bf16_f32\n"
                "  SHAPES: lines 'M N K opA opB' (op N or T), '#' starts a comment line\n"
                "  MxNxK[:AB]: a shape on the command line, ops default to NN\n");
 }
@@ -239,10 +290,77 @@ static void fill_uniform(void *buf, size_t n, uint64_t seed, int f64)
     }
 }
 
-/* Element i of a host buffer of floats or doubles, as a double. */
-static double elem(const void *buf, size_t i, int f64)
+/* fp32 to fp16 bits, rounding to nearest even (overflow to infinity, NaN kept NaN). */
+static uint16_t f32_to_f16(float f)
 {
-    return f64 ? ((const double *)buf)[i] : (double)((const float *)buf)[i];
+    uint32_t x;
+    memcpy(&x, &f, sizeof x);
+    uint16_t sign = (uint16_t)(x >> 16 & 0x8000);
+    uint32_t abs = x & 0x7FFFFFFF;
+    if (abs > 0x7F800000) return sign | 0x7E00;     /* NaN */
+    if (abs >= 0x477FF000) return sign | 0x7C00;    /* rounds to or above 65536: infinity */
+    if (abs < 0x38800000) {                         /* below 2^-14: subnormal or zero */
+        if (abs < 0x33000000) return sign;          /* below 2^-25: rounds to zero */
+        uint32_t mant = (abs & 0x7FFFFF) | 0x800000, shift = 126 - (abs >> 23);
+        uint32_t h = mant >> shift, rest = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
+        h += rest > half || (rest == half && (h & 1));
+        return sign | (uint16_t)h;
+    }
+    uint32_t h = (abs >> 13) - (112u << 10), rest = abs & 0x1FFF; /* rebias 127 -> 15 */
+    h += rest > 0x1000 || (rest == 0x1000 && (h & 1));
+    return sign | (uint16_t)h;
+}
+
+static double f16_to_double(uint16_t h)
+{
+    int e = h >> 10 & 0x1F, m = h & 0x3FF;
+    double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(m | 0x400, e - 25);
+    return h & 0x8000 ? -v : v;
+}
+
+/* fp32 to bf16 bits (the upper half), rounding to nearest even; NaN kept NaN. */
+static uint16_t f32_to_bf16(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, sizeof x);
+    if ((x & 0x7FFFFFFF) > 0x7F800000) return (uint16_t)(x >> 16 | 0x40);
+    return (uint16_t)((x + 0x7FFF + (x >> 16 & 1)) >> 16);
+}
+
+static double bf16_to_double(uint16_t h)
+{
+    uint32_t x = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &x, sizeof f);
+    return f;
+}
+
+/* Inputs of the tensor-core types: odd multiples of 1/256 in (-1, 1), 8 significant bits,
+ * so exact in tf32, fp16 and bf16 alike and never zero; four values per splitmix64 step
+ * (7 bits of magnitude and a sign bit each). Stored as elements of type t. */
+static void fill_exact(void *buf, size_t n, uint64_t seed, gt_datatype t)
+{
+    uint64_t z = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i % 4 == 0) z = splitmix64(&seed);
+        unsigned u = (unsigned)(z >> (16 * (i % 4))) & 0xFFFF;
+        float v = (float)((u & 0x7F) * 2 + 1) * (1.0f / 256.0f) * (u & 0x80 ? -1.0f : 1.0f);
+        if (t == GT_R_16F) ((uint16_t *)buf)[i] = f32_to_f16(v);
+        else if (t == GT_R_16BF) ((uint16_t *)buf)[i] = f32_to_bf16(v);
+        else ((float *)buf)[i] = v;
+    }
+}
+
+/* Element i of a host buffer of type t, as a double. */
+static double elem(const void *buf, size_t i, gt_datatype t)
+{
+    switch (t) {
+    case GT_R_64F: return ((const double *)buf)[i];
+    case GT_R_16F: return f16_to_double(((const uint16_t *)buf)[i]);
+    case GT_R_16BF: return bf16_to_double(((const uint16_t *)buf)[i]);
+    case GT_R_32F: break;
+    }
+    return (double)((const float *)buf)[i];
 }
 
 static int cmp_float(const void *a, const void *b)
@@ -253,33 +371,43 @@ static int cmp_float(const void *a, const void *b)
 
 /* ---- runs ---- */
 
-/* alpha = 1, beta = 0, in the element type of c->dt. */
+/* alpha = 1, beta = 0, in the compute type of c->dt (float but for f64). */
 static int launch(const run_ctx *c, int lib)
 {
     const shape *s = &c->s;
-    int f64 = c->dt->f64;
+    const dtype_info *dt = c->dt;
+    int f64 = dt->call == CALL_D;
+    const float onef = 1.0f, zerof = 0.0f;
     if (lib == LIB_GT) {
         gt_op a = s->opa == 'T' ? GT_OP_T : GT_OP_N, b = s->opb == 'T' ? GT_OP_T : GT_OP_N;
-        gt_status st = f64 ? gemm_tuned_d(a, b, s->m, s->n, s->k, 1.0, c->A, c->lda, c->B, c->ldb,
-                                          0.0, c->C_gt, c->ldc, c->stream)
-                           : gemm_tuned(a, b, s->m, s->n, s->k, 1.0f, c->A, c->lda, c->B, c->ldb,
-                                        0.0f, c->C_gt, c->ldc, c->stream);
+        gt_status st =
+            dt->call == CALL_EX
+                ? gemm_tuned_ex(a, b, s->m, s->n, s->k, &onef, c->A, dt->ab, c->lda, c->B, dt->ab,
+                                c->ldb, &zerof, c->C_gt, dt->c, c->ldc, dt->compute, c->stream)
+            : f64 ? gemm_tuned_d(a, b, s->m, s->n, s->k, 1.0, c->A, c->lda, c->B, c->ldb, 0.0,
+                                 c->C_gt, c->ldc, c->stream)
+                  : gemm_tuned(a, b, s->m, s->n, s->k, 1.0f, c->A, c->lda, c->B, c->ldb, 0.0f,
+                               c->C_gt, c->ldc, c->stream);
         if (st == GT_SUCCESS) return 1;
-        fprintf(stderr, "gemmtune-bench: %s failed: %s: %s\n", c->dt->gt_name,
+        fprintf(stderr, "gemmtune-bench: %s failed: %s: %s\n", dt->gt_name,
                 gt_status_string(st), gt_last_error());
         return 0;
     }
     cublasOperation_t a = s->opa == 'T' ? CUBLAS_OP_T : CUBLAS_OP_N;
     cublasOperation_t b = s->opb == 'T' ? CUBLAS_OP_T : CUBLAS_OP_N;
+    if (dt->call == CALL_EX)
+        return BLAS_OK(cublasGemmEx(c->blas, a, b, (int)s->m, (int)s->n, (int)s->k, &onef, c->A,
+                                    dt->cu_ab, (int)c->lda, c->B, dt->cu_ab, (int)c->ldb, &zerof,
+                                    c->C_cublas, dt->cu_c, (int)c->ldc, dt->cu_compute,
+                                    CUBLAS_GEMM_DEFAULT));
     if (f64) {
         const double one = 1.0, zero = 0.0;
         return BLAS_OK(cublasDgemm(c->blas, a, b, (int)s->m, (int)s->n, (int)s->k, &one, c->A,
                                    (int)c->lda, c->B, (int)c->ldb, &zero, c->C_cublas,
                                    (int)c->ldc));
     }
-    const float one = 1.0f, zero = 0.0f;
-    return BLAS_OK(cublasSgemm(c->blas, a, b, (int)s->m, (int)s->n, (int)s->k, &one, c->A,
-                               (int)c->lda, c->B, (int)c->ldb, &zero, c->C_cublas, (int)c->ldc));
+    return BLAS_OK(cublasSgemm(c->blas, a, b, (int)s->m, (int)s->n, (int)s->k, &onef, c->A,
+                               (int)c->lda, c->B, (int)c->ldb, &zerof, c->C_cublas, (int)c->ldc));
 }
 
 /* One set: warm-up, then `reps` runs each between its own events; median in us, or -1.
@@ -320,11 +448,12 @@ static int bench_shape(cublasHandle_t blas, cudaStream_t stream, const dtype_inf
     run_ctx c = {blas, stream, dt, *s, s->opa == 'T' ? s->k : s->m, s->opb == 'T' ? s->n : s->k,
                  s->m, NULL, NULL, NULL, NULL};
     size_t na = (size_t)(s->m * s->k), nb = (size_t)(s->k * s->n), nc = (size_t)(s->m * s->n);
-    size_t es = dt->size;
+    size_t es = type_size(dt->ab), esc = type_size(dt->c); /* A/B and C element bytes */
     void *hA = NULL, *hB = NULL, *hgt = NULL, *hcb = NULL, *dA = NULL, *dB = NULL;
     int cuda_fine = 0;
     double flops = 2.0 * (double)s->m * (double)s->n * (double)s->k;
-    double mem_us = (double)es * (double)(na + nb + nc) / dt->peak_bytes * 1e6;
+    double bytes = (double)es * (double)(na + nb) + (double)esc * (double)nc;
+    double mem_us = bytes / dt->peak_bytes * 1e6;
     double flop_us = flops / dt->peak_flops * 1e6;
     *r = (result){*s, NAN, NAN, NAN, NAN, fmax(mem_us, flop_us), mem_us >= flop_us ? "mem" : "flop",
                   "-", shape_class(s), 0, 0};
@@ -333,16 +462,21 @@ static int bench_shape(cublasHandle_t blas, cudaStream_t stream, const dtype_inf
                 (long long)s->n, (long long)s->k, dt->blas_name);
         return 1;
     }
-    hA = malloc(na * es), hB = malloc(nb * es), hgt = malloc(nc * es), hcb = malloc(nc * es);
+    hA = malloc(na * es), hB = malloc(nb * es), hgt = malloc(nc * esc), hcb = malloc(nc * esc);
     if (!hA || !hB || !hgt || !hcb) {
         fprintf(stderr, "gemmtune-bench: out of host memory\n");
         cuda_fine = 1;
         goto out;
     }
-    fill_uniform(hA, na, 0x5EED0001ull, dt->f64);
-    fill_uniform(hB, nb, 0x5EED0002ull, dt->f64);
+    if (dt->call == CALL_EX) {
+        fill_exact(hA, na, 0x5EED0001ull, dt->ab);
+        fill_exact(hB, nb, 0x5EED0002ull, dt->ab);
+    } else {
+        fill_uniform(hA, na, 0x5EED0001ull, dt->call == CALL_D);
+        fill_uniform(hB, nb, 0x5EED0002ull, dt->call == CALL_D);
+    }
     if (!CUDA_OK(cudaMalloc(&dA, na * es)) || !CUDA_OK(cudaMalloc(&dB, nb * es)) ||
-        !CUDA_OK(cudaMalloc(&c.C_gt, nc * es)) || !CUDA_OK(cudaMalloc(&c.C_cublas, nc * es)) ||
+        !CUDA_OK(cudaMalloc(&c.C_gt, nc * esc)) || !CUDA_OK(cudaMalloc(&c.C_cublas, nc * esc)) ||
         !CUDA_OK(cudaMemcpy(dA, hA, na * es, cudaMemcpyHostToDevice)) ||
         !CUDA_OK(cudaMemcpy(dB, hB, nb * es, cudaMemcpyHostToDevice)) ||
         !CUDA_OK(cudaDeviceSynchronize()))
@@ -369,14 +503,14 @@ static int bench_shape(cublasHandle_t blas, cudaStream_t stream, const dtype_inf
 
     /* 2. reference and error, before any timing */
     if (!launch(&c, LIB_CUBLAS) ||
-        !CUDA_OK(cudaMemcpy(hgt, c.C_gt, nc * es, cudaMemcpyDeviceToHost)) ||
-        !CUDA_OK(cudaMemcpy(hcb, c.C_cublas, nc * es, cudaMemcpyDeviceToHost))) {
+        !CUDA_OK(cudaMemcpy(hgt, c.C_gt, nc * esc, cudaMemcpyDeviceToHost)) ||
+        !CUDA_OK(cudaMemcpy(hcb, c.C_cublas, nc * esc, cudaMemcpyDeviceToHost))) {
         cuda_fine = 0;
         goto out;
     }
     double diff2 = 0, ref2 = 0;
     for (size_t i = 0; i < nc; i++) {
-        double g = elem(hgt, i, dt->f64), b = elem(hcb, i, dt->f64), d = g - b;
+        double g = elem(hgt, i, dt->c), b = elem(hcb, i, dt->c), d = g - b;
         diff2 += d * d, ref2 += b * b;
     }
     r->rel_err = ref2 > 0 ? sqrt(diff2 / ref2) : sqrt(diff2);
@@ -519,8 +653,9 @@ static int write_json(const char *path, const struct cudaDeviceProp *p, const dt
             p->multiProcessorCount);
     fprintf(f, "  \"date\": \"%s\",\n  \"dtype\": \"%s\",\n", date, dt->name);
     fprintf(f, "  \"reference\": \"%s\", \"max_rel_err\": %.0e,\n", dt->blas_name, dt->max_rel_err);
-    fprintf(f, "  \"floor\": {\"flops_per_s\": %.3e, \"bytes_per_s\": %.3e, \"elem_bytes\": %zu},\n",
-            dt->peak_flops, dt->peak_bytes, dt->size);
+    fprintf(f, "  \"floor\": {\"flops_per_s\": %.3e, \"bytes_per_s\": %.3e, \"elem_bytes\": %zu, "
+               "\"elem_bytes_c\": %zu},\n",
+            dt->peak_flops, dt->peak_bytes, type_size(dt->ab), type_size(dt->c));
     fputs("  \"shapes\": [\n", f);
     for (size_t i = 0; i < n; i++) {
         const result *r = &res[i];
@@ -570,7 +705,7 @@ static int parse_int(const char *s, int min, int *out)
 
 static int parse_dtype(const char *s, const dtype_info **out)
 {
-    for (size_t i = 0; i < sizeof DTYPES / sizeof DTYPES[0]; i++)
+    for (size_t i = 0; i < NDTYPES; i++)
         if (!strcmp(s, DTYPES[i].name)) { *out = &DTYPES[i]; return 1; }
     return 0;
 }
@@ -638,9 +773,13 @@ int main(int argc, char **argv)
            "reps %d+\n",
            ver[0], ver[1], ver[2], prop.name, prop.major, prop.minor, prop.multiProcessorCount,
            dt->name, dt->gt_name, dt->blas_name, dt->note, warmup, reps);
-    printf("# floor: %.0f TFLOP/s, %.1f TB/s, %zu-byte elements; max rel err %.0e; "
+    char sizes[64];
+    if (dt->ab == dt->c) snprintf(sizes, sizeof sizes, "%zu-byte elements", type_size(dt->ab));
+    else snprintf(sizes, sizeof sizes, "%zu-byte A/B and %zu-byte C elements", type_size(dt->ab),
+                  type_size(dt->c));
+    printf("# floor: %.0f TFLOP/s, %.1f TB/s, %s; max rel err %.0e; "
            "ratio = cub_us / gt_us (> 1: gemmtune faster)\n",
-           dt->peak_flops / 1e12, dt->peak_bytes / 1e12, dt->size, dt->max_rel_err);
+           dt->peak_flops / 1e12, dt->peak_bytes / 1e12, sizes, dt->max_rel_err);
     print_header();
     for (; done < nshapes; done++) {
         int cuda_fine = bench_shape(blas, stream, dt, &shapes[done], warmup, reps, &res[done]);

@@ -3,9 +3,11 @@
 
 Usage: python3 bench/plot.py OUT.png A.json [B.json ...]
 
-Each JSON file is one `gemmtune-bench --json` run (for example f32 and f64). One
-horizontal bar per shape and file, grouped by shape (shapes in the order of the first
-file, then any new ones of later files), one colour per file with a legend. The x axis
+Each JSON file is one `gemmtune-bench --json` run of one dtype (f32, f64, tf32, f16,
+f16_f32, bf16, bf16_f32; files without a "dtype" field are f32). One horizontal bar per
+shape and file, grouped by shape (shapes in the order of the first file, then any new ones
+of later files), one colour per file with a legend that names each file's dtype (and the
+file where two share one) with its geomean; the subtitle lists the dtypes. The x axis
 is log2: a bar starts at the line ratio = 1 and goes right when gemmtune is faster
 (ratio = cuBLAS time / gemmtune time > 1), left when it is slower, so 2x faster and 2x
 slower are bars of equal length. A shape that failed (ratio null) is marked FAIL.
@@ -89,7 +91,7 @@ def text_w(s, scale=2):
 
 
 COLORS = [(31, 119, 180), (255, 127, 14), (44, 160, 44), (214, 39, 40), (148, 103, 189),
-          (140, 86, 75)]
+          (140, 86, 75), (227, 119, 194), (127, 127, 127), (188, 189, 34), (23, 190, 207)]
 BLACK, GREY, LIGHT, RED = (0, 0, 0), (110, 110, 110), (225, 225, 225), (200, 0, 0)
 
 

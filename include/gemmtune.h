@@ -86,6 +86,49 @@ gt_status gemm_tuned_d(gt_op opA, gt_op opB, int64_t m, int64_t n, int64_t k, do
                        const double *A, int64_t lda, const double *B, int64_t ldb, double beta,
                        double *C, int64_t ldc, void *stream);
 
+/* Element types of gemm_tuned_ex (cudaDataType's roles; its values are not used, so this
+ * header needs no CUDA header). */
+typedef enum { GT_R_32F = 0, GT_R_64F = 1, GT_R_16F = 2, GT_R_16BF = 3 } gt_datatype;
+
+/* Compute types of gemm_tuned_ex (cublasComputeType_t's roles). GT_COMPUTE_32F_FAST_TF32
+ * rounds fp32 inputs to tf32 (10-bit mantissa) for the tensor cores: faster, less exact,
+ * used only when asked for. */
+typedef enum {
+    GT_COMPUTE_32F = 0,
+    GT_COMPUTE_64F = 1,
+    GT_COMPUTE_32F_FAST_TF32 = 2,
+} gt_compute_type;
+
+/*
+ * The typed entry, in the manner of cublasGemmEx: C = alpha * op(A) * op(B) + beta * C,
+ * column-major, with the element types of A, B and C and the compute type given.
+ * Supported combinations (A and B always have the same type):
+ *   A/B       C        compute                    key type   (gemmtune --dtype)
+ *   32F       32F      COMPUTE_32F                f32        same as gemm_tuned
+ *   32F       32F      COMPUTE_32F_FAST_TF32      tf32
+ *   64F       64F      COMPUTE_64F                f64        same as gemm_tuned_d
+ *   16F       16F      COMPUTE_32F                f16
+ *   16F       32F      COMPUTE_32F                f16_f32
+ *   16BF      16BF     COMPUTE_32F                bf16
+ *   16BF      32F      COMPUTE_32F                bf16_f32
+ * alpha and beta are host pointers to scalars of the compute type (float for
+ * COMPUTE_32F and COMPUTE_32F_FAST_TF32, double for COMPUTE_64F). Products accumulate in
+ * the compute type; a 16-bit C is rounded once, at the end.
+ * tf32, f16 and bf16 run on tensor cores only and need compute capability 8.0 or later;
+ * on older devices the call returns GT_NOT_SUPPORTED and changes nothing.
+ * Argument positions (gt_last_error_arg) follow cublasGemmEx without its handle:
+ * 1 opA, 2 opB, 3 m, 4 n, 5 k, 6 alpha, 7 A, 8 Atype, 9 lda, 10 B, 11 Btype, 12 ldb,
+ * 13 beta, 14 C, 15 Ctype, 16 ldc, 17 computeType, 18 stream.
+ * A type or compute type outside its enum is GT_INVALID_VALUE; a valid but unsupported
+ * combination is GT_NOT_SUPPORTED. Every other rule is gemm_tuned's (pointers must be
+ * aligned to their element size). Each combination is tuned and cached apart.
+ */
+gt_status gemm_tuned_ex(gt_op opA, gt_op opB, int64_t m, int64_t n, int64_t k,
+                        const void *alpha, const void *A, gt_datatype Atype, int64_t lda,
+                        const void *B, gt_datatype Btype, int64_t ldb, const void *beta, void *C,
+                        gt_datatype Ctype, int64_t ldc, gt_compute_type computeType,
+                        void *stream);
+
 /* A fixed English message for a status. Never NULL. */
 const char *gt_status_string(gt_status status);
 

@@ -1,33 +1,41 @@
 // aux_f32.cu: gemmtune's helper kernels, compiled once per context by NVRTC with no
-// problem baked in. Version 2: each kernel is one template, instantiated for float (f32)
-// and double (f64) under an extern "C" name that devctx.c looks up by data type. (The
-// file keeps its name so the build's list of kernel files need not change.)
-//   gt_scale_<t>   C = beta * C (or 0 when beta0): the k == 0 / alpha == 0 path
-//   gt_fill_<t>    random uniform values in [-1, 1) (or one constant) for tuning inputs
-//   gt_ref_<t>     the reference: float64 dot products for a sample of rows x columns,
+// problem baked in. Version 3: each kernel is one template, instantiated under an extern
+// "C" name that devctx.c looks up: scale, fill and cmp per storage type (f32, f64, f16,
+// bf16: key.h's gt_stype), ref per data type (key.h's gt_dtype: the types of A/B and of C).
+// (The file keeps its name so the build's list of kernel files need not change.)
+//   gt_scale_<s>   C = beta * C (or 0 when beta0): the k == 0 / alpha == 0 path
+//   gt_fill_<s>    random uniform values in [-1, 1) (or one constant) for tuning inputs
+//   gt_ref_<d>     the reference: float64 dot products for a sample of rows x columns,
 //                  deliberately the simplest correct code, one thread per output
-//   gt_cmp_<t>     sums of squared differences and of squared reference values, and
+//   gt_cmp_<s>     sums of squared differences and of squared reference values, and
 //                  a count of non-finite outputs, for the relative Frobenius error
+#include "types.cuh"
 
-template <typename T>
-__device__ void scale(T *C, long long ldc, long long m, long long n, T beta, int beta0) {
+using gt::bf16;
+using gt::f16;
+
+// Scalars arrive as double for every type (devctx.c), and C is computed in the compute
+// type: double for f64, float for the others (beta * C rounded once to C's type).
+template <typename T, typename S>
+__device__ void scale(T *C, long long ldc, long long m, long long n, double beta, int beta0) {
     for (long long j = blockIdx.y; j < n; j += gridDim.y)
         for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < m;
              i += (long long)gridDim.x * blockDim.x) {
             T *p = C + i + j * ldc;
             // beta0 writes zeros without reading: NaN already in C must not survive.
-            *p = beta0 ? T(0) : beta * *p;
+            *p = beta0 ? gt::from<T>(0.0f) : gt::from<T>((S)beta * (S)gt::to_f64(*p));
         }
 }
 
-extern "C" __global__ void gt_scale_f32(float *C, long long ldc, long long m, long long n,
-                                        float beta, int beta0) {
-    scale<float>(C, ldc, m, n, beta, beta0);
-}
-extern "C" __global__ void gt_scale_f64(double *C, long long ldc, long long m, long long n,
-                                        double beta, int beta0) {
-    scale<double>(C, ldc, m, n, beta, beta0);
-}
+#define GT_SCALE(name, T, S)                                                              \
+    extern "C" __global__ void gt_scale_##name(T *C, long long ldc, long long m, long long n, \
+                                               double beta, int beta0) {                 \
+        scale<T, S>(C, ldc, m, n, beta, beta0);                                           \
+    }
+GT_SCALE(f32, float, float)
+GT_SCALE(f64, double, double)
+GT_SCALE(f16, f16, float)
+GT_SCALE(bf16, bf16, float)
 
 // splitmix64 of (seed, index): independent of the launch shape, so a fill is
 // reproducible.
@@ -39,67 +47,65 @@ __device__ __forceinline__ unsigned long long mix(unsigned long long z) {
 }
 
 // BITS random bits -> a multiple of 2^-(BITS-1) in [-1, 1): exact in T (BITS is at most
-// T's significand), never all zeros. float takes 24 bits; double 53 bits, so f64 inputs
-// use the whole significand and products are not exact in any shorter type: a kernel that
-// loses precision somewhere shows in the error.
+// T's significand), never all zeros. float takes 24 bits, f16 11, bf16 8; double 53, so f64
+// inputs use the whole significand and products are not exact in any shorter type: a kernel
+// that loses precision somewhere shows in the error.
 template <typename T, int BITS>
-__device__ void fill(T *p, long long count, unsigned long long seed, int constant, T value) {
+__device__ void fill(T *p, long long count, unsigned long long seed, int constant, double value) {
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count;
          i += (long long)gridDim.x * blockDim.x) {
         if (constant) {
-            p[i] = value;
+            p[i] = gt::from<T>(value);
         } else {
             unsigned long long h = mix(seed * 0x100000001b3ull + (unsigned long long)i);
             long long r = (long long)(h >> (64 - BITS)) - (1ll << (BITS - 1));
-            p[i] = (T)r * ((T)1 / (T)(1ll << (BITS - 1)));
+            p[i] = gt::from<T>((double)r * (1.0 / (double)(1ll << (BITS - 1))));
         }
     }
 }
 
-extern "C" __global__ void gt_fill_f32(float *p, long long count, unsigned long long seed,
-                                       int constant, float value) {
-    fill<float, 24>(p, count, seed, constant, value);
-}
-extern "C" __global__ void gt_fill_f64(double *p, long long count, unsigned long long seed,
-                                       int constant, double value) {
-    fill<double, 53>(p, count, seed, constant, value);
-}
+#define GT_FILL(name, T, BITS)                                                            \
+    extern "C" __global__ void gt_fill_##name(T *p, long long count, unsigned long long seed, \
+                                              int constant, double value) {              \
+        fill<T, BITS>(p, count, seed, constant, value);                                   \
+    }
+GT_FILL(f32, float, 24)
+GT_FILL(f64, double, 53)
+GT_FILL(f16, f16, 11)
+GT_FILL(bf16, bf16, 8)
 
-template <typename T>
+template <typename TI, typename TC>
 __device__ void ref(int opa, int opb, long long m, long long n, long long k, double alpha,
-                    const T *A, long long lda, const T *B, long long ldb, double beta,
-                    const T *C0, long long ldc, int beta0, const int *rows, int nr,
+                    const TI *A, long long lda, const TI *B, long long ldb, double beta,
+                    const TC *C0, long long ldc, int beta0, const int *rows, int nr,
                     const int *cols, int nc, double *out) {
     long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x;
     if (idx >= (long long)nr * nc) return;
     const long long r = rows[idx % nr], c = cols[idx / nr];
     double sum = 0.0;
     for (long long l = 0; l < k; ++l) {
-        const double a = opa ? A[l + r * lda] : A[r + l * lda];
-        const double b = opb ? B[c + l * ldb] : B[l + c * ldb];
+        const double a = gt::to_f64(opa ? A[l + r * lda] : A[r + l * lda]);
+        const double b = gt::to_f64(opb ? B[c + l * ldb] : B[l + c * ldb]);
         sum += a * b;
     }
-    out[idx] = alpha * sum + (beta0 ? 0.0 : beta * (double)C0[r + c * ldc]);
+    out[idx] = alpha * sum + (beta0 ? 0.0 : beta * gt::to_f64(C0[r + c * ldc]));
 }
 
-extern "C" __global__ void gt_ref_f32(int opa, int opb, long long m, long long n, long long k,
-                                      double alpha, const float *A, long long lda,
-                                      const float *B, long long ldb, double beta,
-                                      const float *C0, long long ldc, int beta0,
-                                      const int *rows, int nr, const int *cols, int nc,
-                                      double *out) {
-    ref<float>(opa, opb, m, n, k, alpha, A, lda, B, ldb, beta, C0, ldc, beta0, rows, nr, cols,
-               nc, out);
-}
-extern "C" __global__ void gt_ref_f64(int opa, int opb, long long m, long long n, long long k,
-                                      double alpha, const double *A, long long lda,
-                                      const double *B, long long ldb, double beta,
-                                      const double *C0, long long ldc, int beta0,
-                                      const int *rows, int nr, const int *cols, int nc,
-                                      double *out) {
-    ref<double>(opa, opb, m, n, k, alpha, A, lda, B, ldb, beta, C0, ldc, beta0, rows, nr, cols,
-                nc, out);
-}
+#define GT_REF(name, TI, TC)                                                                \
+    extern "C" __global__ void gt_ref_##name(                                               \
+        int opa, int opb, long long m, long long n, long long k, double alpha, const TI *A, \
+        long long lda, const TI *B, long long ldb, double beta, const TC *C0, long long ldc, \
+        int beta0, const int *rows, int nr, const int *cols, int nc, double *out) {          \
+        ref<TI, TC>(opa, opb, m, n, k, alpha, A, lda, B, ldb, beta, C0, ldc, beta0, rows, nr, \
+                    cols, nc, out);                                                          \
+    }
+GT_REF(f32, float, float)
+GT_REF(f64, double, double)
+GT_REF(tf32, float, float)
+GT_REF(f16, f16, f16)
+GT_REF(f16_f32, f16, float)
+GT_REF(bf16, bf16, bf16)
+GT_REF(bf16_f32, bf16, float)
 
 template <typename T>
 __device__ void cmp(const T *C, long long ldc, const int *rows, int nr, const int *cols,
@@ -107,7 +113,7 @@ __device__ void cmp(const T *C, long long ldc, const int *rows, int nr, const in
     long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x;
     double d2 = 0.0, r2 = 0.0, bad = 0.0;
     if (idx < (long long)nr * nc) {
-        const double v = C[rows[idx % nr] + (long long)cols[idx / nr] * ldc];
+        const double v = gt::to_f64(C[rows[idx % nr] + (long long)cols[idx / nr] * ldc]);
         const double ref_v = ref[idx];
         if (isfinite(v)) {
             d2 = (v - ref_v) * (v - ref_v);
@@ -128,11 +134,13 @@ __device__ void cmp(const T *C, long long ldc, const int *rows, int nr, const in
     }
 }
 
-extern "C" __global__ void gt_cmp_f32(const float *C, long long ldc, const int *rows, int nr,
-                                      const int *cols, int nc, const double *ref, double *acc) {
-    cmp<float>(C, ldc, rows, nr, cols, nc, ref, acc);
-}
-extern "C" __global__ void gt_cmp_f64(const double *C, long long ldc, const int *rows, int nr,
-                                      const int *cols, int nc, const double *ref, double *acc) {
-    cmp<double>(C, ldc, rows, nr, cols, nc, ref, acc);
-}
+#define GT_CMP(name, T)                                                                   \
+    extern "C" __global__ void gt_cmp_##name(const T *C, long long ldc, const int *rows,   \
+                                             int nr, const int *cols, int nc,              \
+                                             const double *ref, double *acc) {             \
+        cmp<T>(C, ldc, rows, nr, cols, nc, ref, acc);                                      \
+    }
+GT_CMP(f32, float)
+GT_CMP(f64, double)
+GT_CMP(f16, f16)
+GT_CMP(bf16, bf16)

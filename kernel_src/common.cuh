@@ -4,7 +4,8 @@
 // Problem and configuration arrive as -D macros; their names, ranges and constraints are
 // described once, in the parameter table of src/kcfg.c, which also mirrors the derived
 // sizes used here (shared memory, workspace, grid):
-//   problem: GT_DT (0 f32, 1 f64) GT_M GT_N GT_K (exact sizes) GT_OPA GT_OPB (0 N, 1 T)
+//   problem: GT_DT (src/key.h's gt_dtype: 0 f32, 1 f64, 2 tf32, 3 f16, 4 f16_f32, 5 bf16,
+//            6 bf16_f32) GT_M GT_N GT_K (exact sizes) GT_OPA GT_OPB (0 N, 1 T)
 //            GT_BETA0 (beta == 0: C is never read)
 //   config:  GT_BM GT_BN GT_BK (block tile and K step) GT_WM GT_WN (warp tile) GT_TM GT_TN
 //            (thread tile, or MMA fragments per warp) GT_STAGES (shared-memory stages)
@@ -14,11 +15,14 @@
 //            GT_SMEM_CHECK (the dynamic shared memory the launch gives; each family
 //            static_asserts that it matches its layout)
 //   library: GT_WS_COUNTERS (split-K tile counters at the start of the workspace)
-// The kernel ABI, the same for every family:
-//   gt_gemm(const T *A, long long lda, const T *B, long long ldb, T *C, long long ldc,
+// The kernel ABI, the same for every family (TI: elements of A and B, TC: of C, T: the
+// compute type, of alpha, beta and the split-K partials):
+//   gt_gemm(const TI *A, long long lda, const TI *B, long long ldb, TC *C, long long ldc,
 //           T alpha, T beta, T *ws)
 //   grid (GM * GN, SPLIT), block NT threads, dynamic shared memory as src/kcfg.c says.
 #pragma once
+
+#include "types.cuh"
 
 namespace gt {
 
@@ -26,6 +30,21 @@ namespace gt {
 typedef double T;
 #else
 typedef float T;
+#endif
+// Storage of A and B (TI) and of C (TC), by GT_DT (src/key.h's table).
+#if GT_DT == 3 || GT_DT == 4
+typedef f16 TI;
+#elif GT_DT == 5 || GT_DT == 6
+typedef bf16 TI;
+#else
+typedef T TI;
+#endif
+#if GT_DT == 3
+typedef f16 TC;
+#elif GT_DT == 5
+typedef bf16 TC;
+#else
+typedef T TC;
 #endif
 
 constexpr long long M = GT_M, N = GT_N, K = GT_K;
@@ -98,7 +117,7 @@ template <int V> __device__ __forceinline__ void st_vec(T *p, const T *r) {
 // Copies BYTES (4, 8 or 16) from global g to shared s, of which only `valid` bytes are
 // read; the rest of the destination is zero-filled. g must be a valid address even when
 // valid == 0 (callers clamp it to the matrix base).
-template <int BYTES> __device__ __forceinline__ void cp_async(T *s, const T *g, int valid) {
+template <int BYTES, class E> __device__ __forceinline__ void cp_async(E *s, const E *g, int valid) {
 #if __CUDA_ARCH__ >= 800
     unsigned sa = (unsigned)__cvta_generic_to_shared(s);
     if constexpr (BYTES == 16)
@@ -108,9 +127,9 @@ template <int BYTES> __device__ __forceinline__ void cp_async(T *s, const T *g, 
         asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(sa), "l"(g),
                      "n"(BYTES), "r"(valid));
 #else
-    constexpr int E = BYTES / ES;
+    constexpr int NE = BYTES / (int)sizeof(E);
 #pragma unroll
-    for (int q = 0; q < E; ++q) s[q] = q * ES < valid ? g[q] : T(0);
+    for (int q = 0; q < NE; ++q) s[q] = q * (int)sizeof(E) < valid ? g[q] : E{};
 #endif
 }
 

@@ -1,5 +1,6 @@
 /*
- * api.c: gemm_tuned(), gemm_tuned_d() and the library-wide calls of gemmtune.h.
+ * api.c: gemm_tuned(), gemm_tuned_d(), gemm_tuned_ex() and the library-wide calls of
+ * gemmtune.h.
  *
  * The path of one call (DESIGN.md): check arguments (args.c) -> load the driver (cu.c)
  * -> enter the stream's context -> build the key (key.c) -> plan table (plan.c) ->
@@ -22,16 +23,17 @@
 #include "plan.h"
 #include "work.h"
 
-/* The one implementation of gemm_tuned and gemm_tuned_d: dtype (gt_dtype) says what A,
- * B and C hold; alpha and beta arrive as double, which holds a float exactly, so the f32
- * path computes with the caller's values bit for bit. */
-static gt_status gemm(int dtype, gt_op opA, gt_op opB, int64_t m, int64_t n, int64_t k,
-                      double alpha, const void *A, int64_t lda, const void *B, int64_t ldb,
-                      double beta, void *C, int64_t ldc, void *stream) {
-    gt_error_clear();
+/* The one implementation of every entry: dtype (gt_dtype) says what A, B and C hold and
+ * how to compute; alpha and beta arrive as double, which holds a float exactly, so the
+ * f32-compute paths compute with the caller's values bit for bit. pos gives the
+ * positions of the checked arguments in the caller's argument list. */
+static gt_status gemm(const gt_arg_pos *pos, int dtype, gt_op opA, gt_op opB, int64_t m,
+                      int64_t n, int64_t k, double alpha, const void *A, int64_t lda,
+                      const void *B, int64_t ldb, double beta, void *C, int64_t ldc,
+                      void *stream) {
     gt_action act;
-    gt_status s = gt_args_check(opA, opB, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc,
-                                gt_dtype_size(dtype), &act);
+    gt_status s = gt_args_check(pos, opA, opB, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc,
+                                gt_dtype_in_size(dtype), gt_dtype_out_size(dtype), &act);
     if (s != GT_SUCCESS || act == GT_ACT_NONE) return s;
     if ((s = gt_cu_load()) != GT_SUCCESS) return s;
     CUcontext ctx;
@@ -39,9 +41,16 @@ static gt_status gemm(int dtype, gt_op opA, gt_op opB, int64_t m, int64_t n, int
     if ((s = gt_cu_enter((CUstream)stream, &ctx, &pushed)) != GT_SUCCESS) return s;
     gt_devctx *dc;
     if ((s = gt_devctx_get(ctx, &dc)) != GT_SUCCESS) goto out;
+    if (gt_dtype_tensor_only(dtype) && dc->dev.cc_major < 8) {
+        s = gt_fail(GT_NOT_SUPPORTED,
+                    "data type %s runs on tensor cores only: it needs compute capability 8.0 or "
+                    "later, and %s is %d.%d",
+                    gt_dtype_name(dtype), dc->dev.name, dc->dev.cc_major, dc->dev.cc_minor);
+        goto out;
+    }
     if (act == GT_ACT_SCALE) {
-        s = gt_aux_scale(dc, (CUstream)stream, dtype, (CUdeviceptr)(uintptr_t)C, ldc, m, n, beta,
-                         beta == 0.0);
+        s = gt_aux_scale(dc, (CUstream)stream, gt_dtype_out(dtype), (CUdeviceptr)(uintptr_t)C,
+                         ldc, m, n, beta, beta == 0.0);
         goto out;
     }
     gt_key key;
@@ -65,13 +74,84 @@ out:
 gt_status gemm_tuned(gt_op opA, gt_op opB, int64_t m, int64_t n, int64_t k, float alpha,
                      const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
                      float *C, int64_t ldc, void *stream) {
-    return gemm(GT_DT_F32, opA, opB, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, stream);
+    gt_error_clear();
+    return gemm(&gt_pos_blas, GT_DT_F32, opA, opB, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc,
+                stream);
 }
 
 gt_status gemm_tuned_d(gt_op opA, gt_op opB, int64_t m, int64_t n, int64_t k, double alpha,
                        const double *A, int64_t lda, const double *B, int64_t ldb, double beta,
                        double *C, int64_t ldc, void *stream) {
-    return gemm(GT_DT_F64, opA, opB, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, stream);
+    gt_error_clear();
+    return gemm(&gt_pos_blas, GT_DT_F64, opA, opB, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc,
+                stream);
+}
+
+/* gemm_tuned_ex's supported combinations (gemmtune.h's table): types of A/B and C and the
+ * compute type -> the key's data type. */
+static const struct {
+    gt_datatype ab, c;
+    gt_compute_type compute;
+    int dtype;
+} ex_types[] = {
+    {GT_R_32F, GT_R_32F, GT_COMPUTE_32F, GT_DT_F32},
+    {GT_R_32F, GT_R_32F, GT_COMPUTE_32F_FAST_TF32, GT_DT_TF32},
+    {GT_R_64F, GT_R_64F, GT_COMPUTE_64F, GT_DT_F64},
+    {GT_R_16F, GT_R_16F, GT_COMPUTE_32F, GT_DT_F16},
+    {GT_R_16F, GT_R_32F, GT_COMPUTE_32F, GT_DT_F16_F32},
+    {GT_R_16BF, GT_R_16BF, GT_COMPUTE_32F, GT_DT_BF16},
+    {GT_R_16BF, GT_R_32F, GT_COMPUTE_32F, GT_DT_BF16_F32},
+};
+
+static const char *datatype_name(int t) {
+    static const char *names[] = {"32F", "64F", "16F", "16BF"};
+    return t >= 0 && t < 4 ? names[t] : "?";
+}
+
+static const char *compute_name(int t) {
+    static const char *names[] = {"COMPUTE_32F", "COMPUTE_64F", "COMPUTE_32F_FAST_TF32"};
+    return t >= 0 && t < 3 ? names[t] : "?";
+}
+
+gt_status gemm_tuned_ex(gt_op opA, gt_op opB, int64_t m, int64_t n, int64_t k,
+                        const void *alpha, const void *A, gt_datatype Atype, int64_t lda,
+                        const void *B, gt_datatype Btype, int64_t ldb, const void *beta, void *C,
+                        gt_datatype Ctype, int64_t ldc, gt_compute_type computeType,
+                        void *stream) {
+    gt_error_clear();
+    /* Enum values first, in position order (a value outside its enum is bad input, like a
+     * bad op); then the combination, which may be valid but not supported. */
+    const int types[3] = {(int)Atype, (int)Btype, (int)Ctype}, tpos[3] = {8, 11, 15};
+    static const char *tnames[3] = {"Atype", "Btype", "Ctype"};
+    for (int i = 0; i < 3; i++)
+        if (types[i] < GT_R_32F || types[i] > GT_R_16BF)
+            return gt_fail_arg(tpos[i], "argument %d (%s) = %d is not a gt_datatype", tpos[i],
+                               tnames[i], types[i]);
+    if ((int)computeType < GT_COMPUTE_32F || (int)computeType > GT_COMPUTE_32F_FAST_TF32)
+        return gt_fail_arg(17, "argument 17 (computeType) = %d is not a gt_compute_type",
+                           (int)computeType);
+    if (!alpha) return gt_fail_arg(6, "argument 6 (alpha) is NULL");
+    if (!beta) return gt_fail_arg(13, "argument 13 (beta) is NULL");
+    int dtype = -1;
+    for (size_t i = 0; i < sizeof ex_types / sizeof ex_types[0]; i++)
+        if (ex_types[i].ab == Atype && ex_types[i].ab == Btype && ex_types[i].c == Ctype &&
+            ex_types[i].compute == computeType)
+            dtype = ex_types[i].dtype;
+    if (dtype < 0)
+        return gt_fail(GT_NOT_SUPPORTED,
+                       "types A %s, B %s, C %s with %s are not a supported combination (see "
+                       "gemm_tuned_ex in gemmtune.h)",
+                       datatype_name(Atype), datatype_name(Btype), datatype_name(Ctype),
+                       compute_name(computeType));
+    double a, b;
+    if (computeType == GT_COMPUTE_64F) {
+        a = *(const double *)alpha;
+        b = *(const double *)beta;
+    } else {
+        a = *(const float *)alpha;
+        b = *(const float *)beta;
+    }
+    return gemm(&gt_pos_ex, dtype, opA, opB, m, n, k, a, A, lda, B, ldb, b, C, ldc, stream);
 }
 
 gt_status gt_set_mode(gt_mode mode) {

@@ -1,7 +1,8 @@
 /*
- * args.c: BLAS argument rules (args.h), the same for sgemm (gemm_tuned) and dgemm
- * (gemm_tuned_d). The size and leading-dimension rules follow the reference BLAS xerbla:
- * the first invalid one in position order is reported. Pointers, which BLAS does not
+ * args.c: BLAS argument rules (args.h), the same for sgemm (gemm_tuned), dgemm
+ * (gemm_tuned_d) and the typed entry (gemm_tuned_ex); only the positions differ. The
+ * size and leading-dimension rules follow the reference BLAS xerbla: the first invalid
+ * one in position order is reported. Pointers, which BLAS does not
  * check, come after them, and only where the call would use them (A and B are not read
  * when alpha == 0 or k == 0; nothing is when m or n is 0).
  */
@@ -38,15 +39,20 @@ static gt_status check_ld(int pos, const char *name, int64_t ld, int64_t rows, i
 static gt_status check_ptr(int pos, const char *name, const void *p, int elem_size) {
     if (!p) return gt_fail_arg(pos, "argument %d (%s) is NULL", pos, name);
     if ((uintptr_t)p % (uintptr_t)elem_size != 0)
-        return gt_fail_arg(pos, "argument %d (%s) = %p is not aligned to %d bytes (one %s)", pos,
-                           name, p, elem_size, elem_size == 8 ? "double" : "float");
+        return gt_fail_arg(pos, "argument %d (%s) = %p is not aligned to %d bytes (one element)",
+                           pos, name, p, elem_size);
     return GT_SUCCESS;
 }
 
-gt_status gt_args_check(int opA, int opB, int64_t m, int64_t n, int64_t k, double alpha,
-                        const void *A, int64_t lda, const void *B, int64_t ldb, double beta,
-                        const void *C, int64_t ldc, int elem_size, gt_action *action) {
-    assert(elem_size == 4 || elem_size == 8);
+const gt_arg_pos gt_pos_blas = {.a = 7, .lda = 8, .b = 9, .ldb = 10, .c = 12, .ldc = 13};
+const gt_arg_pos gt_pos_ex = {.a = 7, .lda = 9, .b = 10, .ldb = 12, .c = 14, .ldc = 16};
+
+gt_status gt_args_check(const gt_arg_pos *pos, int opA, int opB, int64_t m, int64_t n,
+                        int64_t k, double alpha, const void *A, int64_t lda, const void *B,
+                        int64_t ldb, double beta, const void *C, int64_t ldc, int in_size,
+                        int out_size, gt_action *action) {
+    assert(in_size == 2 || in_size == 4 || in_size == 8);
+    assert(out_size == 2 || out_size == 4 || out_size == 8);
     gt_status s;
     if (!op_ok(opA)) return gt_fail_arg(1, "argument 1 (opA) = %d is not N, T or C", opA);
     if (!op_ok(opB)) return gt_fail_arg(2, "argument 2 (opB) = %d is not N, T or C", opB);
@@ -61,11 +67,11 @@ gt_status gt_args_check(int opA, int opB, int64_t m, int64_t n, int64_t k, doubl
                                (long long)dims[i], MAX_DIM);
     }
     int ta = opA != GT_OP_N, tb = opB != GT_OP_N;
-    if ((s = check_ld(8, "lda", lda, ta ? k : m, ta ? m : k, ta ? "k" : "m")) != GT_SUCCESS)
+    if ((s = check_ld(pos->lda, "lda", lda, ta ? k : m, ta ? m : k, ta ? "k" : "m")) != GT_SUCCESS)
         return s;
-    if ((s = check_ld(10, "ldb", ldb, tb ? n : k, tb ? k : n, tb ? "n" : "k")) != GT_SUCCESS)
+    if ((s = check_ld(pos->ldb, "ldb", ldb, tb ? n : k, tb ? k : n, tb ? "n" : "k")) != GT_SUCCESS)
         return s;
-    if ((s = check_ld(13, "ldc", ldc, m, n, "m")) != GT_SUCCESS) return s;
+    if ((s = check_ld(pos->ldc, "ldc", ldc, m, n, "m")) != GT_SUCCESS) return s;
 
     if (m == 0 || n == 0) {
         *action = GT_ACT_NONE;
@@ -73,14 +79,14 @@ gt_status gt_args_check(int opA, int opB, int64_t m, int64_t n, int64_t k, doubl
     }
     int reads_ab = k > 0 && alpha != 0.0;
     if (reads_ab) {
-        if ((s = check_ptr(7, "A", A, elem_size)) != GT_SUCCESS) return s;
-        if ((s = check_ptr(9, "B", B, elem_size)) != GT_SUCCESS) return s;
+        if ((s = check_ptr(pos->a, "A", A, in_size)) != GT_SUCCESS) return s;
+        if ((s = check_ptr(pos->b, "B", B, in_size)) != GT_SUCCESS) return s;
     }
     if (!reads_ab && beta == 1.0) {
         *action = GT_ACT_NONE;
         return GT_SUCCESS;
     }
-    if ((s = check_ptr(12, "C", C, elem_size)) != GT_SUCCESS) return s;
+    if ((s = check_ptr(pos->c, "C", C, out_size)) != GT_SUCCESS) return s;
     *action = reads_ab ? GT_ACT_GEMM : GT_ACT_SCALE;
     return GT_SUCCESS;
 }

@@ -69,16 +69,20 @@ gt_status gt_devctx_aux(gt_devctx *dc) {
             if (r != CUDA_SUCCESS) s = gt_cu_fail(r, "cuModuleLoadData (helper kernels)");
         }
         gt_rtc_result_free(&res);
-        /* Each kernel under its name and the data type's ("gt_fill_f64"). */
-        static const char *kinds[] = {"scale", "fill", "ref", "cmp"};
-        CUfunction *fns[] = {dc->scale, dc->fill, dc->ref, dc->cmp};
-        for (int i = 0; i < 4 && s == GT_SUCCESS; i++)
-            for (int t = 0; t < GT_DEVCTX_NDTYPES && s == GT_SUCCESS; t++) {
+        /* Each kernel under its name and the storage type's ("gt_fill_f16") or, for the
+         * reference, the data type's ("gt_ref_bf16_f32"). */
+        static const char *kinds[] = {"scale", "fill", "cmp", "ref"};
+        CUfunction *fns[] = {dc->scale, dc->fill, dc->cmp, dc->ref};
+        for (int i = 0; i < 4 && s == GT_SUCCESS; i++) {
+            int by_dtype = fns[i] == dc->ref, count = by_dtype ? GT_NDTYPES : GT_NSTYPES;
+            for (int t = 0; t < count && s == GT_SUCCESS; t++) {
                 char name[32];
-                snprintf(name, sizeof name, "gt_%s_%s", kinds[i], gt_dtype_name(t));
+                snprintf(name, sizeof name, "gt_%s_%s", kinds[i],
+                         by_dtype ? gt_dtype_name(t) : gt_stype_name(t));
                 CUresult r = gt_cu.module_get_function(&fns[i][t], mod, name);
                 if (r != CUDA_SUCCESS) s = gt_cu_fail(r, name);
             }
+        }
         if (s == GT_SUCCESS) dc->aux = mod;
         else if (mod) gt_cu.module_unload(mod);
     }
@@ -139,7 +143,7 @@ static void device_key(const gt_devctx *dc, gt_key *key) {
 void gt_devctx_make_key(const gt_devctx *dc, int dtype, int opa, int opb, long long m,
                         long long n, long long k, const void *A, long long lda, const void *B,
                         long long ldb, double beta, const void *C, long long ldc, gt_key *key) {
-    assert(dtype == GT_DT_F32 || dtype == GT_DT_F64);
+    assert(dtype >= 0 && dtype < GT_NDTYPES);
     memset(key, 0, sizeof *key);
     device_key(dc, key);
     key->dtype = dtype;
@@ -151,7 +155,10 @@ void gt_devctx_make_key(const gt_devctx *dc, int dtype, int opa, int opb, long l
     key->beta0 = beta == 0.0;
     uintptr_t ptrs[3] = {(uintptr_t)A, (uintptr_t)B, (uintptr_t)C};
     int64_t lds[3] = {lda, ldb, ldc};
-    key->align = gt_key_align_class(ptrs, 3, lds, 3, gt_dtype_size(dtype));
+    /* A and B in elements of their type, C in its own (wider for f16_f32, bf16_f32). */
+    int ab = gt_key_align_class(ptrs, 2, lds, 2, gt_dtype_in_size(dtype));
+    int c = gt_key_align_class(ptrs + 2, 1, lds + 2, 1, gt_dtype_out_size(dtype));
+    key->align = ab < c ? ab : c;
 }
 
 static unsigned blocks_for(long long n, unsigned threads) {
@@ -159,38 +166,28 @@ static unsigned blocks_for(long long n, unsigned threads) {
     return (unsigned)(b < 1 ? 1 : b > 65535 ? 65535 : b);
 }
 
-/* The kernels take their scalar in the data type's own width: args points at f or d. */
-static void *scalar_arg(int dtype, double v, float *f, double *d) {
-    *f = (float)v;
-    *d = v;
-    return dtype == GT_DT_F64 ? (void *)d : (void *)f;
-}
-
-gt_status gt_aux_scale(gt_devctx *dc, CUstream s, int dtype, CUdeviceptr C, long long ldc,
+/* The helper kernels take their scalars as double for every type. */
+gt_status gt_aux_scale(gt_devctx *dc, CUstream s, int stype, CUdeviceptr C, long long ldc,
                        long long m, long long n, double beta, int beta0) {
-    assert(dtype >= 0 && dtype < GT_DEVCTX_NDTYPES);
+    assert(stype >= 0 && stype < GT_NSTYPES);
     gt_status st = gt_devctx_aux(dc);
     if (st != GT_SUCCESS) return st;
-    float bf;
-    double bd;
-    void *args[] = {&C, &ldc, &m, &n, scalar_arg(dtype, beta, &bf, &bd), &beta0};
+    void *args[] = {&C, &ldc, &m, &n, &beta, &beta0};
     unsigned gy = (unsigned)(n < 65535 ? n : 65535);
-    CUresult r = gt_cu.launch_kernel(dc->scale[dtype],
+    CUresult r = gt_cu.launch_kernel(dc->scale[stype],
                                      blocks_for(m, 256) > 64 ? 64 : blocks_for(m, 256), gy, 1,
                                      256, 1, 1, 0, s, args, NULL);
     return r == CUDA_SUCCESS ? GT_SUCCESS : gt_cu_fail(r, "cuLaunchKernel (scale)");
 }
 
-gt_status gt_aux_fill(gt_devctx *dc, CUstream s, int dtype, CUdeviceptr p, long long count,
+gt_status gt_aux_fill(gt_devctx *dc, CUstream s, int stype, CUdeviceptr p, long long count,
                       unsigned long long seed, int constant, double value) {
-    assert(dtype >= 0 && dtype < GT_DEVCTX_NDTYPES);
+    assert(stype >= 0 && stype < GT_NSTYPES);
     gt_status st = gt_devctx_aux(dc);
     if (st != GT_SUCCESS) return st;
-    float vf;
-    double vd;
-    void *args[] = {&p, &count, &seed, &constant, scalar_arg(dtype, value, &vf, &vd)};
+    void *args[] = {&p, &count, &seed, &constant, &value};
     unsigned g = blocks_for(count, 256) > 4096 ? 4096 : blocks_for(count, 256);
-    CUresult r = gt_cu.launch_kernel(dc->fill[dtype], g, 1, 1, 256, 1, 1, 0, s, args, NULL);
+    CUresult r = gt_cu.launch_kernel(dc->fill[stype], g, 1, 1, 256, 1, 1, 0, s, args, NULL);
     return r == CUDA_SUCCESS ? GT_SUCCESS : gt_cu_fail(r, "cuLaunchKernel (fill)");
 }
 

@@ -1,7 +1,7 @@
 /*
  * devctx.h: what the library keeps per CUDA context: the device's identity and limits,
- * the helper kernels (kernel_src/aux_f32.cu: scale, fill, reference, compare, each for
- * every data type of key.h) and a private stream for tuning. Created on first use, kept
+ * the helper kernels (kernel_src/aux_f32.cu: scale, fill and compare for every storage
+ * type, the reference for every data type of key.h) and a private stream for tuning. Created on first use, kept
  * until gt_release.
  */
 #ifndef GT_DEVCTX_H
@@ -15,17 +15,15 @@
 #include "kcfg.h"
 #include "key.h"
 
-/* Data types the helper kernels exist for: GT_DT_F32 and GT_DT_F64 index their arrays. */
-#define GT_DEVCTX_NDTYPES 2
 
 typedef struct gt_devctx {
     CUcontext ctx;
     gt_cu_device dev;
     int arch;                 /* cc_major * 10 + cc_minor */
     CUmodule aux;             /* loaded on first need (tuning, k == 0, verification) */
-    /* Indexed by gt_dtype: gt_scale_f32 / gt_scale_f64 and so on. */
-    CUfunction scale[GT_DEVCTX_NDTYPES], fill[GT_DEVCTX_NDTYPES];
-    CUfunction ref[GT_DEVCTX_NDTYPES], cmp[GT_DEVCTX_NDTYPES];
+    /* Indexed by gt_stype (gt_scale_f16, ...) and by gt_dtype (gt_ref_bf16_f32, ...). */
+    CUfunction scale[GT_NSTYPES], fill[GT_NSTYPES], cmp[GT_NSTYPES];
+    CUfunction ref[GT_NDTYPES];
     CUstream tune_stream;     /* created on first need */
     /* Used by dispatch.c, one pair per context so that GPUs resolve and tune in
      * parallel. Order: resolve_lock before tune_lock. */
@@ -51,13 +49,14 @@ void gt_devctx_make_key(const gt_devctx *dc, int dtype, int opa, int opb, long l
                         long long n, long long k, const void *A, long long lda, const void *B,
                         long long ldb, double beta, const void *C, long long ldc, gt_key *key);
 
-/* C = beta * C (0 when beta0, without reading C) for an m x n matrix of dtype elements;
- * beta is converted to dtype (exact for a beta that came from a float). */
-gt_status gt_aux_scale(gt_devctx *dc, CUstream s, int dtype, CUdeviceptr C, long long ldc,
+/* C = beta * C (0 when beta0, without reading C) for an m x n matrix of stype (gt_stype)
+ * elements, computed in double for f64 and in float otherwise (exact for a beta that came
+ * from a float), rounded once to the storage type. */
+gt_status gt_aux_scale(gt_devctx *dc, CUstream s, int stype, CUdeviceptr C, long long ldc,
                        long long m, long long n, double beta, int beta0);
-/* count elements of dtype: uniform [-1, 1) from seed (never all zeros), or `value`
- * (converted to dtype; NaN stays NaN) everywhere when constant. */
-gt_status gt_aux_fill(gt_devctx *dc, CUstream s, int dtype, CUdeviceptr p, long long count,
+/* count elements of stype: uniform [-1, 1) from seed, exact in the type (never all
+ * zeros), or `value` (rounded to the type; NaN stays NaN) everywhere when constant. */
+gt_status gt_aux_fill(gt_devctx *dc, CUstream s, int stype, CUdeviceptr p, long long count,
                       unsigned long long seed, int constant, double value);
 
 /* Releases every context's state (unloads, destroys). */

@@ -18,21 +18,22 @@
 #define TILE_VALUES {1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 40, 48, 64, 80, 96, 128, 160, 192, 256}, 22
 
 const gt_kparam gt_kparams[] = {
-    {"FAM", "f", offsetof(gt_kcfg, fam), {0, 1}, 2,
-     "kernel family: 0 SIMT (FFMA/DFMA), 1 DMMA (f64 tensor cores, sm_80+)"},
+    {"FAM", "f", offsetof(gt_kcfg, fam), {0, 1, 2}, 3,
+     "kernel family: 0 SIMT (FFMA/DFMA), 1 DMMA (f64 tensor cores, sm_80+), 2 MMA (tf32, "
+     "f16, bf16 tensor cores, sm_80+)"},
     {"BM", "_", offsetof(gt_kcfg, bm), TILE_VALUES, "block tile rows (of C per block)"},
     {"BN", "x", offsetof(gt_kcfg, bn), TILE_VALUES, "block tile columns"},
-    {"BK", "x", offsetof(gt_kcfg, bk), {8, 16, 32}, 3,
-     "K step: depth of one shared-memory stage"},
+    {"BK", "x", offsetof(gt_kcfg, bk), {8, 16, 32, 64}, 4,
+     "K step: depth of one shared-memory stage (64: MMA only)"},
     {"WM", "_w", offsetof(gt_kcfg, wm), TILE_VALUES, "warp tile rows"},
     {"WN", "x", offsetof(gt_kcfg, wn), TILE_VALUES, "warp tile columns"},
     {"TM", "_t", offsetof(gt_kcfg, tm), {1, 2, 3, 4, 5, 6, 8}, 7,
-     "thread tile rows (SIMT); m8n8 fragments per warp along M (DMMA)"},
+     "thread tile rows (SIMT); 8-row fragments per warp along M (DMMA, MMA)"},
     {"TN", "x", offsetof(gt_kcfg, tn), {1, 2, 3, 4, 5, 6, 8}, 7,
-     "thread tile columns (SIMT); fragments along N (DMMA)"},
-    {"STAGES", "_s", offsetof(gt_kcfg, stages), {2, 3, 4}, 3,
+     "thread tile columns (SIMT); fragments along N: 8 columns (DMMA), 16 (MMA)"},
+    {"STAGES", "_s", offsetof(gt_kcfg, stages), {2, 3, 4, 5}, 4,
      "shared-memory stages (cp.async runs STAGES - 1 steps ahead on sm_80+)"},
-    {"VEC", "_v", offsetof(gt_kcfg, vec), {1, 2, 4}, 3,
+    {"VEC", "_v", offsetof(gt_kcfg, vec), {1, 2, 4, 8}, 4,
      "global vector width in elements (the alignment class must allow it)"},
     {"SPLIT", "_k", offsetof(gt_kcfg, split), {1, 2, 3, 4, 6, 8, 12, 16}, 8,
      "split-K factor: blocks per tile, reduced in order in the library's workspace"},
@@ -43,7 +44,10 @@ const int gt_nkparams = (int)(sizeof gt_kparams / sizeof gt_kparams[0]);
 
 /* ===== derived values ===== */
 
-static int esize(const gt_key *key) { return gt_dtype_size(key->dtype); }
+/* Bytes of an element of A and B (SIMT and DMMA: of C too), and of an accumulator (the
+ * compute type: split-K partials). */
+static int esize(const gt_key *key) { return gt_dtype_in_size(key->dtype); }
+static int acc_size(const gt_key *key) { return key->dtype == GT_DT_F64 ? 8 : 4; }
 static long long cdiv(long long a, long long b) { return (a + b - 1) / b; }
 
 int gt_kcfg_threads(const gt_kcfg *c) { return 32 * (c->bm / c->wm) * (c->bn / c->wn); }
@@ -53,6 +57,14 @@ int gt_kcfg_threads(const gt_kcfg *c) { return 32 * (c->bm / c->wm) * (c->bn / c
  * DMMA (gemm_dmma.cu, which states the same formula): each operand kept in its stored
  * orientation, rows padded by 4 doubles. */
 int gt_kcfg_smem_bytes(const gt_kcfg *c, const gt_key *key) {
+    if (c->fam == GT_FAM_MMA) {
+        /* gemm_mma.cu, which states the same formula: each operand in its stored
+         * orientation; rows along k padded by 16 bytes, rows along m or n by 8 elements. */
+        int es = esize(key), pk = 16 / es;
+        int a = key->opa ? c->bm * (c->bk + pk) : c->bk * (c->bm + 8);
+        int b = key->opb ? c->bk * (c->bn + 8) : c->bn * (c->bk + pk);
+        return c->stages * es * (a + b);
+    }
     if (c->fam == GT_FAM_DMMA) {
         int a = key->opa ? c->bm * (c->bk + 4) : c->bk * (c->bm + 4);
         int b = key->opb ? c->bk * (c->bn + 4) : c->bn * (c->bk + 4);
@@ -89,6 +101,17 @@ static int regs_cap(const gt_kcfg *c, int b) {
  * double-buffered over KG k-slices. SIMT: the natural count, or the bound's cap where
  * the launch bound (gt_kcfg_min_blocks) asks for less. A guide; ptxas decides. */
 int gt_kcfg_regs_estimate(const gt_kcfg *c, const gt_key *key) {
+    /* MMA: 4 f32 accumulators per m16n8 instruction tile, fragments (2 registers per m8,
+     * 4 per n16 fragment) double-buffered, about 52 for addresses and loop state, one per
+     * copy of a K step, and one per element where 2-byte copies go through registers
+     * (ptxas for sm_90, 2026-11-21: 254 for 8 x 4 fragments of f16 in 128 x 128 x 32
+     * tiles of 4 warps; 212 for 3 x 2 tf32 with 28 copies of 4 bytes). */
+    if (c->fam == GT_FAM_MMA) {
+        int t = gt_kcfg_threads(c), es = esize(key);
+        int copies = (c->bm + c->bn) * c->bk / (c->vec * t);
+        int staged = c->vec * es < 4 ? (c->bm + c->bn) * c->bk / t : 0;
+        return 4 * c->tm * c->tn + 2 * (2 * c->tm + 4 * c->tn) + 52 + copies + staged;
+    }
     if (c->fam == GT_FAM_DMMA)
         return 4 * c->tm * c->tn + (c->tm * c->tn >= 32 ? 4 : 8) * (c->tm + c->tn) + 48;
     int natural = simt_regs_natural(c, key), cap = regs_cap(c, gt_kcfg_min_blocks(c, key));
@@ -96,8 +119,12 @@ int gt_kcfg_regs_estimate(const gt_kcfg *c, const gt_key *key) {
 }
 
 int gt_kcfg_min_blocks(const gt_kcfg *c, const gt_key *key) {
-    if (c->fam == GT_FAM_DMMA) {
-        int t = gt_kcfg_threads(c), cap = gt_kcfg_regs_estimate(c, key) * 5 / 4;
+    if (c->fam != GT_FAM_SIMT) {
+        /* A margin over the estimate: a bound below what ptxas wants spills. MMA's
+         * estimate is rougher (address registers vary with the edges), so its margin is
+         * wider. */
+        int est = gt_kcfg_regs_estimate(c, key), t = gt_kcfg_threads(c);
+        int cap = c->fam == GT_FAM_MMA ? est * 3 / 2 : est * 5 / 4;
         if (cap < 64) cap = 64;
         int b = t > 0 ? 65536 / (t * cap) : 1;
         return b < 1 ? 1 : b > 8 ? 8 : b;
@@ -124,10 +151,15 @@ size_t gt_kcfg_workspace_bytes(const gt_kcfg *c, const gt_key *key) {
     if (c->split <= 1) return 0;
     size_t tiles = (size_t)(cdiv(key->m, c->bm) * cdiv(key->n, c->bn));
     return WS_COUNTERS * 4 +
-           tiles * (size_t)c->split * (size_t)c->bm * (size_t)c->bn * (size_t)esize(key);
+           tiles * (size_t)c->split * (size_t)c->bm * (size_t)c->bn * (size_t)acc_size(key);
 }
 
-int gt_kcfg_same_order(const gt_kcfg *c) { return c->fam == GT_FAM_SIMT && c->split == 1; }
+/* SIMT and MMA kernels without split-K add k after k (MMA: one instruction's k slice
+ * after another, the same instruction shape in every configuration of a type) into one
+ * accumulator per output, whatever the tiles; DMMA picks its instruction shape. */
+int gt_kcfg_same_order(const gt_kcfg *c) {
+    return (c->fam == GT_FAM_SIMT || c->fam == GT_FAM_MMA) && c->split == 1;
+}
 
 /* Largest workspace a configuration may need: a split-K plan keeps one per stream. */
 #define WORKSPACE_MAX ((size_t)256 << 20)
@@ -145,13 +177,22 @@ static int in_table(const gt_kcfg *c, const gt_key *key, const gt_klimits *lim) 
 }
 static int family_fits(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     (void)l;
-    return c->fam == GT_FAM_SIMT || (k->dtype == GT_DT_F64 && k->cc_major >= 8);
+    if (gt_dtype_tensor_only(k->dtype)) return c->fam == GT_FAM_MMA && k->cc_major >= 8;
+    return c->fam == GT_FAM_SIMT || (c->fam == GT_FAM_DMMA && k->dtype == GT_DT_F64 && k->cc_major >= 8);
 }
 static int warp_layout(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     (void)k, (void)l;
     if (c->bm % c->wm || c->bn % c->wn || c->wm % c->tm || c->wn % c->tn) return 0;
     if (c->fam == GT_FAM_DMMA) return c->wm == 8 * c->tm && c->wn == 8 * c->tn;
+    if (c->fam == GT_FAM_MMA) return c->wm == 8 * c->tm && c->wn == 16 * c->tn;
     return (c->wm / c->tm) * (c->wn / c->tn) == 32;
+}
+/* The K step holds whole instructions (MMA: k 16 for f16 and bf16, 8 for tf32); 64 is
+ * for MMA's 16-bit types only (128-byte rows). */
+static int k_step(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
+    (void)l;
+    if (c->fam != GT_FAM_MMA) return c->bk <= 32;
+    return esize(k) == 4 ? c->bk <= 32 : c->bk >= 16;
 }
 static int whole_warps(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     (void)k;
@@ -266,11 +307,18 @@ static int raster_useful(const gt_kcfg *c, const gt_key *k, const gt_klimits *l)
 
 const gt_kconstraint gt_kconstraints[] = {
     {"in_table", GT_KC_LEGAL, "every parameter takes a value of the table", in_table},
-    {"family_fits", GT_KC_LEGAL, "the DMMA family is for f64 on sm_80 and later", family_fits},
+    {"family_fits", GT_KC_LEGAL,
+     "SIMT is for f32 and f64, DMMA for f64 on sm_80 and later, MMA for tf32, f16 and bf16 "
+     "on sm_80 and later (their only family)",
+     family_fits},
     {"warp_layout", GT_KC_LEGAL,
      "warp tiles divide the block tile; thread tiles divide the warp tile into 32 lanes "
-     "(SIMT), or WM = 8 TM and WN = 8 TN fragments (DMMA)",
+     "(SIMT), or WM = 8 TM and WN = 8 TN fragments (DMMA), WM = 8 TM and WN = 16 TN (MMA)",
      warp_layout},
+    {"k_step", GT_KC_LEGAL,
+     "BK holds whole MMA instructions (16 for f16 and bf16, 8 for tf32); 64 only for f16 "
+     "and bf16",
+     k_step},
     {"whole_warps", GT_KC_LEGAL, "a block is 1 or more warps, within the device's threads per block",
      whole_warps},
     {"whole_vectors", GT_KC_LEGAL,
@@ -446,11 +494,26 @@ int gt_kcfg_options(const gt_kcfg *c, const gt_key *key, char storage[][64], con
 }
 
 void gt_kcfg_default(gt_kcfg *c, const gt_key *key) {
+    int es = esize(key);
+    memset(c, 0, sizeof *c);
+    if (gt_dtype_tensor_only(key->dtype)) {
+        /* MMA, 64 x 64 tiles of 2 x 2 warps of 32 x 32, two instruction k slices per
+         * step, 3 stages: legal for every shape and alignment on sm_80 and later (the
+         * types need it; api.c refuses them below), each thread copying whole vectors of
+         * 16 bytes at most. */
+        c->fam = GT_FAM_MMA;
+        c->bm = 64, c->bn = 64, c->bk = es == 4 ? 16 : 32;
+        c->wm = 32, c->wn = 32;
+        c->tm = 4, c->tn = 2;
+        c->stages = 3;
+        c->vec = key->align >= 16 ? 16 / es : key->align >= es ? key->align / es : 1;
+        c->split = 1;
+        c->raster = 1;
+        return;
+    }
     /* SIMT, 256 threads (2 x 4 warps of 8 x 4 lanes, 4 x 4 each), 2 stages, no split:
      * legal for every shape, alignment and device, and not slow on large ones. The
      * vector is 8 bytes at most so each thread copies whole vectors of a 64 x 8 tile. */
-    int es = gt_dtype_size(key->dtype);
-    memset(c, 0, sizeof *c);
     c->fam = GT_FAM_SIMT;
     c->bm = 64, c->bn = 64, c->bk = 8;
     c->wm = 32, c->wn = 16;

@@ -17,7 +17,9 @@
 
 /* The source of each family (kcfg.h, GT_FAM_*); each defines gt_gemm. */
 static const char *family_source(const gt_kcfg *cfg) {
-    return cfg->fam == GT_FAM_DMMA ? gt_src_gemm_dmma : gt_src_gemm_simt;
+    return cfg->fam == GT_FAM_MMA    ? gt_src_gemm_mma
+           : cfg->fam == GT_FAM_DMMA ? gt_src_gemm_dmma
+                                     : gt_src_gemm_simt;
 }
 
 gt_status gt_kern_compile(const gt_kcfg *cfg, const gt_key *key, int arch, gt_rtc_result *out) {

@@ -23,20 +23,45 @@ int gt_key_align_class(const uintptr_t *ptrs, int nptrs, const int64_t *lds, int
     return align;
 }
 
-static const char *dtype_names[] = {"f32", "f64"};
+/* Each data type: its name and the storage types of A/B and of C (key.h). */
+static const struct {
+    const char *name;
+    int in, out, tensor_only;
+} dtypes[GT_NDTYPES] = {
+    [GT_DT_F32] = {"f32", GT_ST_F32, GT_ST_F32, 0},
+    [GT_DT_F64] = {"f64", GT_ST_F64, GT_ST_F64, 0},
+    [GT_DT_TF32] = {"tf32", GT_ST_F32, GT_ST_F32, 1},
+    [GT_DT_F16] = {"f16", GT_ST_F16, GT_ST_F16, 1},
+    [GT_DT_F16_F32] = {"f16_f32", GT_ST_F16, GT_ST_F32, 1},
+    [GT_DT_BF16] = {"bf16", GT_ST_BF16, GT_ST_BF16, 1},
+    [GT_DT_BF16_F32] = {"bf16_f32", GT_ST_BF16, GT_ST_F32, 1},
+};
 
-const char *gt_dtype_name(int dtype) {
-    if (dtype < 0 || dtype >= (int)(sizeof dtype_names / sizeof dtype_names[0])) return "?";
-    return dtype_names[dtype];
-}
+static const struct {
+    const char *name;
+    int size;
+} stypes[GT_NSTYPES] = {
+    [GT_ST_F32] = {"f32", 4}, [GT_ST_F64] = {"f64", 8}, [GT_ST_F16] = {"f16", 2}, [GT_ST_BF16] = {"bf16", 2}};
 
-int gt_dtype_size(int dtype) { return dtype == GT_DT_F64 ? 8 : 4; }
+static int dt_ok(int dtype) { return dtype >= 0 && dtype < GT_NDTYPES; }
+
+const char *gt_dtype_name(int dtype) { return dt_ok(dtype) ? dtypes[dtype].name : "?"; }
+int gt_dtype_in(int dtype) { return dt_ok(dtype) ? dtypes[dtype].in : GT_ST_F32; }
+int gt_dtype_out(int dtype) { return dt_ok(dtype) ? dtypes[dtype].out : GT_ST_F32; }
+int gt_dtype_in_size(int dtype) { return gt_stype_size(gt_dtype_in(dtype)); }
+int gt_dtype_out_size(int dtype) { return gt_stype_size(gt_dtype_out(dtype)); }
+int gt_dtype_tensor_only(int dtype) { return dt_ok(dtype) && dtypes[dtype].tensor_only; }
 
 int gt_dtype_parse(const char *name) {
-    for (int i = 0; i < (int)(sizeof dtype_names / sizeof dtype_names[0]); i++)
-        if (strcmp(name, dtype_names[i]) == 0) return i;
+    for (int i = 0; i < GT_NDTYPES; i++)
+        if (strcmp(name, dtypes[i].name) == 0) return i;
     return -1;
 }
+
+const char *gt_stype_name(int stype) {
+    return stype >= 0 && stype < GT_NSTYPES ? stypes[stype].name : "?";
+}
+int gt_stype_size(int stype) { return stype >= 0 && stype < GT_NSTYPES ? stypes[stype].size : 4; }
 
 int gt_key_shape(const gt_key *key, char *buf, size_t size) {
     return snprintf(buf, size, "%lldx%lldx%lld:%c%c", (long long)key->m, (long long)key->n,

@@ -15,8 +15,29 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Data type and compute mode of a problem: f32 (gemm_tuned) and f64 (gemm_tuned_d). */
-typedef enum { GT_DT_F32 = 0, GT_DT_F64 = 1 } gt_dtype;
+/* Data types of a problem: what A and B hold, what C holds, and the compute type, as one
+ * value (the public types of gemmtune.h map onto it, api.c). Scalars (alpha, beta) and
+ * accumulation are in the compute type: f64 for GT_DT_F64, f32 for all others.
+ *   f32      A, B, C float, exact fp32 FMA (gemm_tuned)
+ *   f64      A, B, C double (gemm_tuned_d)
+ *   tf32     A, B, C float, products on tf32 tensor cores (an explicit opt-in)
+ *   f16      A, B, C half;           f16_f32  A, B half, C float
+ *   bf16     A, B, C bfloat16;       bf16_f32 A, B bfloat16, C float
+ * Values are stored in cache files by name, never by number. */
+typedef enum {
+    GT_DT_F32 = 0,
+    GT_DT_F64 = 1,
+    GT_DT_TF32 = 2,
+    GT_DT_F16 = 3,
+    GT_DT_F16_F32 = 4,
+    GT_DT_BF16 = 5,
+    GT_DT_BF16_F32 = 6,
+} gt_dtype;
+#define GT_NDTYPES 7
+
+/* Storage types of elements, for the helper kernels (fill, scale, compare). */
+typedef enum { GT_ST_F32 = 0, GT_ST_F64 = 1, GT_ST_F16 = 2, GT_ST_BF16 = 3 } gt_stype;
+#define GT_NSTYPES 4
 
 #define GT_DEVICE_NAME_MAX 96
 
@@ -32,7 +53,8 @@ typedef struct gt_key {
 } gt_key;
 
 /* The widest vector (16, 8, 4, 2 or 1 bytes) that every address and every
- * leading dimension (given in elements of elem_size bytes) admits. */
+ * leading dimension (given in elements of elem_size bytes) admits. (A key whose C is
+ * wider than A and B takes the smaller of the classes of A, B and of C.) */
 int gt_key_align_class(const uintptr_t *ptrs, int nptrs, const int64_t *lds, int nlds,
                        int elem_size);
 
@@ -47,10 +69,21 @@ int gt_key_shape(const gt_key *key, char *buf, size_t size);
 uint64_t gt_key_hash(const gt_key *key);
 int gt_key_equal(const gt_key *a, const gt_key *b);
 
+/* "f32", "f64", "tf32", "f16", "f16_f32", "bf16", "bf16_f32"; "?" when out of range. */
 const char *gt_dtype_name(int dtype);
-/* "f32" -> GT_DT_F32, "f64" -> GT_DT_F64; -1 when unknown. */
+/* The inverse of gt_dtype_name; -1 when unknown. */
 int gt_dtype_parse(const char *name);
-/* Bytes of one element: 4 or 8. */
-int gt_dtype_size(int dtype);
+/* Storage type (gt_stype) of A and B, and of C. */
+int gt_dtype_in(int dtype);
+int gt_dtype_out(int dtype);
+/* Bytes of one element of A and B, and of C. */
+int gt_dtype_in_size(int dtype);
+int gt_dtype_out_size(int dtype);
+/* 1 for the types computed on tensor cores only (tf32, f16, bf16): they need compute
+ * capability 8.0 and have no SIMT kernel. */
+int gt_dtype_tensor_only(int dtype);
+/* "f32", "f64", "f16", "bf16"; "?" when out of range. */
+const char *gt_stype_name(int stype);
+int gt_stype_size(int stype);
 
 #endif

@@ -70,9 +70,10 @@ gt_status gt_rtc_compile(const char *source, const char *name, const char *const
     opts[n++] = "-default-device";
 
     nvrtcProgram prog;
-    /* Every program may include the families' shared header. */
-    const char *headers[] = {gt_src_common}, *header_names[] = {"common.cuh"};
-    nvrtcResult r = nvrtcCreateProgram(&prog, source, name, 1, headers, header_names);
+    /* Every program may include the families' shared header and the element types. */
+    const char *headers[] = {gt_src_common, gt_src_types};
+    const char *header_names[] = {"common.cuh", "types.cuh"};
+    nvrtcResult r = nvrtcCreateProgram(&prog, source, name, 2, headers, header_names);
     if (r != NVRTC_SUCCESS) {
         snprintf(out->error, sizeof out->error, "nvrtcCreateProgram: %s", nvrtcGetErrorString(r));
         return gt_fail(GT_NVRTC_ERROR, "%s", out->error);

@@ -12,6 +12,12 @@
  * dgemm (gemm_tuned_d, double; the name with "_d"): both share one implementation that
  * must not drift. The f64-only cases check what differs: pointers aligned to 8 bytes,
  * and double scalars that no float could hold.
+ * The typed entry (gemm_tuned_ex, cases args_ex_*) through its public call only: its own
+ * positions (cublasGemmEx's without the handle), enum values outside their enums
+ * (GT_INVALID_VALUE at 8, 11, 15, 17), NULL scalars (6, 13), every supported and
+ * unsupported combination of types (GT_NOT_SUPPORTED, no position), scalars read in the
+ * compute type, and pointers aligned to their own element (2 bytes for 16-bit A and B,
+ * 4 for a 32F C).
  * Also: status strings, the per-thread last error and its clearing.
  */
 #define _GNU_SOURCE
@@ -62,8 +68,9 @@ static call base(void) {
 static gt_status check(const call *c, gt_action *act) {
     gt_error_clear();
     *act = (gt_action)-1;
-    return gt_args_check(c->opA, c->opB, c->m, c->n, c->k, c->alpha, c->A, c->lda, c->B, c->ldb,
-                         c->beta, c->C, c->ldc, dt == GT_DT_F64 ? 8 : 4, act);
+    int es = dt == GT_DT_F64 ? 8 : 4;
+    return gt_args_check(&gt_pos_blas, c->opA, c->opB, c->m, c->n, c->k, c->alpha, c->A, c->lda,
+                         c->B, c->ldb, c->beta, c->C, c->ldc, es, es, act);
 }
 
 static gt_status public_call(const call *c) {
@@ -613,6 +620,362 @@ static void args_version(void) {
               GT_VERSION_STRING);
 }
 
+/* ===== gemm_tuned_ex ===== */
+
+/* One gemm_tuned_ex call's arguments, in its order (the stream is always NULL). */
+typedef struct {
+    int opA, opB;
+    int64_t m, n, k;
+    const void *alpha;
+    const void *A;
+    int Atype;
+    int64_t lda;
+    const void *B;
+    int Btype;
+    int64_t ldb;
+    const void *beta;
+    void *C;
+    int Ctype;
+    int64_t ldc;
+    int compute;
+} ex_call;
+
+static const float ex_one_f = 1.0f, ex_half_f = 0.5f, ex_zero_f = 0.0f;
+static const double ex_one_d = 1.0, ex_half_d = 0.5;
+
+/* A valid f16 (16F A, B, C; COMPUTE_32F) NN call of 10 x 20 x 30, minimal leading
+ * dimensions, beta 0.5. */
+static ex_call ex_base(void) {
+    ex_call c = {GT_OP_N,   GT_OP_N,  10, 20,       30, &ex_one_f, PA,       GT_R_16F, 10,
+                 PB,        GT_R_16F, 30, &ex_half_f, PC, GT_R_16F, 10, GT_COMPUTE_32F};
+    return c;
+}
+
+static gt_status ex_public(const ex_call *c) {
+    return gemm_tuned_ex((gt_op)c->opA, (gt_op)c->opB, c->m, c->n, c->k, c->alpha, c->A,
+                         (gt_datatype)c->Atype, c->lda, c->B, (gt_datatype)c->Btype, c->ldb,
+                         c->beta, c->C, (gt_datatype)c->Ctype, c->ldc,
+                         (gt_compute_type)c->compute, NULL);
+}
+
+/* Expects GT_INVALID_VALUE at position pos, with a message naming the argument and its
+ * position. */
+#define EXPECT_EX_BAD(c, pos, name) expect_ex_bad(c, pos, name, __LINE__)
+static void expect_ex_bad(const ex_call *c, int pos, const char *name, int line) {
+    gt_status s = ex_public(c);
+    TAP_CHECK(s == GT_INVALID_VALUE,
+              "line %d: gemm_tuned_ex status %d (%s), want INVALID_VALUE: %s", line, s,
+              gt_status_string(s), gt_last_error());
+    TAP_CHECK(gt_last_error_arg() == pos, "line %d: position %d, want %d (%s)", line,
+              gt_last_error_arg(), pos, gt_last_error());
+    TAP_CHECK(names_word(gt_last_error(), name), "line %d: message '%s' does not name '%s'",
+              line, gt_last_error(), name);
+    char num[16];
+    snprintf(num, sizeof num, "%d", pos);
+    TAP_CHECK(names_word(gt_last_error(), num), "line %d: message '%s' lacks position %d", line,
+              gt_last_error(), pos);
+}
+
+/* Expects GT_NOT_SUPPORTED: no position (every argument is valid on its own), and a
+ * message that names the types given. */
+#define EXPECT_EX_UNSUPPORTED(c, w1, w2) expect_ex_unsupported(c, w1, w2, __LINE__)
+static void expect_ex_unsupported(const ex_call *c, const char *want1, const char *want2,
+                                  int line) {
+    gt_status s = ex_public(c);
+    TAP_CHECK(s == GT_NOT_SUPPORTED,
+              "line %d: gemm_tuned_ex status %d (%s), want NOT_SUPPORTED: %s", line, s,
+              gt_status_string(s), gt_last_error());
+    TAP_CHECK(gt_last_error_arg() == 0, "line %d: position %d for a valid but unsupported call",
+              line, gt_last_error_arg());
+    TAP_CHECK(strstr(gt_last_error(), want1) != NULL && strstr(gt_last_error(), want2) != NULL,
+              "line %d: message '%s' lacks '%s' or '%s'", line, gt_last_error(), want1, want2);
+}
+
+/* Expects the call accepted: GT_SUCCESS without a message when there is nothing to do
+ * (the driver never tried), else GT_NO_DRIVER (this process has none) with a message;
+ * never a position. */
+#define EXPECT_EX_OK(c, nothing) expect_ex_ok(c, nothing, __LINE__)
+static void expect_ex_ok(const ex_call *c, int nothing, int line) {
+    gt_status s = ex_public(c);
+    if (nothing) {
+        TAP_CHECK(s == GT_SUCCESS, "line %d: gemm_tuned_ex status %d (%s): %s", line, s,
+                  gt_status_string(s), gt_last_error());
+        TAP_CHECK(gt_last_error()[0] == 0,
+                  "line %d: nothing to do, yet a message (touched the driver?): '%s'", line,
+                  gt_last_error());
+    } else {
+        TAP_CHECK(s == GT_NO_DRIVER, "line %d: gemm_tuned_ex status %d (%s), want NO_DRIVER: %s",
+                  line, s, gt_status_string(s), gt_last_error());
+        TAP_CHECK(strstr(gt_last_error(), "gemmtune-no-such-libcuda") != NULL,
+                  "line %d: message '%s' is not the missing driver's", line, gt_last_error());
+    }
+    TAP_CHECK(gt_last_error_arg() == 0, "line %d: position %d for a valid call", line,
+              gt_last_error_arg());
+}
+
+static void args_ex_enums_out_of_range(void) {
+    ex_call c = ex_base();
+    c.Atype = 4;
+    EXPECT_EX_BAD(&c, 8, "Atype");
+    c.Atype = -1;
+    EXPECT_EX_BAD(&c, 8, "Atype");
+    c = ex_base();
+    c.Btype = 4;
+    EXPECT_EX_BAD(&c, 11, "Btype");
+    c = ex_base();
+    c.Ctype = 99;
+    EXPECT_EX_BAD(&c, 15, "Ctype");
+    c.Ctype = INT32_MIN;
+    EXPECT_EX_BAD(&c, 15, "Ctype");
+    c = ex_base();
+    c.compute = 3;
+    EXPECT_EX_BAD(&c, 17, "computeType");
+    c.compute = -1;
+    EXPECT_EX_BAD(&c, 17, "computeType");
+    /* An enum value out of range is bad input even where the other types alone would be
+     * an unsupported combination: INVALID_VALUE, not NOT_SUPPORTED. */
+    c = ex_base();
+    c.Atype = GT_R_32F, c.Btype = GT_R_16BF, c.Ctype = 7;
+    EXPECT_EX_BAD(&c, 15, "Ctype");
+}
+
+static void args_ex_null_scalars(void) {
+    ex_call c = ex_base();
+    c.alpha = NULL;
+    EXPECT_EX_BAD(&c, 6, "alpha");
+    c = ex_base();
+    c.beta = NULL;
+    EXPECT_EX_BAD(&c, 13, "beta");
+    /* Even with nothing to do: the scalars are read before anything else. */
+    c = ex_base();
+    c.m = 0;
+    c.beta = NULL;
+    EXPECT_EX_BAD(&c, 13, "beta");
+}
+
+static void args_ex_sizes_and_leading_dimensions(void) {
+    ex_call c = ex_base(); /* m 10, n 20, k 30 */
+    c.opA = 3;
+    EXPECT_EX_BAD(&c, 1, "opA");
+    c = ex_base();
+    c.opB = -1;
+    EXPECT_EX_BAD(&c, 2, "opB");
+    c = ex_base();
+    c.m = -1;
+    EXPECT_EX_BAD(&c, 3, "m");
+    c = ex_base();
+    c.n = -5;
+    EXPECT_EX_BAD(&c, 4, "n");
+    c = ex_base();
+    c.k = -1;
+    EXPECT_EX_BAD(&c, 5, "k");
+    /* gemm_tuned_ex's positions: lda 9, ldb 12, ldc 16 (not sgemm's 8, 10, 13). */
+    c = ex_base();
+    c.lda = 9;
+    EXPECT_EX_BAD(&c, 9, "lda");
+    c.opA = GT_OP_T; /* A stored k x m: lda >= k = 30 */
+    c.lda = 10;
+    EXPECT_EX_BAD(&c, 9, "lda");
+    c = ex_base();
+    c.ldb = 29;
+    EXPECT_EX_BAD(&c, 12, "ldb");
+    c = ex_base();
+    c.ldc = 9;
+    EXPECT_EX_BAD(&c, 16, "ldc");
+    c.ldc = 0;
+    EXPECT_EX_BAD(&c, 16, "ldc");
+    /* A size and a leading dimension wrong at once: the lower position (3, m). */
+    c = ex_base();
+    c.m = -3, c.ldc = 0;
+    EXPECT_EX_BAD(&c, 3, "m");
+    c = ex_base();
+    c.lda = 1, c.ldc = 1;
+    EXPECT_EX_BAD(&c, 9, "lda");
+}
+
+static void args_ex_null_pointers(void) {
+    ex_call c = ex_base();
+    c.A = NULL;
+    EXPECT_EX_BAD(&c, 7, "A");
+    c = ex_base();
+    c.B = NULL;
+    EXPECT_EX_BAD(&c, 10, "B");
+    c = ex_base();
+    c.C = NULL;
+    EXPECT_EX_BAD(&c, 14, "C");
+    /* All three: A, the lowest position, first. */
+    c.A = NULL, c.B = NULL;
+    EXPECT_EX_BAD(&c, 7, "A");
+    c.A = PA;
+    EXPECT_EX_BAD(&c, 10, "B");
+}
+
+static void args_ex_pointer_alignment(void) {
+    /* 16-bit A and B: 2 bytes are enough, an odd address is not. */
+    ex_call c = ex_base();
+    c.A = (const void *)(uintptr_t)0x1001;
+    EXPECT_EX_BAD(&c, 7, "A");
+    TAP_CHECK(strstr(gt_last_error(), "aligned to 2 bytes") != NULL,
+              "message '%s' does not say 2 bytes", gt_last_error());
+    c = ex_base();
+    c.B = (const void *)(uintptr_t)0x2003;
+    EXPECT_EX_BAD(&c, 10, "B");
+    c = ex_base();
+    c.C = (void *)(uintptr_t)0x3001;
+    EXPECT_EX_BAD(&c, 14, "C");
+    c = ex_base();
+    c.A = (const void *)(uintptr_t)0x1002;
+    c.B = (const void *)(uintptr_t)0x2006;
+    c.C = (void *)(uintptr_t)0x300a;
+    EXPECT_EX_OK(&c, 0);
+    /* f16_f32 and bf16_f32: 16-bit A and B at 2 (mod 4) are fine, a 32F C there is not. */
+    const int ab[2] = {GT_R_16F, GT_R_16BF};
+    for (int i = 0; i < 2; i++) {
+        c = ex_base();
+        c.Atype = c.Btype = ab[i], c.Ctype = GT_R_32F;
+        c.A = (const void *)(uintptr_t)0x1002;
+        c.B = (const void *)(uintptr_t)0x2002;
+        EXPECT_EX_OK(&c, 0);
+        c.C = (void *)(uintptr_t)0x3002;
+        EXPECT_EX_BAD(&c, 14, "C");
+        TAP_CHECK(strstr(gt_last_error(), "aligned to 4 bytes") != NULL,
+                  "message '%s' does not say 4 bytes", gt_last_error());
+        c.C = (void *)(uintptr_t)0x3004;
+        EXPECT_EX_OK(&c, 0);
+    }
+    /* 32F A (tf32) wants 4 bytes, 64F A 8. */
+    c = ex_base();
+    c.Atype = c.Btype = c.Ctype = GT_R_32F, c.compute = GT_COMPUTE_32F_FAST_TF32;
+    c.A = (const void *)(uintptr_t)0x1002;
+    EXPECT_EX_BAD(&c, 7, "A");
+    c = ex_base();
+    c.Atype = c.Btype = c.Ctype = GT_R_64F, c.compute = GT_COMPUTE_64F;
+    c.alpha = &ex_one_d, c.beta = &ex_half_d;
+    c.B = (const void *)(uintptr_t)0x2004;
+    EXPECT_EX_BAD(&c, 10, "B");
+    TAP_CHECK(strstr(gt_last_error(), "8 bytes") != NULL, "message '%s' does not say 8 bytes",
+              gt_last_error());
+}
+
+/* Every combination of the four element types and three compute types: exactly those of
+ * gemmtune.h's table are accepted, every other one is NOT_SUPPORTED. */
+static void args_ex_combinations(void) {
+    static const struct {
+        int ab, c, compute;
+    } supported[] = {
+        {GT_R_32F, GT_R_32F, GT_COMPUTE_32F},   {GT_R_32F, GT_R_32F, GT_COMPUTE_32F_FAST_TF32},
+        {GT_R_64F, GT_R_64F, GT_COMPUTE_64F},   {GT_R_16F, GT_R_16F, GT_COMPUTE_32F},
+        {GT_R_16F, GT_R_32F, GT_COMPUTE_32F},   {GT_R_16BF, GT_R_16BF, GT_COMPUTE_32F},
+        {GT_R_16BF, GT_R_32F, GT_COMPUTE_32F},
+    };
+    static const char *tname[4] = {"32F", "64F", "16F", "16BF"};
+    int accepted = 0;
+    for (int a = 0; a < 4; a++)
+        for (int b = 0; b < 4; b++)
+            for (int cc = 0; cc < 4; cc++)
+                for (int comp = 0; comp < 3; comp++) {
+                    ex_call c = ex_base();
+                    c.Atype = a, c.Btype = b, c.Ctype = cc, c.compute = comp;
+                    /* Scalars of the compute type. */
+                    if (comp == GT_COMPUTE_64F) c.alpha = &ex_one_d, c.beta = &ex_half_d;
+                    int want = 0;
+                    for (size_t i = 0; i < sizeof supported / sizeof supported[0]; i++)
+                        want |= supported[i].ab == a && supported[i].ab == b &&
+                                supported[i].c == cc && supported[i].compute == comp;
+                    gt_status s = ex_public(&c);
+                    if (want) {
+                        accepted++;
+                        TAP_CHECK(s == GT_NO_DRIVER && gt_last_error_arg() == 0,
+                                  "A %s B %s C %s compute %d: status %d (%s): %s", tname[a],
+                                  tname[b], tname[cc], comp, s, gt_status_string(s),
+                                  gt_last_error());
+                    } else {
+                        TAP_CHECK(s == GT_NOT_SUPPORTED && gt_last_error_arg() == 0,
+                                  "A %s B %s C %s compute %d: status %d (%s), position %d, "
+                                  "want NOT_SUPPORTED: %s",
+                                  tname[a], tname[b], tname[cc], comp, s, gt_status_string(s),
+                                  gt_last_error_arg(), gt_last_error());
+                        TAP_CHECK(strstr(gt_last_error(), "supported") != NULL,
+                                  "A %s B %s C %s compute %d: message '%s'", tname[a], tname[b],
+                                  tname[cc], comp, gt_last_error());
+                    }
+                }
+    TAP_CHECK(accepted == 7, "%d combinations accepted, want 7", accepted);
+    /* The ones the issue names, with messages that name the types. */
+    ex_call c = ex_base();
+    c.Btype = GT_R_16BF; /* A 16F, B 16BF */
+    EXPECT_EX_UNSUPPORTED(&c, "16F", "16BF");
+    c = ex_base();
+    c.compute = GT_COMPUTE_64F, c.alpha = &ex_one_d, c.beta = &ex_half_d;
+    EXPECT_EX_UNSUPPORTED(&c, "16F", "COMPUTE_64F");
+    c = ex_base();
+    c.Atype = c.Btype = GT_R_32F; /* C 16F */
+    EXPECT_EX_UNSUPPORTED(&c, "32F", "16F");
+    /* tf32 is an opt-in of 32F data only. */
+    c = ex_base();
+    c.compute = GT_COMPUTE_32F_FAST_TF32;
+    EXPECT_EX_UNSUPPORTED(&c, "16F", "COMPUTE_32F_FAST_TF32");
+}
+
+static void args_ex_scalars_in_compute_type(void) {
+    /* COMPUTE_32F: alpha is a float 0, so A and B are not read (NULL is fine) and C is
+     * scaled; with beta a float 1 there is nothing to do at all. (Were the floats read as
+     * doubles, neither would be 0 or 1, and the NULL A would be refused.) */
+    ex_call c = ex_base();
+    c.alpha = &ex_zero_f;
+    c.A = NULL, c.B = NULL;
+    EXPECT_EX_OK(&c, 0);
+    c.beta = &ex_one_f;
+    c.C = NULL;
+    EXPECT_EX_OK(&c, 1);
+    /* COMPUTE_64F: the scalars are doubles. A double 1e-300 is not zero (though no float
+     * holds it), so A is read; a double 1 as beta with alpha 0 is nothing to do. */
+    static const double tiny = 1e-300, zero_d = 0.0;
+    c = ex_base();
+    c.Atype = c.Btype = c.Ctype = GT_R_64F, c.compute = GT_COMPUTE_64F;
+    c.alpha = &tiny, c.beta = &ex_half_d;
+    c.A = NULL;
+    EXPECT_EX_BAD(&c, 7, "A");
+    c.alpha = &zero_d, c.beta = &ex_one_d;
+    c.C = NULL;
+    EXPECT_EX_OK(&c, 1);
+}
+
+static void args_ex_nothing_to_do(void) {
+    /* m == 0 or n == 0: GT_SUCCESS, nothing launched, no driver needed, for every
+     * supported combination and even with NULL pointers. */
+    const int types[7][3] = {
+        {GT_R_32F, GT_R_32F, GT_COMPUTE_32F},   {GT_R_32F, GT_R_32F, GT_COMPUTE_32F_FAST_TF32},
+        {GT_R_64F, GT_R_64F, GT_COMPUTE_64F},   {GT_R_16F, GT_R_16F, GT_COMPUTE_32F},
+        {GT_R_16F, GT_R_32F, GT_COMPUTE_32F},   {GT_R_16BF, GT_R_16BF, GT_COMPUTE_32F},
+        {GT_R_16BF, GT_R_32F, GT_COMPUTE_32F}};
+    for (int i = 0; i < 7; i++) {
+        ex_call c = ex_base();
+        c.Atype = c.Btype = types[i][0], c.Ctype = types[i][1], c.compute = types[i][2];
+        if (c.compute == GT_COMPUTE_64F) c.alpha = &ex_one_d, c.beta = &ex_half_d;
+        c.m = 0;
+        EXPECT_EX_OK(&c, 1);
+        c.A = NULL, c.B = NULL, c.C = NULL;
+        EXPECT_EX_OK(&c, 1);
+        c = ex_base();
+        c.Atype = c.Btype = types[i][0], c.Ctype = types[i][1], c.compute = types[i][2];
+        if (c.compute == GT_COMPUTE_64F) c.alpha = &ex_one_d, c.beta = &ex_half_d;
+        c.n = 0;
+        EXPECT_EX_OK(&c, 1);
+        /* ... and a real product gets as far as the (missing) driver. */
+        c.n = 20;
+        EXPECT_EX_OK(&c, 0);
+    }
+    /* A success clears an earlier failure's message and position. */
+    ex_call bad = ex_base(), nothing = ex_base();
+    bad.ldc = 1;
+    nothing.m = 0;
+    gt_status s = ex_public(&bad);
+    TAP_CHECK(s == GT_INVALID_VALUE && gt_last_error_arg() == 16, "bad ldc: %d, position %d", s,
+              gt_last_error_arg());
+    EXPECT_EX_OK(&nothing, 1);
+}
+
 /* Runs fn as sgemm (its own name) and as dgemm (the name with "_d"). */
 #define TAP_RUN_BOTH(fn)                  \
     do {                                  \
@@ -648,6 +1011,14 @@ int main(void) {
     TAP_RUN_BOTH(args_actions);
     TAP_RUN_F64(args_f64_pointers_aligned_to_8);
     TAP_RUN_F64(args_f64_scalars_are_double);
+    TAP_RUN(args_ex_enums_out_of_range);
+    TAP_RUN(args_ex_null_scalars);
+    TAP_RUN(args_ex_sizes_and_leading_dimensions);
+    TAP_RUN(args_ex_null_pointers);
+    TAP_RUN(args_ex_pointer_alignment);
+    TAP_RUN(args_ex_combinations);
+    TAP_RUN(args_ex_scalars_in_compute_type);
+    TAP_RUN(args_ex_nothing_to_do);
     TAP_RUN(args_status_strings);
     TAP_RUN_BOTH(args_no_driver_message);
     TAP_RUN_BOTH(args_last_error_cleared_by_success);

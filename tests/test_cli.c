@@ -17,6 +17,12 @@
  * (faster replaces, slower kept, bad file leaves the cache's bytes alone), show, prune;
  * tune --shard / --dry-run with Slurm's variables (unset unless a case sets them), and
  * tune --devices (usage without a GPU; on one, every shape tuned and listed).
+ * Data types (--dtype, every name of key.h): an unknown name lists all of them on every
+ * verb that takes one; without a driver each type gets as far as the device; run's float
+ * scalars for all but f64; list --dtype and show --dtype on a cache holding several
+ * types; merge refuses a tensor-only type below sm_80. With a GPU: run of every type
+ * passes its check (or, below sm_80, the tensor-core types exit 1 saying why), and a
+ * tuned bf16 shape is listed under bf16 only.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -51,6 +57,7 @@ static char exe[PATH_MAX + 32];
 static char root[256];        /* mkdtemp directory */
 static char default_cache[PATH_MAX];
 static int have_gpu = -1;     /* decided by `gemmtune info` */
+static int gpu_arch = -1;     /* GPU 0's cc_major * 10 + cc_minor, from `gemmtune info` */
 
 #define RUN_LIMIT_S 45
 
@@ -204,6 +211,15 @@ static void cli_help(void) {
         for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
             CHECK_RUN(&r, strstr(r.out, verbs[i]) != NULL, "%s: help lacks '%s'", variants[v][0],
                       verbs[i]);
+        /* Every data type, as a line of its own ("  bf16  ..."), and the typed entry. */
+        for (int t = 0; t < GT_NDTYPES; t++) {
+            char line[32];
+            snprintf(line, sizeof line, "\n  %s ", gt_dtype_name(t));
+            CHECK_RUN(&r, strstr(r.out, line) != NULL, "%s: help lacks data type %s",
+                      variants[v][0], gt_dtype_name(t));
+        }
+        CHECK_RUN(&r, strstr(r.out, "gemm_tuned_ex") != NULL, "%s: help lacks gemm_tuned_ex",
+                  variants[v][0]);
         for (int i = 0; i < gt_nkparams; i++)
             CHECK_RUN(&r, strstr(r.out, gt_kparams[i].name) != NULL,
                       "%s: help lacks parameter %s", variants[v][0], gt_kparams[i].name);
@@ -387,6 +403,11 @@ static void cli_info(void) {
     if (have_gpu) {
         CHECK_RUN(&r, strstr(r.out, "GPU 0: ") != NULL && strstr(r.out, "driver: ") != NULL,
                   "exit 0 without a GPU line");
+        /* "GPU 0: NAME, sm_90, 132 SMs, ...": the tensor-core types need sm_80. */
+        const char *g = strstr(r.out, "GPU 0: "), *sm = g ? strstr(g, ", sm_") : NULL;
+        CHECK_RUN(&r, sm && sscanf(sm, ", sm_%d", &gpu_arch) == 1 && gpu_arch >= 10,
+                  "no compute capability on the GPU 0 line");
+        printf("# GPU 0: sm_%d\n", gpu_arch);
     } else {
         CHECK_RUN(&r, strstr(r.out, "GPU: none") != NULL ||
                           strstr(r.out, gt_status_string(GT_NO_DRIVER)) != NULL,
@@ -1254,6 +1275,342 @@ static void cli_devices(void) {
     result_free(&r);
 }
 
+/* ===== data types ===== */
+
+/* The dtype names as cli_parse_dtype lists them: "f32, f64, ..., bf16_f32". */
+static void known_dtypes(char *buf, size_t size) {
+    size_t len = 0;
+    buf[0] = 0;
+    for (int t = 0; t < GT_NDTYPES && len < size; t++)
+        len += (size_t)snprintf(buf + len, size - len, "%s%s", t ? ", " : "", gt_dtype_name(t));
+}
+
+/* An unknown type is a usage error on every verb that takes --dtype, and the message
+ * lists every known type, whole. */
+static void cli_dtype_unknown(void) {
+    char cache[PATH_MAX], env[PATH_MAX + 32], out[PATH_MAX], known[256], want[300];
+    case_path("dtype-unknown.db", cache, sizeof cache);
+    case_path("dtype-unknown-out.db", out, sizeof out);
+    cache_env(env, sizeof env, cache);
+    known_dtypes(known, sizeof known);
+    snprintf(want, sizeof want, "(known: %s)", known);
+    TAP_CHECK(strstr(known, "bf16_f32") != NULL && count_substr(known, ", ") == GT_NDTYPES - 1,
+              "known list '%s'", known);
+    const char *const *cmds[] = {
+        ARGS("tune", "64x64x64", "--dtype", "q8"),
+        ARGS("tune", "--dry-run", "64x64x64", "--dtype", "q8"),
+        ARGS("run", "64x64x64", "--dtype", "q8"),
+        ARGS("list", "--dtype", "q8"),
+        ARGS("show", "64x64x64", "--dtype", "q8"),
+        ARGS("export", "-o", out, "--dtype", "q8"),
+        ARGS("merge", cache, "-o", out, "--dtype", "q8"),
+    };
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        char what[64];
+        snprintf(what, sizeof what, "%s --dtype q8", cmds[i][0]);
+        result r;
+        run_cmd(&r, ENV(NO_DRIVER_ENV, env), cmds[i]);
+        CHECK_RUN(&r, r.code == 2, "%s: exit %d, want 2", what, r.code);
+        CHECK_RUN(&r, strstr(r.err, "'q8'") != NULL, "%s: does not quote 'q8'", what);
+        CHECK_RUN(&r, strstr(r.err, want) != NULL, "%s: stderr lacks '%s'", what, want);
+        result_free(&r);
+    }
+    /* Names are exact: no prefix, no other case. */
+    expect_usage_error(ENV(NO_DRIVER_ENV, env), ARGS("list", "--dtype", "bf"), "bf16_f32",
+                       "list --dtype bf");
+    expect_usage_error(ENV(NO_DRIVER_ENV, env), ARGS("list", "--dtype", "BF16"), "bf16_f32",
+                       "list --dtype BF16");
+    expect_usage_error(ENV(NO_DRIVER_ENV, env), ARGS("list", "--dtype"), NULL,
+                       "list --dtype without a value");
+    TAP_CHECK(!exists(cache) && !exists(out), "a usage error created a file");
+}
+
+/* Every type is accepted and gets as far as the device; run's scalars are floats for
+ * every type but f64. */
+static void cli_dtype_without_driver(void) {
+    for (int t = 0; t < GT_NDTYPES; t++) {
+        const char *name = gt_dtype_name(t);
+        result r;
+        run_cmd(&r, ENV(NO_DRIVER_ENV), ARGS("run", "96x200x300:NT", "--dtype", name));
+        CHECK_RUN(&r, r.code == 1, "run --dtype %s: exit %d, want 1", name, r.code);
+        CHECK_RUN(&r, strstr(r.err, gt_status_string(GT_NO_DRIVER)) != NULL,
+                  "run --dtype %s: no '%s'", name, gt_status_string(GT_NO_DRIVER));
+        result_free(&r);
+        run_cmd(&r, ENV(NO_DRIVER_ENV, NO_SLURM),
+                ARGS("tune", "4096x4096x4096", "17x33x65:TN", "--dtype", name));
+        CHECK_RUN(&r, r.code == 1, "tune --dtype %s: exit %d, want 1", name, r.code);
+        CHECK_RUN(&r, strstr(r.err, gt_status_string(GT_NO_DRIVER)) != NULL,
+                  "tune --dtype %s: no '%s'", name, gt_status_string(GT_NO_DRIVER));
+        result_free(&r);
+        /* A dry run needs no device: the shapes, whatever the type. */
+        run_cmd(&r, ENV(NO_DRIVER_ENV, NO_SLURM),
+                ARGS("tune", "--dry-run", "4096x4096x4096", "17x33x65:TN", "--dtype", name));
+        CHECK_RUN(&r, r.code == 0 && strcmp(r.out, "4096x4096x4096:NN\n17x33x65:TN\n") == 0,
+                  "tune --dry-run --dtype %s: exit %d", name, r.code);
+        result_free(&r);
+        /* --alpha beyond float: a usage error for the float-scalar types, with the type
+         * named; f64 takes it (and then finds no driver). */
+        run_cmd(&r, ENV(NO_DRIVER_ENV), ARGS("run", "8x8x8", "--dtype", name, "--alpha", "1e39"));
+        if (t == GT_DT_F64) {
+            CHECK_RUN(&r, r.code == 1 && strstr(r.err, gt_status_string(GT_NO_DRIVER)),
+                      "run --dtype f64 --alpha 1e39: exit %d, want 1 (no driver)", r.code);
+        } else {
+            CHECK_RUN(&r, r.code == 2 && strstr(r.err, "--alpha") && strstr(r.err, "f32"),
+                      "run --dtype %s --alpha 1e39: exit %d, want 2", name, r.code);
+            CHECK_RUN(&r, t == GT_DT_F32 || strstr(r.err, name) != NULL,
+                      "run --dtype %s --alpha 1e39: the type is not named", name);
+        }
+        result_free(&r);
+    }
+    expect_usage_error(ENV(NO_DRIVER_ENV), ARGS("run", "8x8x8", "--dtype", "bf16", "--beta",
+                                                "-3.5e38"),
+                       "--beta", "run --dtype bf16 --beta -3.5e38");
+}
+
+/* Stores one winner of type dtype and shape m x n x k (NT) on the test device. */
+static void put_typed(gt_db *db, int dtype, long long m, long long n, long long k,
+                      const char *cfg) {
+    gt_key key;
+    memset(&key, 0, sizeof key);
+    snprintf(key.device, sizeof key.device, "NVIDIA Test GPU 80GB");
+    key.cc_major = 9, key.sm_count = 132, key.dtype = dtype;
+    key.opa = 0, key.opb = 1, key.m = m, key.n = n, key.k = k, key.align = 16;
+    gt_db_winner w;
+    memset(&w, 0, sizeof w);
+    snprintf(w.config, sizeof w.config, "%s", cfg);
+    w.time_us = 100.0 + (double)dtype, w.tflops = 10.0, w.tuned_at = 1700000000;
+    snprintf(w.nvrtc, sizeof w.nvrtc, "13.0");
+    snprintf(w.libver, sizeof w.libver, "%s", GT_VERSION_STRING);
+    gt_status s = gt_db_store(db, &key, gt_kernel_source_hash, GT_VERSION_MAJOR, &w, NULL, 0);
+    TAP_CHECK(s == GT_SUCCESS, "store %s: %s", gt_dtype_name(dtype), gt_db_errmsg(db));
+}
+
+/* Lines of out that list an entry (they start with the device name). */
+static int entry_lines(const char *out) { return count_substr(out, "NVIDIA Test GPU 80GB"); }
+
+static void cli_list_dtype(void) {
+    char path[PATH_MAX], env[PATH_MAX + 32], out[PATH_MAX];
+    case_path("typed.db", path, sizeof path);
+    gt_db *db = fx_open(path);
+    if (!db) return;
+    /* One shape per type, so a shape says which type's line it is. */
+    static const struct {
+        int dtype;
+        const char *shape;
+        long long m, n, k;
+    } rows[] = {
+        {GT_DT_F32, "1000x1001x1002:NT", 1000, 1001, 1002},
+        {GT_DT_F64, "2000x2001x2002:NT", 2000, 2001, 2002},
+        {GT_DT_TF32, "3000x3001x3002:NT", 3000, 3001, 3002},
+        {GT_DT_BF16, "4000x4001x4002:NT", 4000, 4001, 4002},
+        {GT_DT_F16_F32, "5000x5001x5002:NT", 5000, 5001, 5002},
+        {GT_DT_BF16_F32, "6000x6001x6002:NT", 6000, 6001, 6002},
+    };
+    const int nrows = (int)(sizeof rows / sizeof rows[0]);
+    for (int i = 0; i < nrows; i++)
+        put_typed(db, rows[i].dtype, rows[i].m, rows[i].n, rows[i].k, CFG_64);
+    gt_db_close(db);
+    cache_env(env, sizeof env, path);
+
+    /* No filter: every entry, each with its type's name. */
+    result r;
+    run_cmd(&r, ENV(env), ARGS("list"));
+    CHECK_RUN(&r, r.code == 0 && entry_lines(r.out) == nrows, "list: exit %d, %d lines", r.code,
+              entry_lines(r.out));
+    for (int i = 0; i < nrows; i++) {
+        const char *p = strstr(r.out, rows[i].shape), *line = p;
+        while (line && line > r.out && line[-1] != '\n') line--;
+        char col[32];
+        snprintf(col, sizeof col, " %s ", gt_dtype_name(rows[i].dtype));
+        const char *c = line ? strstr(line, col) : NULL;
+        CHECK_RUN(&r, p && c && c < p, "list: no '%s' line of type %s", rows[i].shape,
+                  gt_dtype_name(rows[i].dtype));
+    }
+    result_free(&r);
+
+    /* --dtype T: that type's entries only. */
+    for (int i = 0; i < nrows; i++) {
+        const char *name = gt_dtype_name(rows[i].dtype);
+        run_cmd(&r, ENV(env), ARGS("list", "--dtype", name));
+        CHECK_RUN(&r, r.code == 0, "list --dtype %s: exit %d", name, r.code);
+        CHECK_RUN(&r, entry_lines(r.out) == 1 && strstr(r.out, rows[i].shape) != NULL,
+                  "list --dtype %s: %d lines, want the %s one", name, entry_lines(r.out),
+                  rows[i].shape);
+        for (int j = 0; j < nrows; j++)
+            if (j != i)
+                CHECK_RUN(&r, strstr(r.out, rows[j].shape) == NULL,
+                          "list --dtype %s shows %s (%s)", name, rows[j].shape,
+                          gt_dtype_name(rows[j].dtype));
+        result_free(&r);
+    }
+    /* A type with no entry: said so, still exit 0. */
+    run_cmd(&r, ENV(env), ARGS("list", "--dtype", "f16"));
+    CHECK_RUN(&r, r.code == 0 && entry_lines(r.out) == 0 &&
+                      strstr(r.out, "no entries of data type f16") != NULL,
+              "list --dtype f16: exit %d", r.code);
+    result_free(&r);
+    /* The option may come after --cache too, and --help still wins. */
+    run_cmd(&r, NULL, ARGS("--cache", path, "list", "--dtype", "bf16"));
+    CHECK_RUN(&r, r.code == 0 && entry_lines(r.out) == 1 && strstr(r.out, "4000x4001x4002:NT"),
+              "--cache FILE list --dtype bf16: exit %d", r.code);
+    result_free(&r);
+    run_cmd(&r, ENV(env), ARGS("list", "--dtype", "bf16", "--help"));
+    CHECK_RUN(&r, r.code == 0 && strstr(r.out, "usage") != NULL, "list --dtype --help: exit %d",
+              r.code);
+    result_free(&r);
+    expect_usage_error(ENV(env), ARGS("list", "--dtype", "bf16", "extra"), "extra",
+                       "list --dtype bf16 extra");
+
+    /* show finds a shape under its own type only. */
+    run_cmd(&r, ENV(env), ARGS("show", "4000x4001x4002:NT", "--dtype", "bf16"));
+    CHECK_RUN(&r, r.code == 0 && strstr(r.out, "|bf16|NT|4000x4001x4002|") != NULL,
+              "show --dtype bf16: exit %d", r.code);
+    result_free(&r);
+    run_cmd(&r, ENV(env), ARGS("show", "4000x4001x4002:NT", "--dtype", "bf16_f32"));
+    CHECK_RUN(&r, r.code == 1 && strstr(r.out, "no entry") && strstr(r.out, "bf16_f32"),
+              "show of a bf16 shape as bf16_f32: exit %d", r.code);
+    result_free(&r);
+    run_cmd(&r, ENV(env), ARGS("show", "4000x4001x4002:NT"));
+    CHECK_RUN(&r, r.code == 1 && strstr(r.out, "no entry"), "show of a bf16 shape as f32: exit %d",
+              r.code);
+    result_free(&r);
+
+    /* export --dtype selects before anything is validated: none of f16. */
+    case_path("typed-export.db", out, sizeof out);
+    run_cmd(&r, ENV(env), ARGS("export", "--dtype", "f16", "-o", out));
+    CHECK_RUN(&r, r.code == 0 && strstr(r.out, "exported 0 entries") != NULL,
+              "export --dtype f16: exit %d", r.code);
+    char want[64];
+    snprintf(want, sizeof want, "%d entries of other devices or data types", nrows);
+    CHECK_RUN(&r, strstr(r.err, want) != NULL, "export --dtype f16: no '%s'", want);
+    result_free(&r);
+}
+
+/* A tensor-core-only type below sm_80 is no key a process builds: merge and import
+ * refuse it, saying why, and keep the rest. */
+static void cli_merge_refuses_tensor_type_below_sm80(void) {
+    char in[PATH_MAX], out[PATH_MAX];
+    case_path("sm70-in.db", in, sizeof in);
+    case_path("sm70-out.db", out, sizeof out);
+    gt_key v100, ok;
+    memset(&v100, 0, sizeof v100);
+    snprintf(v100.device, sizeof v100.device, "Tesla V100-SXM2-16GB");
+    v100.cc_major = 7, v100.cc_minor = 0, v100.sm_count = 80, v100.dtype = GT_DT_BF16;
+    v100.m = v100.n = v100.k = 256, v100.align = 16, v100.beta0 = 1;
+    fixture_key(&ok, 90, 0, 0, 256, 256, 256, 16, 1);
+    gt_db *db = fx_open(in);
+    fx_put(db, &v100, gt_kernel_source_hash, CFG_64, 5.0, "v100", 1700000000, "0.1.0");
+    fx_put(db, &ok, gt_kernel_source_hash, CFG_64, 5.0, "h100", 1700000000, "0.1.0");
+    if (db) gt_db_close(db);
+    result r;
+    run_cmd(&r, NULL, ARGS("merge", in, "-o", out));
+    CHECK_RUN(&r, r.code == 0 && strstr(r.out, "merged 1 entries") != NULL, "merge: exit %d",
+              r.code);
+    CHECK_RUN(&r, strstr(r.err, "rejected") && strstr(r.err, "|sm70|80|bf16|") &&
+                      strstr(r.err, "compute capability 8.0"),
+              "the sm_70 bf16 entry not rejected with its reason");
+    result_free(&r);
+    fx_rows rows;
+    TAP_CHECK(fx_read(out, &rows, NULL) == 0 && rows.n == 1 && fx_find(&rows, &ok),
+              "merged file: %d entries", rows.n);
+}
+
+/* With a GPU: run of every type checks out, on sm_80 and later; below, the tensor-core
+ * types exit 1 saying why. */
+static void cli_run_dtypes(void) {
+    if (have_gpu < 0) TAP_SKIP("cli_info did not run");
+    if (!have_gpu) TAP_SKIP("no CUDA device");
+    char cache[PATH_MAX], env[PATH_MAX + 32];
+    case_path("run-dtypes.db", cache, sizeof cache);
+    cache_env(env, sizeof env, cache);
+    /* Odd sizes, both ops; beta != 0 on the types whose C is wider or narrower than A. */
+    static const struct {
+        const char *name, *beta;
+    } cases[] = {{"f64", "0"},     {"tf32", "0"}, {"f16", "0.5"},     {"f16_f32", "0.5"},
+                 {"bf16", "0"},    {"bf16", "-1.5"}, {"bf16_f32", "0.25"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *name = cases[i].name;
+        int tensor = gt_dtype_tensor_only(gt_dtype_parse(name));
+        result r;
+        run_cmd(&r, ENV(env),
+                ARGS("run", "96x200x300:NT", "--dtype", name, "--beta", cases[i].beta, "--reps",
+                     "3"));
+        if (tensor && gpu_arch < 80) {
+            CHECK_RUN(&r, r.code == 1, "run --dtype %s on sm_%d: exit %d, want 1", name, gpu_arch,
+                      r.code);
+            CHECK_RUN(&r, strstr(r.err, gt_status_string(GT_NOT_SUPPORTED)) &&
+                              strstr(r.err, "compute capability 8.0") && strstr(r.err, name),
+                      "run --dtype %s on sm_%d: no reason", name, gpu_arch);
+        } else {
+            char want[64];
+            snprintf(want, sizeof want, "96x200x300:NT %s alpha=1 beta=%s ", name,
+                     cases[i].beta);
+            CHECK_RUN(&r, r.code == 0, "run --dtype %s --beta %s: exit %d, want 0", name,
+                      cases[i].beta, r.code);
+            CHECK_RUN(&r, strstr(r.out, "PASS") != NULL, "run --dtype %s: no PASS", name);
+            CHECK_RUN(&r, strstr(r.out, want) != NULL, "run --dtype %s: no '%s'", name, want);
+        }
+        result_free(&r);
+    }
+}
+
+/* With a GPU: tune bf16 shapes; list shows them under bf16, not under f32. */
+static void cli_tune_list_bf16(void) {
+    if (have_gpu < 0) TAP_SKIP("cli_info did not run");
+    if (!have_gpu) TAP_SKIP("no CUDA device");
+    char cache[PATH_MAX], env[PATH_MAX + 32];
+    case_path("tune-bf16.db", cache, sizeof cache);
+    cache_env(env, sizeof env, cache);
+    result r;
+    run_cmd(&r, ENV(env, NO_SLURM), ARGS("tune", "128x64x32", "96x96x96:TN", "--dtype", "bf16"));
+    if (gpu_arch < 80) {
+        /* Said once, for both shapes; nothing tuned, no crash. */
+        CHECK_RUN(&r, r.code == 1 && !r.signaled, "tune --dtype bf16 on sm_%d: exit %d",
+                  gpu_arch, r.code);
+        CHECK_RUN(&r, count_substr(r.err, "compute capability 8.0") == 1 &&
+                          strstr(r.err, gt_status_string(GT_NOT_SUPPORTED)),
+                  "tune --dtype bf16 on sm_%d: the reason not said once", gpu_arch);
+        result_free(&r);
+        run_cmd(&r, ENV(env, NO_SLURM),
+                ARGS("tune", "128x64x32", "--dtype", "bf16", "--devices", "0"));
+        CHECK_RUN(&r, r.code == 1 && !r.signaled && strstr(r.out, "GPU 0: ") &&
+                          strstr(r.out, "compute capability 8.0"),
+                  "tune --devices 0 --dtype bf16 on sm_%d: exit %d", gpu_arch, r.code);
+        result_free(&r);
+        run_cmd(&r, ENV(env), ARGS("list"));
+        CHECK_RUN(&r, r.code == 0 && strstr(r.out, "128x64x32") == NULL, "list after refusal");
+        result_free(&r);
+        return;
+    }
+    CHECK_RUN(&r, r.code == 0, "tune --dtype bf16: exit %d", r.code);
+    CHECK_RUN(&r, strstr(r.out, "128x64x32:NN bf16 ") && strstr(r.out, "96x96x96:TN bf16 "),
+              "tune --dtype bf16: shapes not printed with their type");
+    CHECK_RUN(&r, strstr(r.out, "FAILED") == NULL, "tune --dtype bf16: a shape failed");
+    result_free(&r);
+    run_cmd(&r, ENV(env), ARGS("list", "--dtype", "bf16"));
+    CHECK_RUN(&r, r.code == 0 && strstr(r.out, "128x64x32:NN") && strstr(r.out, "96x96x96:TN"),
+              "list --dtype bf16 lacks a tuned shape");
+    CHECK_RUN(&r, count_substr(r.out, " bf16 ") == 2, "list --dtype bf16: %d bf16 lines, want 2",
+              count_substr(r.out, " bf16 "));
+    result_free(&r);
+    run_cmd(&r, ENV(env), ARGS("list", "--dtype", "f32"));
+    CHECK_RUN(&r, r.code == 0 && strstr(r.out, "no entries of data type f32") &&
+                      strstr(r.out, "128x64x32") == NULL,
+              "list --dtype f32 shows the bf16 shapes");
+    result_free(&r);
+    run_cmd(&r, ENV(env), ARGS("show", "128x64x32", "--dtype", "bf16"));
+    CHECK_RUN(&r, r.code == 0 && strstr(r.out, "|bf16|NN|128x64x32|") && strstr(r.out, "winner"),
+              "show --dtype bf16: exit %d", r.code);
+    result_free(&r);
+    /* Again, per device: the cache has both now. */
+    run_cmd(&r, ENV(env, NO_SLURM),
+            ARGS("tune", "128x64x32", "96x96x96:TN", "--dtype", "bf16", "--devices", "0"));
+    CHECK_RUN(&r, r.code == 0 && strstr(r.out, "GPU 0: 128x64x32:NN bf16 ") &&
+                      strstr(r.out, "(cache"),
+              "tune --devices 0 --dtype bf16 again: exit %d", r.code);
+    result_free(&r);
+}
+
 /* ===== setup ===== */
 
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
@@ -1304,6 +1661,12 @@ int main(void) {
     TAP_RUN(cli_prune);
     TAP_RUN(cli_shard);
     TAP_RUN(cli_devices);
+    TAP_RUN(cli_dtype_unknown);
+    TAP_RUN(cli_dtype_without_driver);
+    TAP_RUN(cli_list_dtype);
+    TAP_RUN(cli_merge_refuses_tensor_type_below_sm80);
+    TAP_RUN(cli_run_dtypes);
+    TAP_RUN(cli_tune_list_bf16);
 
     nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     return tap_done();

@@ -97,7 +97,7 @@ static void prob_init(prob *p, int dt, int opa, int opb, long long m, long long 
                       long long pad_a, long long pad_b, long long pad_c, double alpha,
                       double beta) {
     memset(p, 0, sizeof *p);
-    p->dt = dt, p->es = (size_t)gt_dtype_size(dt);
+    p->dt = dt, p->es = (size_t)gt_dtype_in_size(dt);
     p->opa = opa, p->opb = opb, p->m = m, p->n = n, p->k = k;
     p->alpha = alpha, p->beta = beta;
     long long ar = opa ? k : m, ac = opa ? m : k, br = opb ? n : k, bc = opb ? k : n;
@@ -793,6 +793,216 @@ static void gpu_second_process_hits_cache(void) {
     TAP_CHECK(system(rm) == 0, "cleanup");
 }
 
+/* ===== tensor-core types (gemm_tuned_ex) ===== */
+
+/* The five types of gemm_tuned_ex that run on tensor cores, with the types its caller
+ * passes and the part of the library's tolerance (tuner/verify.h) that does not grow with
+ * K. */
+static const struct {
+    int dt;
+    gt_datatype ab, c;
+    gt_compute_type ct;
+    double base;
+} tc_types[] = {
+    {GT_DT_TF32, GT_R_32F, GT_R_32F, GT_COMPUTE_32F_FAST_TF32, 4e-3},
+    {GT_DT_F16, GT_R_16F, GT_R_16F, GT_COMPUTE_32F, 2e-3},
+    {GT_DT_F16_F32, GT_R_16F, GT_R_32F, GT_COMPUTE_32F, 0.0},
+    {GT_DT_BF16, GT_R_16BF, GT_R_16BF, GT_COMPUTE_32F, 1e-2},
+    {GT_DT_BF16_F32, GT_R_16BF, GT_R_32F, GT_COMPUTE_32F, 0.0},
+};
+#define N_TC_TYPES (int)(sizeof tc_types / sizeof tc_types[0])
+
+static double tc_tol(int t, long long k) {
+    return tc_types[t].base + 1e-5 * sqrt((double)(k > 0 ? k : 1)) + 2e-5;
+}
+
+/* f16 <-> double for the values the tests use: inputs are odd multiples of 2^-8 in
+ * (-1, 1) (exact in f16, bf16 and tf32, and never zero); outputs are decoded exactly,
+ * subnormals included. */
+static uint16_t f16_bits(double v) {
+    uint16_t sign = v < 0 ? 0x8000 : 0;
+    double a = fabs(v);
+    int e;
+    double f = frexp(a, &e); /* a = f * 2^e, f in [0.5, 1) */
+    /* Normal: a = 1.m * 2^(e-1), biased exponent e - 1 + 15. Inputs are all normal. */
+    unsigned mant = (unsigned)((f * 2.0 - 1.0) * 1024.0 + 0.5);
+    return (uint16_t)(sign | (unsigned)(e - 1 + 15) << 10 | mant);
+}
+static double f16_value(uint16_t h) {
+    int e = (h >> 10) & 31, m = h & 1023;
+    double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(1024 + m, e - 25);
+    return h & 0x8000 ? -v : v;
+}
+static double bf16_value(uint16_t h) {
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+static uint16_t bf16_bits(double v) {
+    float f = (float)v; /* exact for the inputs: the low 16 bits are zero */
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return (uint16_t)(u >> 16);
+}
+static int st_size(gt_datatype d) { return d == GT_R_32F ? 4 : d == GT_R_64F ? 8 : 2; }
+static void st_put(gt_datatype d, void *a, size_t i, double v) {
+    if (d == GT_R_32F) ((float *)a)[i] = (float)v;
+    else if (d == GT_R_16F) ((uint16_t *)a)[i] = f16_bits(v);
+    else ((uint16_t *)a)[i] = bf16_bits(v);
+}
+static double st_get(gt_datatype d, const void *a, size_t i) {
+    if (d == GT_R_32F) return ((const float *)a)[i];
+    if (d == GT_R_16F) return f16_value(((const uint16_t *)a)[i]);
+    return bf16_value(((const uint16_t *)a)[i]);
+}
+static double rand_odd256(void) {
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return (double)(2 * (long long)((rng >> 40) % 256) - 255) / 256.0;
+}
+
+/* One call of tensor type t: random exact inputs, C = C0 before; returns the relative
+ * Frobenius error against a double reference, +inf for a non-finite output or a changed
+ * padding element of C (rows past m), and the call's status in *st. */
+static double tc_run(int t, int opa, int opb, long long m, long long n, long long k,
+                     long long pad_a, long long pad_b, long long pad_c, float alpha, float beta,
+                     gt_status *st) {
+    const gt_datatype ab = tc_types[t].ab, ct = tc_types[t].c;
+    const size_t ea = (size_t)st_size(ab), ec = (size_t)st_size(ct);
+    long long ar = opa ? k : m, ac = opa ? m : k, br = opb ? n : k, bc = opb ? k : n;
+    long long lda = (ar > 1 ? ar : 1) + pad_a, ldb = (br > 1 ? br : 1) + pad_b;
+    long long ldc = (m > 1 ? m : 1) + pad_c;
+    size_t na = (size_t)(lda * ac), nb = (size_t)(ldb * bc), nc = (size_t)(ldc * n);
+    void *A = calloc(na + 1, ea), *B = calloc(nb + 1, ea), *C0 = malloc(nc * ec), *C = malloc(nc * ec);
+    for (size_t i = 0; i < na; i++) st_put(ab, A, i, rand_odd256());
+    for (size_t i = 0; i < nb; i++) st_put(ab, B, i, rand_odd256());
+    for (size_t i = 0; i < nc; i++) st_put(ct, C0, i, rand_odd256());
+    CUdeviceptr dA, dB, dC;
+    gt_cu.mem_alloc(&dA, (na + 1) * ea);
+    gt_cu.mem_alloc(&dB, (nb + 1) * ea);
+    gt_cu.mem_alloc(&dC, nc * ec);
+    gt_cu.memcpy_htod(dA, A, (na + 1) * ea);
+    gt_cu.memcpy_htod(dB, B, (nb + 1) * ea);
+    gt_cu.memcpy_htod(dC, C0, nc * ec);
+    *st = gemm_tuned_ex(opa ? GT_OP_T : GT_OP_N, opb ? GT_OP_T : GT_OP_N, m, n, k, &alpha,
+                        (const void *)(uintptr_t)dA, ab, lda, (const void *)(uintptr_t)dB, ab, ldb,
+                        &beta, (void *)(uintptr_t)dC, ct, ldc, tc_types[t].ct, NULL);
+    gt_cu.ctx_synchronize();
+    gt_cu.memcpy_dtoh(C, dC, nc * ec);
+    double d2 = 0, r2 = 0;
+    int bad = 0;
+    for (long long j = 0; j < n && !bad; j++) {
+        for (long long i = 0; i < m && !bad; i++) {
+            double sum = 0;
+            for (long long l = 0; l < k; l++)
+                sum += st_get(ab, A, (size_t)(opa ? l + i * lda : i + l * lda)) *
+                       st_get(ab, B, (size_t)(opb ? j + l * ldb : l + j * ldb));
+            size_t c = (size_t)(i + j * ldc);
+            double ref = alpha * sum + (beta == 0.0f ? 0.0 : beta * st_get(ct, C0, c));
+            double v = st_get(ct, C, c);
+            if (!isfinite(v)) bad = 1;
+            d2 += (v - ref) * (v - ref);
+            r2 += ref * ref;
+        }
+        for (long long i = m; i < ldc && !bad; i++) {
+            size_t off = (size_t)(i + j * ldc) * ec;
+            bad = memcmp((const char *)C + off, (const char *)C0 + off, ec) != 0;
+        }
+    }
+    gt_cu.mem_free(dA), gt_cu.mem_free(dB), gt_cu.mem_free(dC);
+    free(A), free(B), free(C0), free(C);
+    if (bad) return INFINITY;
+    return r2 > 0 ? sqrt(d2 / r2) : sqrt(d2);
+}
+
+/* On a device below sm_80 every tensor type is refused with GT_NOT_SUPPORTED, and C is
+ * unchanged (checked through the padding-free error: C0 would not match the product). */
+static int tc_supported(void) {
+    CUdevice d;
+    int major = 0;
+    gt_cu.ctx_get_device(&d);
+    gt_cu.device_get_attribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d);
+    return major >= 8;
+}
+
+static void gpu_tc_all_ops_odd_shapes(void) {
+    NEED_GPU();
+    /* Few candidates per shape: this case tunes 5 types x 24 shapes. */
+    setenv("GEMMTUNE_TUNE_MAX_CANDIDATES", "6", 1);
+    static const long long tshapes[][3] = {{17, 33, 65}, {255, 257, 31}, {129, 1, 7},
+                                           {3, 300, 2},  {96, 200, 300}, {1000, 63, 130}};
+    const int sup = tc_supported();
+    for (int t = 0; t < N_TC_TYPES; t++)
+        for (int s = 0; s < 6; s++)
+            for (int op = 0; op < 4; op++) {
+                gt_status st;
+                float beta = (s + op) % 2 ? 0.0f : -0.5f;
+                double e = tc_run(t, op & 1, op >> 1, tshapes[s][0], tshapes[s][1],
+                                  tshapes[s][2], 0, 0, 0, 1.5f, beta, &st);
+                const char *name = gt_dtype_name(tc_types[t].dt);
+                if (!sup) {
+                    TAP_CHECK(st == GT_NOT_SUPPORTED, "%s below sm_80: %s", name,
+                              gt_status_string(st));
+                    continue;
+                }
+                TAP_CHECK(st == GT_SUCCESS, "%s %lldx%lldx%lld op %d: %s", name, tshapes[s][0],
+                          tshapes[s][1], tshapes[s][2], op, gt_last_error());
+                TAP_CHECK(e <= tc_tol(t, tshapes[s][2]),
+                          "%s %lldx%lldx%lld:%c%c beta %g: rel err %.3g > %.3g", name,
+                          tshapes[s][0], tshapes[s][1], tshapes[s][2], op & 1 ? 'T' : 'N',
+                          op >> 1 ? 'T' : 'N', beta, e, tc_tol(t, tshapes[s][2]));
+                if (s == 4)
+                    printf("# %s 96x200x300:%c%c beta=%g rel err %.3g\n", name, op & 1 ? 'T' : 'N',
+                           op >> 1 ? 'T' : 'N', beta, e);
+            }
+    unsetenv("GEMMTUNE_TUNE_MAX_CANDIDATES");
+}
+
+/* Warnings of candidates that failed verification (the tuner logs each one). */
+static int tc_verify_warnings;
+static void tc_log(int level, const char *message, void *user) {
+    (void)user;
+    if (level <= 2 && strstr(message, "failed verification")) tc_verify_warnings++;
+}
+
+/* Odd leading dimensions: 16-bit types fall to the 2-byte alignment class (copies through
+ * registers), tf32 to 4 bytes; C's own class with its wider elements for the _f32 types.
+ * Every candidate is checked (verify-all) and none may fail. */
+static void gpu_tc_unaligned_every_candidate(void) {
+    NEED_GPU();
+    if (!tc_supported()) TAP_SKIP("skipped: device below sm_80");
+    setenv("GEMMTUNE_TUNE_MAX_CANDIDATES", "8", 1);
+    setenv("GEMMTUNE_TUNE_VERIFY_ALL", "1", 1);
+    tc_verify_warnings = 0;
+    gt_set_log_callback(tc_log, NULL);
+    gt_set_log_level(2);
+    const long long pads[][3] = {{1, 3, 1}, {8, 8, 8}};
+    for (int t = 0; t < N_TC_TYPES; t++)
+        for (int q = 0; q < 2; q++)
+            for (int op = 0; op < 4; op++) {
+                gt_status st;
+                gt_stats before, after;
+                gt_get_stats(&before);
+                double e = tc_run(t, op & 1, op >> 1, 77, 45 + q, 130, pads[q][0], pads[q][1],
+                                  pads[q][2], 1.0f, 0.25f, &st);
+                gt_get_stats(&after);
+                TAP_CHECK(st == GT_SUCCESS && e <= tc_tol(t, 130),
+                          "%s pads %lld,%lld,%lld op %d: %s err %.3g: %s",
+                          gt_dtype_name(tc_types[t].dt), pads[q][0], pads[q][1], pads[q][2], op,
+                          gt_status_string(st), e, gt_last_error());
+                /* Tuned, not the fallback: the tensor family's own candidates ran. */
+                TAP_CHECK(after.tunes == before.tunes + 1 && after.fallbacks == before.fallbacks,
+                          "%s op %d: tunes %llu -> %llu, fallbacks %llu -> %llu",
+                          gt_dtype_name(tc_types[t].dt), op, (unsigned long long)before.tunes,
+                          (unsigned long long)after.tunes, (unsigned long long)before.fallbacks,
+                          (unsigned long long)after.fallbacks);
+            }
+    gt_set_log_callback(NULL, NULL);
+    TAP_CHECK(tc_verify_warnings == 0, "%d candidates failed verification", tc_verify_warnings);
+    unsetenv("GEMMTUNE_TUNE_VERIFY_ALL");
+    unsetenv("GEMMTUNE_TUNE_MAX_CANDIDATES");
+}
+
 int main(int argc, char **argv) {
     if (argc > 1 && strcmp(argv[1], "--child") == 0) return child();
     /* A cache of this run's own, so that "this call tunes" holds on every run. */
@@ -826,6 +1036,8 @@ int main(int argc, char **argv) {
     TAP_RUN(gpu_f64_misaligned_launches_nothing);
     TAP_RUN(gpu_f32_and_f64_same_shape);
     TAP_RUN(gpu_splitk_two_shapes_one_stream);
+    TAP_RUN(gpu_tc_all_ops_odd_shapes);
+    TAP_RUN(gpu_tc_unaligned_every_candidate);
     gt_release();
     return tap_done();
 }

@@ -178,8 +178,8 @@ static void kcfg_table_sane(void) {
         }
     }
     /* The families' values and a few the kernels rely on. */
-    TAP_CHECK(gt_kparams[0].nvalues == 2 && gt_kparams[0].values[0] == GT_FAM_SIMT &&
-                  gt_kparams[0].values[1] == GT_FAM_DMMA,
+    TAP_CHECK(gt_kparams[0].nvalues == 3 && gt_kparams[0].values[0] == GT_FAM_SIMT &&
+                  gt_kparams[0].values[1] == GT_FAM_DMMA && gt_kparams[0].values[2] == GT_FAM_MMA,
               "FAM values");
     TAP_CHECK(gt_nkconstraints >= 19, "%d constraints", gt_nkconstraints);
     int legal = 0, prune = 0;
@@ -299,20 +299,20 @@ static void kcfg_parse_rejects(void) {
         {"f0_128 x64x8_w32x32_t8x4_s3_v4_k1_r8", "BN"},
         {"f0_128x64x8 _w32x32_t8x4_s3_v4_k1_r8", "WM"},
         /* Values outside the table. */
-        {"f2_128x64x8_w32x32_t8x4_s3_v4_k1_r8", "FAM"},
+        {"f3_128x64x8_w32x32_t8x4_s3_v4_k1_r8", "FAM"},
         {"f0_100x64x8_w32x32_t8x4_s3_v4_k1_r8", "BM"},
         {"f0_999x64x8_w32x32_t8x4_s3_v4_k1_r8", "BM"},
         {"f0_128x7x8_w32x32_t8x4_s3_v4_k1_r8", "BN"},
-        {"f0_128x64x64_w32x32_t8x4_s3_v4_k1_r8", "BK"},
+        {"f0_128x64x128_w32x32_t8x4_s3_v4_k1_r8", "BK"},
         {"f0_128x64x4_w32x32_t8x4_s3_v4_k1_r8", "BK"},
         {"f0_128x64x8_w512x32_t8x4_s3_v4_k1_r8", "WM"},
         {"f0_128x64x8_w32x7_t8x4_s3_v4_k1_r8", "WN"},
         {"f0_128x64x8_w32x32_t7x4_s3_v4_k1_r8", "TM"},
         {"f0_128x64x8_w32x32_t8x16_s3_v4_k1_r8", "TN"},
         {"f0_128x64x8_w32x32_t8x4_s1_v4_k1_r8", "STAGES"},
-        {"f0_128x64x8_w32x32_t8x4_s5_v4_k1_r8", "STAGES"},
+        {"f0_128x64x8_w32x32_t8x4_s6_v4_k1_r8", "STAGES"},
         {"f0_128x64x8_w32x32_t8x4_s3_v3_k1_r8", "VEC"},
-        {"f0_128x64x8_w32x32_t8x4_s3_v8_k1_r8", "VEC"},
+        {"f0_128x64x8_w32x32_t8x4_s3_v16_k1_r8", "VEC"},
         {"f0_128x64x8_w32x32_t8x4_s3_v0_k1_r8", "VEC"},
         {"f0_128x64x8_w32x32_t8x4_s3_v4_k5_r8", "SPLIT"},
         {"f0_128x64x8_w32x32_t8x4_s3_v4_k32_r8", "SPLIT"},
@@ -441,11 +441,21 @@ static void kcfg_each_constraint_rejects(void) {
      * 49920 bytes of shared memory) passes everything on 4096^3 f32 a16 on the H100;
      * each case changes what its constraint looks at. */
     const crafted cases[] = {
-        /* BK = 64 is outside the table; everything else about it is fine. */
-        {"in_table", CFG(0, 128, 128, 64, 32, 64, 8, 8, 3, 4, 1, 8), 90, GT_DT_F32, 0, 0,
+        /* TM = 7 is outside the table; everything else about it is fine but the lane
+         * layout (7 x 8 does not divide the warp tile). */
+        {"in_table", CFG(0, 128, 128, 16, 32, 64, 7, 8, 3, 4, 1, 8), 90, GT_DT_F32, 0, 0,
+         4096, 4096, 4096, 16, &h100, {"warp_layout"}},
+        /* BK 64 is MMA's (16-bit types) only. */
+        {"k_step", CFG(0, 128, 128, 64, 32, 64, 8, 8, 3, 4, 1, 8), 90, GT_DT_F32, 0, 0,
          4096, 4096, 4096, 16, &h100, {"compiles_fast"}},
         /* DMMA for f32. */
         {"family_fits", CFG(1, 128, 128, 16, 32, 64, 4, 8, 3, 4, 1, 8), 90, GT_DT_F32, 0, 0,
+         4096, 4096, 4096, 16, &h100, {0}},
+        /* MMA for bf16 on sm_75 (no bf16 tensor cores). */
+        {"family_fits", CFG(2, 128, 128, 32, 64, 64, 8, 4, 3, 8, 1, 8), 75, GT_DT_BF16, 0, 0,
+         4096, 4096, 4096, 16, &h100, {0}},
+        /* SIMT for f16: the tensor-core types have no SIMT kernel. */
+        {"family_fits", CFG(0, 128, 128, 16, 32, 64, 8, 8, 3, 8, 1, 8), 90, GT_DT_F16, 0, 0,
          4096, 4096, 4096, 16, &h100, {0}},
         /* 8 x 8 thread tiles of a 64 x 64 warp tile: 64 lanes, not 32. */
         {"warp_layout", CFG(0, 128, 128, 16, 64, 64, 8, 8, 3, 4, 1, 8), 90, GT_DT_F32, 0, 0,
@@ -625,8 +635,17 @@ static void kcfg_default_is_legal(void) {
             /* Every third problem from the edge sizes, the rest log-uniform up to 2^20. */
             d[i] = t % 3 == 0 ? edge[rng() % (unsigned)nedge]
                               : (long long)exp((double)(rng() % 20000) / 20000.0 * log(1048576.0));
-        int dt = (int)(rng() % 2), arch = archs[rng() % 6];
-        int align = dt == GT_DT_F64 ? (rng() % 2 ? 8 : 16) : (int[]){4, 8, 16}[rng() % 3];
+        int dt = (int)(rng() % GT_NDTYPES), arch = archs[rng() % 6];
+        /* The tensor-core types exist on sm_80 and later only (api.c refuses them below). */
+        if (gt_dtype_tensor_only(dt) && arch < 80) arch = 80 + 10 * (int)(rng() % 2);
+        int es = gt_dtype_in_size(dt) > gt_dtype_out_size(dt) ? gt_dtype_in_size(dt)
+                                                              : gt_dtype_out_size(dt);
+        /* Every alignment class from the smallest element of the key up to 16. */
+        int smallest = gt_dtype_in_size(dt) < gt_dtype_out_size(dt) ? gt_dtype_in_size(dt)
+                                                                   : gt_dtype_out_size(dt);
+        int align = smallest << (rng() % 5);
+        if (align > 16) align = 16;
+        (void)es;
         gt_key key;
         make_key_dt(&key, arch >= 90 ? 90 : 80, dt, (int)(rng() % 2), (int)(rng() % 2), d[0], d[1],
                     d[2], align, (int)(rng() % 2));
@@ -670,6 +689,20 @@ static void kcfg_default_is_legal(void) {
         gt_kcfg_default(&c, &key);
         TAP_CHECK(c.vec == vecs[i].vec && c.fam == GT_FAM_SIMT && c.split == 1,
                   "%s a%d: default %s", gt_dtype_name(vecs[i].dt), vecs[i].align, fmt(&c).s);
+    }
+    /* The tensor-core types: MMA, the widest vector of at most 16 bytes, a K step of two
+     * instructions. */
+    const struct {
+        int dt, align, vec, bk;
+    } tc[] = {{GT_DT_BF16, 2, 1, 32}, {GT_DT_F16, 4, 2, 32},       {GT_DT_F16_F32, 16, 8, 32},
+              {GT_DT_TF32, 4, 1, 16}, {GT_DT_TF32, 16, 4, 16}, {GT_DT_BF16_F32, 8, 4, 32}};
+    for (size_t i = 0; i < sizeof tc / sizeof tc[0]; i++) {
+        gt_key key;
+        gt_kcfg c;
+        make_key_dt(&key, 90, tc[i].dt, 1, 0, 4095, 4095, 4095, tc[i].align, 0);
+        gt_kcfg_default(&c, &key);
+        TAP_CHECK(c.fam == GT_FAM_MMA && c.vec == tc[i].vec && c.bk == tc[i].bk && c.split == 1,
+                  "%s a%d: default %s", gt_dtype_name(tc[i].dt), tc[i].align, fmt(&c).s);
     }
 }
 

@@ -264,29 +264,51 @@ static void key_hash_spreads(void) {
 /* ===== data types ===== */
 
 static void key_dtype_names(void) {
-    /* Every known type: its name, the round trip, and its element size. */
+    /* Every known type: its name, the round trip, its storage types and element sizes,
+     * and whether it runs on tensor cores only. Values are stored by name (cache files),
+     * so the numbers only need to differ; the names must stay what they are. */
     static const struct {
         int dtype;
         const char *name;
-        int size;
-    } known[] = {{GT_DT_F32, "f32", 4}, {GT_DT_F64, "f64", 8}};
+        int in, out, in_size, out_size, tensor_only;
+    } known[] = {{GT_DT_F32, "f32", GT_ST_F32, GT_ST_F32, 4, 4, 0},
+                 {GT_DT_F64, "f64", GT_ST_F64, GT_ST_F64, 8, 8, 0},
+                 {GT_DT_TF32, "tf32", GT_ST_F32, GT_ST_F32, 4, 4, 1},
+                 {GT_DT_F16, "f16", GT_ST_F16, GT_ST_F16, 2, 2, 1},
+                 {GT_DT_F16_F32, "f16_f32", GT_ST_F16, GT_ST_F32, 2, 4, 1},
+                 {GT_DT_BF16, "bf16", GT_ST_BF16, GT_ST_BF16, 2, 2, 1},
+                 {GT_DT_BF16_F32, "bf16_f32", GT_ST_BF16, GT_ST_F32, 2, 4, 1}};
+    TAP_CHECK(sizeof known / sizeof known[0] == GT_NDTYPES, "%d types known to the test, %d to key.h",
+              (int)(sizeof known / sizeof known[0]), GT_NDTYPES);
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
         const char *name = gt_dtype_name(known[i].dtype);
         TAP_CHECK(name && strcmp(name, known[i].name) == 0, "dtype %d is '%s', want '%s'",
                   known[i].dtype, name ? name : "(null)", known[i].name);
         TAP_CHECK(gt_dtype_parse(known[i].name) == known[i].dtype, "round trip of '%s': %d",
                   known[i].name, gt_dtype_parse(known[i].name));
-        TAP_CHECK(gt_dtype_size(known[i].dtype) == known[i].size, "size of %s: %d, want %d",
-                  known[i].name, gt_dtype_size(known[i].dtype), known[i].size);
+        TAP_CHECK(gt_dtype_in(known[i].dtype) == known[i].in &&
+                      gt_dtype_out(known[i].dtype) == known[i].out,
+                  "storage of %s: %s -> %s", known[i].name, gt_stype_name(gt_dtype_in(known[i].dtype)),
+                  gt_stype_name(gt_dtype_out(known[i].dtype)));
+        TAP_CHECK(gt_dtype_in_size(known[i].dtype) == known[i].in_size &&
+                      gt_dtype_out_size(known[i].dtype) == known[i].out_size,
+                  "sizes of %s: %d, %d; want %d, %d", known[i].name,
+                  gt_dtype_in_size(known[i].dtype), gt_dtype_out_size(known[i].dtype),
+                  known[i].in_size, known[i].out_size);
+        TAP_CHECK(gt_dtype_tensor_only(known[i].dtype) == known[i].tensor_only,
+                  "%s tensor-only: %d", known[i].name, gt_dtype_tensor_only(known[i].dtype));
+        for (size_t j = 0; j < i; j++)
+            TAP_CHECK(known[i].dtype != known[j].dtype, "%s and %s share a value", known[i].name,
+                      known[j].name);
     }
-    TAP_CHECK(GT_DT_F32 != GT_DT_F64, "f32 and f64 share a value");
-    static const char *unknown[] = {"", "f16", "f3", "f32 ", " f32", "f320", "?", "F64",
-                                    "f6",  "f64 ", "f640", "double", "tf32"};
+    static const char *unknown[] = {"", "f3", "f32 ", " f32", "f320", "?", "F64", "f6",
+                                    "f64 ", "f640", "double", "TF32", "bf16_", "f16f32",
+                                    "f16_f16", "half"};
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++)
         TAP_CHECK(gt_dtype_parse(unknown[i]) == -1, "'%s' parsed as %d", unknown[i],
                   gt_dtype_parse(unknown[i]));
     /* An unknown value still has a printable name, one that does not parse. */
-    static const int bad[] = {-1, 2, 99};
+    static const int bad[] = {-1, GT_NDTYPES, 99};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         const char *s = gt_dtype_name(bad[i]);
         TAP_CHECK(s != NULL && s[0] != 0, "dtype %d has no name", bad[i]);
@@ -321,9 +343,9 @@ static void key_f64_text(void) {
     /* Alignment class of doubles: an odd ld of doubles still keeps 8 bytes; 2 keep 16. */
     const uintptr_t ptrs[3] = {0x10000, 0x20000, 0x30000};
     const int64_t odd[3] = {4097, 4096, 4096}, even[3] = {4098, 4096, 2};
-    TAP_CHECK(gt_key_align_class(ptrs, 3, odd, 3, gt_dtype_size(GT_DT_F64)) == 8,
+    TAP_CHECK(gt_key_align_class(ptrs, 3, odd, 3, gt_dtype_in_size(GT_DT_F64)) == 8,
               "odd ld of doubles: %d", gt_key_align_class(ptrs, 3, odd, 3, 8));
-    TAP_CHECK(gt_key_align_class(ptrs, 3, even, 3, gt_dtype_size(GT_DT_F64)) == 16,
+    TAP_CHECK(gt_key_align_class(ptrs, 3, even, 3, gt_dtype_in_size(GT_DT_F64)) == 16,
               "even lds of doubles: %d", gt_key_align_class(ptrs, 3, even, 3, 8));
 }
 

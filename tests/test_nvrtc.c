@@ -22,6 +22,7 @@
 #include "gemmtune.h"
 #include "kcfg.h"
 #include "kern.h"
+#include "kernel_sources.h"
 #include "key.h"
 #include "log.h"
 #include "pool.h"
@@ -98,17 +99,29 @@ typedef struct {
     int opa, opb;
     long long m, n, k;
     int align, beta0;
+    int dtype; /* gt_dtype; 0 is f32 */
 } shape;
 
 /* Odd sizes, every op pair, every alignment class of f32, beta zero and not. */
 static const shape shapes[] = {
-    {0, 0, 17, 33, 65, 4, 1},
-    {1, 0, 1000, 1000, 1000, 16, 0},
-    {0, 1, 4097, 129, 257, 4, 0},
-    {0, 1, 16, 4096, 4096, 16, 0},
-    {1, 1, 1, 1, 1, 8, 1},
+    {0, 0, 17, 33, 65, 4, 1, GT_DT_F32},
+    {1, 0, 1000, 1000, 1000, 16, 0, GT_DT_F32},
+    {0, 1, 4097, 129, 257, 4, 0, GT_DT_F32},
+    {0, 1, 16, 4096, 4096, 16, 0, GT_DT_F32},
+    {1, 1, 1, 1, 1, 8, 1, GT_DT_F32},
 };
 #define NSHAPES ((int)(sizeof shapes / sizeof shapes[0]))
+
+/* The tensor-core types (MMA family): every op pair, the 2-byte alignment class of 16-bit
+ * types (copies through registers), odd sizes, split-K (large K). */
+static const shape tc_shapes[] = {
+    {0, 0, 4096, 4096, 4096, 16, 1, GT_DT_BF16},
+    {1, 0, 4095, 4095, 4095, 2, 0, GT_DT_F16},
+    {0, 1, 1000, 999, 1001, 4, 1, GT_DT_TF32},
+    {1, 1, 17, 33, 65, 4, 0, GT_DT_F16_F32},
+    {0, 1, 256, 256, 65536, 16, 1, GT_DT_BF16_F32},
+};
+#define NTC ((int)(sizeof tc_shapes / sizeof tc_shapes[0]))
 
 static double total_compile_wall, total_compile_cpu, slowest_one;
 static int total_compiled;
@@ -119,8 +132,10 @@ static void compile_set(const shape *sh, int arch) {
     const gt_klimits *lim = arch >= 90 ? &h100 : &a100;
     gt_key key;
     fixture_key(&key, arch, sh->opa, sh->opb, sh->m, sh->n, sh->k, sh->align, sh->beta0);
+    key.dtype = sh->dtype;
     char name[96];
-    gt_key_shape(&key, name, sizeof name);
+    int len = gt_key_shape(&key, name, sizeof name);
+    if (sh->dtype != GT_DT_F32) snprintf(name + len, sizeof name - (size_t)len, " %s", gt_dtype_name(sh->dtype));
 
     gt_cand *cands = NULL;
     gt_space_counts counts;
@@ -307,6 +322,25 @@ static void nvrtc_all_candidates_sm90(void) {
     for (int i = 0; i < NSHAPES; i++) compile_set(&shapes[i], 90);
 }
 
+/* Every candidate of the tensor-core types compiles, for sm_90 and (some) sm_80. */
+static void nvrtc_tensor_candidates(void) {
+    for (int i = 0; i < NTC; i++) compile_set(&tc_shapes[i], 90);
+    compile_set(&tc_shapes[1], 80);
+}
+
+/* The helper kernels (fill, scale, reference, compare for every type) compile for every
+ * architecture the library may meet: bf16 conversions are integer code, so sm_75 too. */
+static void nvrtc_helper_kernels(void) {
+    static const int archs[] = {75, 80, 90};
+    for (int i = 0; i < 3; i++) {
+        gt_rtc_result res;
+        gt_status st = gt_rtc_compile(gt_src_aux_f32, "aux_f32.cu", NULL, 0, archs[i], &res);
+        TAP_CHECK(st == GT_SUCCESS && is_cubin(res.image, res.size), "helper kernels sm_%d: %s",
+                  archs[i], res.error);
+        gt_rtc_result_free(&res);
+    }
+}
+
 int main(void) {
     double t0 = now_s();
     TAP_RUN(nvrtc_version_and_arch_choice);
@@ -316,6 +350,8 @@ int main(void) {
     TAP_RUN(nvrtc_kernel_options_reach_the_source);
     TAP_RUN(nvrtc_all_candidates_sm80);
     TAP_RUN(nvrtc_all_candidates_sm90);
+    TAP_RUN(nvrtc_tensor_candidates);
+    TAP_RUN(nvrtc_helper_kernels);
     printf("# %d kernel compiles: %.2f s wall, %.2f s summed over threads, slowest %.2f s; "
            "test total %.2f s\n",
            total_compiled, total_compile_wall, total_compile_cpu, slowest_one, now_s() - t0);

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # gpu_run.sh: on a machine with an NVIDIA GPU, build gemmtune, run every test (the GPU
 # ones for real), a few `gemmtune run` checks and the cuBLAS side-by-side benchmark
-# (bench: f32 then f64, each with a fresh cache, then bench/plot.py to bench_ratio.png).
-# Usage: bash tools/gpu_run.sh [all|tests|gpu|quick|memcheck|bench|devices] (gpu: only the
+# (bench: f32 then f64, each with a fresh cache, then bench/plot.py to bench_ratio.png;
+# bench-tc: the same for the tensor-core types, $TC_DTYPES, default "bf16 f16 tf32", to
+# bench_tc_ratio.png; not part of all).
+# Usage: bash tools/gpu_run.sh [all|tests|gpu|quick|memcheck|bench|bench-tc|devices] (gpu: only the
 # suites that need the GPU; devices: tune --devices on one GPU vs all, shards + merge) ; logs and JSON go to $OUT
 # (default ./gpu-out). On the project's device machine: copy ../shared/device to .device
 # first (SQLite headers) and carry it.
@@ -55,26 +57,50 @@ if [ "$what" = all ] || [ "$what" = memcheck ]; then
       ./$B/gemmtune --cache "$OUT/memcheck.db" run --reps 1 --dtype f64 $s >>"$OUT/memcheck.log" 2>&1
     r=$?; echo "memcheck f64 $s: exit $r"; [ $r -eq 0 ] || rc=1
   done
+  # The tensor-core types (MMA family), every candidate also checked against the reference
+  # (GEMMTUNE_TUNE_VERIFY_ALL: a wrong one shows as verify_failed in the counts below).
+  export GEMMTUNE_TUNE_VERIFY_ALL=1
+  for dt in bf16 f16 tf32 f16_f32; do
+    for s in 17x33x65:TN 255x257x31:TT 1000x999x1001:NN 33x65x2049:NT; do
+      compute-sanitizer --tool memcheck --error-exitcode 9 \
+        ./$B/gemmtune --cache "$OUT/memcheck.db" run --reps 1 --dtype $dt $s >>"$OUT/memcheck.log" 2>&1
+      r=$?; echo "memcheck $dt $s: exit $r"; [ $r -eq 0 ] || rc=1
+    done
+  done
+  unset GEMMTUNE_TUNE_VERIFY_ALL
   grep -E "ERROR SUMMARY|check:" "$OUT/memcheck.log"
   # How many candidates ran under memcheck, per shape and outcome.
   sqlite3 "$OUT/memcheck.db" "select dtype, m, n, k, status, count(*) from timings group by 1,2,3,4,5" 2>/dev/null ||
     python3 -c "import sqlite3,sys; [print(*r) for r in sqlite3.connect(sys.argv[1]).execute('select dtype,m,n,k,status,count(*) from timings group by 1,2,3,4,5')]" "$OUT/memcheck.db"
 fi
-if [ "$what" = all ] || [ "$what" = bench ]; then
-  # f32 then f64, each with a fresh cache, so the cold column is real tuning time; then
-  # one chart of the ratio to cuBLAS per shape, both dtypes side by side.
-  plot_in=()
-  for dt in f32 f64; do
+# bench_suite PNG DTYPE...: the public suite for each dtype in turn, each with a fresh cache,
+# so the cold column is real tuning time; bench_DT.txt/.json and winners_DT.txt per dtype,
+# then one chart of the ratio to cuBLAS per shape, the dtypes side by side, in PNG.
+bench_suite() {
+  local png=$1 dt
+  shift
+  local plot_in=()
+  for dt in "$@"; do
     rm -f "$OUT/bench-cache-$dt.db"* "$OUT/bench_$dt.json"
-    GEMMTUNE_CACHE="$OUT/bench-cache-$dt.db" ./$B/gemmtune-bench --dtype $dt --file bench/suite.txt \
+    GEMMTUNE_CACHE="$OUT/bench-cache-$dt.db" ./$B/gemmtune-bench --dtype "$dt" --file bench/suite.txt \
       --json "$OUT/bench_$dt.json" 2>&1 | tee "$OUT/bench_$dt.txt" || rc=1
     [ -s "$OUT/bench_$dt.json" ] && plot_in+=("$OUT/bench_$dt.json")
     # The winner of each shape, for the record next to the table.
     ./$B/gemmtune --cache "$OUT/bench-cache-$dt.db" list >"$OUT/winners_$dt.txt" 2>&1
   done
   if [ ${#plot_in[@]} -gt 0 ]; then
-    python3 bench/plot.py "$OUT/bench_ratio.png" "${plot_in[@]}" || rc=1
+    python3 bench/plot.py "$png" "${plot_in[@]}" || rc=1
   fi
+}
+if [ "$what" = all ] || [ "$what" = bench ]; then
+  bench_suite "$OUT/bench_ratio.png" f32 f64
+fi
+if [ "$what" = bench-tc ]; then
+  # Tensor cores (gemm_tuned_ex vs cublasGemmEx), apart from bench so that one stays short.
+  # About 20 shapes x (up to ~3 s of tuning + timing) per dtype: 3 dtypes fit in 10 minutes;
+  # TC_DTYPES="f16_f32 bf16_f32" runs the fp32-output types in a second call.
+  # shellcheck disable=SC2086  # the list splits into words on purpose
+  bench_suite "$OUT/bench_tc_ratio.png" ${TC_DTYPES:-bf16 f16 tf32}
 fi
 if [ "$what" = devices ]; then
   # The same shape list tuned on GPU 0 alone, then on every GPU; then two shards into two

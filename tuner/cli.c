@@ -7,6 +7,8 @@
  *                                     node's share of a shape list (--shard, Slurm)
  *   gemmtune list                     what the cache holds
  *   gemmtune run SHAPE                tune if needed, run on random data, check, time
+ * tune, list and run take --dtype T, any data type of key.h (f32 by default); run calls
+ * gemm_tuned for f32, gemm_tuned_d for f64 and gemm_tuned_ex for the others.
  * The cache-file verbs (export, import, merge, show, prune) are in cli_cache.c; what the
  * two files share is in cli.h.
  * SHAPE is MxNxK with optional ops, e.g. 4096x4096x4096 or 16x4096x4096:NT.
@@ -148,8 +150,8 @@ static int device_or_say(gt_devctx **dc) {
     return 0;
 }
 
-/* The key gemm_tuned (f32) or gemm_tuned_d (f64) builds for a tightly packed,
- * cudaMalloc'd problem. */
+/* The key that gemm_tuned (f32), gemm_tuned_d (f64) or gemm_tuned_ex (the other types)
+ * builds for a tightly packed, cudaMalloc'd problem of data type dtype. */
 static void shape_key(gt_devctx *dc, const cli_shape *sh, int dtype, double beta, gt_key *key) {
     long long lda = sh->opa ? sh->k : sh->m, ldb = sh->opb ? sh->n : sh->k;
     gt_devctx_make_key(dc, dtype, sh->opa, sh->opb, sh->m, sh->n, sh->k, (void *)256, lda,
@@ -160,18 +162,29 @@ static void shape_key(gt_devctx *dc, const cli_shape *sh, int dtype, double beta
 int cli_parse_dtype(const char *verb, const char *text, int *dtype) {
     *dtype = gt_dtype_parse(text);
     if (*dtype >= 0) return 0;
-    char known[128] = "";
-    size_t len = 0;
-    for (int t = 0; strcmp(gt_dtype_name(t), "?") != 0 && len < sizeof known; t++)
-        len += (size_t)snprintf(known + len, sizeof known - len, "%s%s", t ? ", " : "",
-                                gt_dtype_name(t));
-    fprintf(stderr, "gemmtune %s: --dtype '%s': unknown data type (known: %s)\n", verb, text,
-            known);
+    /* The names straight from key.c, printed one by one: no buffer to outgrow as types
+     * are added. */
+    fprintf(stderr, "gemmtune %s: --dtype '%s': unknown data type (known:", verb, text);
+    for (int t = 0; t < GT_NDTYPES; t++)
+        fprintf(stderr, "%s %s", t ? "," : "", gt_dtype_name(t));
+    fprintf(stderr, ")\n");
     return 2;
 }
 
-/* A shape as the tune and run verbs print it: "64x64x64:NN", with " f64" appended for a
- * type other than f32 (so f32 lines read as they always have). */
+/* The tensor-core-only types (tf32, f16, bf16: no SIMT kernel) need compute capability
+ * 8.0, as gemm_tuned_ex says (it returns GT_NOT_SUPPORTED); the tuner does not check,
+ * so tune and run ask here, once per device, before anything is allocated or compiled.
+ * GT_SUCCESS, or GT_NOT_SUPPORTED with a message (gt_last_error) naming type and device. */
+static gt_status dtype_on_device(const gt_devctx *dc, int dtype) {
+    if (!gt_dtype_tensor_only(dtype) || dc->dev.cc_major >= 8) return GT_SUCCESS;
+    return gt_fail(GT_NOT_SUPPORTED,
+                   "data type %s runs on tensor cores only: it needs compute capability 8.0 or "
+                   "later, and %s is %d.%d",
+                   gt_dtype_name(dtype), dc->dev.name, dc->dev.cc_major, dc->dev.cc_minor);
+}
+
+/* A shape as the tune verb prints it: "64x64x64:NN", with " f64", " bf16", ... appended
+ * for a type other than f32 (so f32 lines read as they always have). */
 static void shape_text(const gt_key *key, char *buf, size_t size) {
     int len = gt_key_shape(key, buf, size);
     if (key->dtype != GT_DT_F32 && len >= 0 && (size_t)len < size)
@@ -208,7 +221,7 @@ int cli_usage(FILE *f, int code) {
             "      --dry-run             print the shapes this invocation would tune; touch\n"
             "                            neither GPU nor cache\n"
             "      --dtype T             the data type of every shape (default f32)\n"
-            "  list                      what the cache holds\n"
+            "  list [--dtype T]          what the cache holds (of data type T only)\n"
             "  show SHAPE [--dtype T]    every candidate's timing for the keys of SHAPE\n"
             "  run SHAPE [--alpha A] [--beta B] [--reps N] [--dtype T]\n"
             "                            tune if needed, run on random data, check, time\n"
@@ -224,8 +237,17 @@ int cli_usage(FILE *f, int code) {
             "                            versions, and cubins of other sources, NVRTC, driver\n"
             "SHAPE: MxNxK[:AB], ops A, B in N (as stored) or T (transposed); column-major.\n"
             "A shape file (--file) holds one shape a line, MxNxK[:AB] or M N K opA opB; '#'\n"
-            "starts a comment. T: a data type, f32 (gemm_tuned, the default) or f64\n"
-            "(gemm_tuned_d).\n"
+            "starts a comment.\n"
+            "T: a data type (--dtype; A and B -> C, the entry point it tunes for):\n"
+            "  f32       float, fp32 FMA (gemm_tuned; the default)\n"
+            "  f64       double (gemm_tuned_d)\n"
+            "  tf32      float, tf32 tensor cores (gemm_tuned_ex, COMPUTE_32F_FAST_TF32)\n"
+            "  f16       half -> half, f32 accumulation (gemm_tuned_ex, 16F/16F)\n"
+            "  f16_f32   half -> float (gemm_tuned_ex, 16F/32F)\n"
+            "  bf16      bfloat16 -> bfloat16, f32 accumulation (gemm_tuned_ex, 16BF/16BF)\n"
+            "  bf16_f32  bfloat16 -> float (gemm_tuned_ex, 16BF/32F)\n"
+            "  All but f32 and f64 run on tensor cores only: compute capability 8.0 or later.\n"
+            "  --alpha and --beta are floats for every type but f64.\n"
             "--cache FILE uses FILE as the cache (same as GEMMTUNE_CACHE).\n"
             "Environment:\n"
             "  GEMMTUNE_CACHE             the writable cache file\n"
@@ -476,6 +498,8 @@ static void *tune_worker(void *arg) {
     tune_job *job = arg;
     gt_devctx *dc = NULL;
     gt_status s = job->ordinal >= 0 ? gt_devctx_for_device(job->ordinal, &dc) : GT_SUCCESS;
+    /* A type this device cannot run: one line for all its shapes, none tuned. */
+    if (s == GT_SUCCESS && dc) s = dtype_on_device(dc, job->dtype);
     if (s != GT_SUCCESS) {
         pthread_mutex_lock(&print_lock);
         printf("GPU %d: cannot use the device: %s: %s (%d shapes not tuned)\n", job->ordinal,
@@ -648,6 +672,14 @@ static int cmd_tune(int argc, char **argv) {
         free(all);
         return 1;
     }
+    gt_status ds = dtype_on_device(dc, dtype);
+    if (ds != GT_SUCCESS) {
+        fprintf(stderr, "gemmtune tune: %s: %s (%d shapes not tuned)\n", gt_status_string(ds),
+                gt_last_error(), n);
+        free(all);
+        gt_release();
+        return 1;
+    }
     tune_job job;
     memset(&job, 0, sizeof job);
     job.ordinal = -1, job.shapes = all, job.force = force, job.dtype = dtype;
@@ -668,24 +700,43 @@ static int cmd_tune(int argc, char **argv) {
 
 /* ===== list ===== */
 
+/* What list prints: the entries of one data type (-1: all), and how many it printed. */
+typedef struct list_filter {
+    int dtype;
+    long long shown;
+} list_filter;
+
 static int print_winner(const gt_key *key, const char *src_hash, int lib_major,
                         const gt_db_winner *w, void *user) {
-    (void)user;
+    list_filter *flt = user;
+    if (flt->dtype >= 0 && key->dtype != flt->dtype) return 0;
+    flt->shown++;
     char shape_text[96], when[32];
     gt_key_shape(key, shape_text, sizeof shape_text);
     time_t t = (time_t)w->tuned_at;
     strftime(when, sizeof when, "%Y-%m-%d %H:%M", gmtime(&t));
     int current = strcmp(src_hash, gt_kernel_source_hash) == 0 && lib_major == GT_VERSION_MAJOR;
-    printf("%-28s %-4s %-22s a%-2d b%d %-20s %10.1f us %8.2f TFLOP/s  %s%s\n", key->device,
+    /* The type column fits the longest name (bf16_f32). */
+    printf("%-28s %-8s %-22s a%-2d b%d %-20s %10.1f us %8.2f TFLOP/s  %s%s\n", key->device,
            gt_dtype_name(key->dtype), shape_text, key->align, key->beta0, w->config, w->time_us,
            w->tflops, when, current ? "" : "  (old kernel source: ignored)");
     return 0;
 }
 
 static int cmd_list(int argc, char **argv) {
-    if (argc > 1) {
-        if (strcmp(argv[1], "--help") == 0) return cli_usage(stdout, 0);
-        fprintf(stderr, "gemmtune list: unexpected argument '%s'\n", argv[1]);
+    static const struct option longs[] = {
+        {"dtype", required_argument, 0, 't'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    list_filter flt = {-1, 0};
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
+        if (c == 't') {
+            if (cli_parse_dtype("list", optarg, &flt.dtype)) return 2;
+        } else if (c == 'h') return cli_usage(stdout, 0);
+        else return 2;
+    }
+    if (optind < argc) {
+        fprintf(stderr, "gemmtune list: unexpected argument '%s'\n", argv[optind]);
         return 2;
     }
     char path[4096], msg[512];
@@ -700,13 +751,32 @@ static int cmd_list(int argc, char **argv) {
         return 1;
     }
     printf("cache %s\n", path);
-    gt_status s = gt_db_list(db, print_winner, NULL);
+    gt_status s = gt_db_list(db, print_winner, &flt);
     if (s != GT_SUCCESS) fprintf(stderr, "gemmtune list: %s\n", gt_db_errmsg(db));
+    else if (flt.dtype >= 0 && flt.shown == 0)
+        printf("no entries of data type %s\n", gt_dtype_name(flt.dtype));
     gt_db_close(db);
     return s == GT_SUCCESS ? 0 : 1;
 }
 
-/* One call of gemm_tuned or gemm_tuned_d, by dtype, on device buffers. */
+/* gemm_tuned_ex's types for each data type (gemmtune.h's table); f32 and f64 go through
+ * gemm_tuned and gemm_tuned_d instead, so their lines are as they always were. */
+static const struct {
+    gt_datatype ab, c;
+    gt_compute_type compute;
+} ex_types[GT_NDTYPES] = {
+    [GT_DT_F32] = {GT_R_32F, GT_R_32F, GT_COMPUTE_32F},
+    [GT_DT_F64] = {GT_R_64F, GT_R_64F, GT_COMPUTE_64F},
+    [GT_DT_TF32] = {GT_R_32F, GT_R_32F, GT_COMPUTE_32F_FAST_TF32},
+    [GT_DT_F16] = {GT_R_16F, GT_R_16F, GT_COMPUTE_32F},
+    [GT_DT_F16_F32] = {GT_R_16F, GT_R_32F, GT_COMPUTE_32F},
+    [GT_DT_BF16] = {GT_R_16BF, GT_R_16BF, GT_COMPUTE_32F},
+    [GT_DT_BF16_F32] = {GT_R_16BF, GT_R_32F, GT_COMPUTE_32F},
+};
+
+/* One call of gemm_tuned (f32), gemm_tuned_d (f64) or gemm_tuned_ex (the others), by
+ * dtype, on device buffers. alpha and beta are already of the compute type's precision
+ * (cmd_run rounds them to float for all but f64). */
 static gt_status run_gemm(int dtype, const cli_shape *sh, double alpha, CUdeviceptr A,
                           long long lda, CUdeviceptr B, long long ldb, double beta, CUdeviceptr C,
                           long long ldc, CUstream s) {
@@ -715,9 +785,16 @@ static gt_status run_gemm(int dtype, const cli_shape *sh, double alpha, CUdevice
         return gemm_tuned_d(opa, opb, sh->m, sh->n, sh->k, alpha, (const double *)(uintptr_t)A,
                             lda, (const double *)(uintptr_t)B, ldb, beta,
                             (double *)(uintptr_t)C, ldc, s);
-    return gemm_tuned(opa, opb, sh->m, sh->n, sh->k, (float)alpha, (const float *)(uintptr_t)A,
-                      lda, (const float *)(uintptr_t)B, ldb, (float)beta, (float *)(uintptr_t)C,
-                      ldc, s);
+    if (dtype == GT_DT_F32)
+        return gemm_tuned(opa, opb, sh->m, sh->n, sh->k, (float)alpha,
+                          (const float *)(uintptr_t)A, lda, (const float *)(uintptr_t)B, ldb,
+                          (float)beta, (float *)(uintptr_t)C, ldc, s);
+    /* Every type but f64 computes in float: its scalars are floats. */
+    const float fa = (float)alpha, fb = (float)beta;
+    return gemm_tuned_ex(opa, opb, sh->m, sh->n, sh->k, &fa, (const void *)(uintptr_t)A,
+                         ex_types[dtype].ab, lda, (const void *)(uintptr_t)B, ex_types[dtype].ab,
+                         ldb, &fb, (void *)(uintptr_t)C, ex_types[dtype].c, ldc,
+                         ex_types[dtype].compute, s);
 }
 
 static int cmd_run(int argc, char **argv) {
@@ -751,12 +828,16 @@ static int cmd_run(int argc, char **argv) {
             return 2;
         }
     }
-    if (dtype == GT_DT_F32) {
-        /* The scalars are the call's own type: what gemm_tuned receives is what the check
-         * uses. A value beyond float is a usage error, not an infinity. */
+    if (dtype != GT_DT_F64) {
+        /* The scalars are the call's own type, float for every type but f64: what the
+         * library receives is what the check uses. A value beyond float is a usage error,
+         * not an infinity. */
         if (!isfinite((float)alpha) || !isfinite((float)beta)) {
-            fprintf(stderr, "gemmtune run: --%s is beyond the range of f32\n",
-                    isfinite((float)alpha) ? "beta" : "alpha");
+            fprintf(stderr, "gemmtune run: --%s is beyond the range of f32%s%s%s\n",
+                    isfinite((float)alpha) ? "beta" : "alpha",
+                    dtype != GT_DT_F32 ? " (the scalars of " : "",
+                    dtype != GT_DT_F32 ? gt_dtype_name(dtype) : "",
+                    dtype != GT_DT_F32 ? " are f32)" : "");
             return 2;
         }
         alpha = (float)alpha, beta = (float)beta;
@@ -768,7 +849,15 @@ static int cmd_run(int argc, char **argv) {
     }
     gt_devctx *dc;
     if (device_or_say(&dc) != 0) return 1;
-    const size_t es = (size_t)gt_dtype_size(dtype);
+    gt_status ds = dtype_on_device(dc, dtype);
+    if (ds != GT_SUCCESS) {
+        fprintf(stderr, "gemmtune run: %s: %s\n", gt_status_string(ds), gt_last_error());
+        gt_release();
+        return 1;
+    }
+    /* A and B hold the input type, C and C0 the output type (wider for f16_f32 and
+     * bf16_f32). */
+    const size_t ei = (size_t)gt_dtype_in_size(dtype), eo = (size_t)gt_dtype_out_size(dtype);
     long long lda = sh.opa ? sh.k : sh.m, ldb = sh.opb ? sh.n : sh.k, ldc = sh.m;
     long long na = sh.m * sh.k, nb = sh.k * sh.n, nc = sh.m * sh.n;
     CUdeviceptr A = 0, B = 0, C = 0, C0 = 0;
@@ -776,10 +865,10 @@ static int cmd_run(int argc, char **argv) {
     CUevent ev[2] = {0, 0};
     int code = 1;
     gt_status st = GT_SUCCESS;
-    CUresult r = gt_cu.mem_alloc(&A, (size_t)na * es);
-    if (r == CUDA_SUCCESS) r = gt_cu.mem_alloc(&B, (size_t)nb * es);
-    if (r == CUDA_SUCCESS) r = gt_cu.mem_alloc(&C, (size_t)nc * es);
-    if (r == CUDA_SUCCESS) r = gt_cu.mem_alloc(&C0, (size_t)nc * es);
+    CUresult r = gt_cu.mem_alloc(&A, (size_t)na * ei);
+    if (r == CUDA_SUCCESS) r = gt_cu.mem_alloc(&B, (size_t)nb * ei);
+    if (r == CUDA_SUCCESS) r = gt_cu.mem_alloc(&C, (size_t)nc * eo);
+    if (r == CUDA_SUCCESS) r = gt_cu.mem_alloc(&C0, (size_t)nc * eo);
     if (r == CUDA_SUCCESS) r = gt_cu.stream_create(&s, CU_STREAM_NON_BLOCKING);
     if (r == CUDA_SUCCESS) r = gt_cu.event_create(&ev[0], 0);
     if (r == CUDA_SUCCESS) r = gt_cu.event_create(&ev[1], 0);
@@ -787,11 +876,11 @@ static int cmd_run(int argc, char **argv) {
         st = gt_cu_fail(r, "allocating the problem");
         goto fail;
     }
-    if ((st = gt_aux_fill(dc, s, dtype, A, na, 101, 0, 0)) ||
-        (st = gt_aux_fill(dc, s, dtype, B, nb, 102, 0, 0)) ||
-        (st = gt_aux_fill(dc, s, dtype, C0, nc, 103, 0, 0)))
+    if ((st = gt_aux_fill(dc, s, gt_dtype_in(dtype), A, na, 101, 0, 0)) ||
+        (st = gt_aux_fill(dc, s, gt_dtype_in(dtype), B, nb, 102, 0, 0)) ||
+        (st = gt_aux_fill(dc, s, gt_dtype_out(dtype), C0, nc, 103, 0, 0)))
         goto fail;
-    if ((r = gt_cu.memcpy_dtod_async(C, C0, (size_t)nc * es, s)) ||
+    if ((r = gt_cu.memcpy_dtod_async(C, C0, (size_t)nc * eo, s)) ||
         (r = gt_cu.stream_synchronize(s))) {
         st = gt_cu_fail(r, "preparing C");
         goto fail;

@@ -149,6 +149,9 @@ static int check_key(const gt_key *k, char *why, size_t size) {
         bad = "compute capability outside sm_50..sm_999";
     else if (k->sm_count < 1) bad = "SM count below 1";
     else if (strcmp(gt_dtype_name(k->dtype), "?") == 0) bad = "unknown data type";
+    /* The library refuses these types below sm_80 (gemm_tuned_ex): no process asks. */
+    else if (gt_dtype_tensor_only(k->dtype) && k->cc_major < 8)
+        bad = "a tensor-core-only data type below compute capability 8.0";
     else if ((k->opa != 0 && k->opa != 1) || (k->opb != 0 && k->opb != 1)) bad = "unknown op";
     else if (k->m < 1 || k->n < 1 || k->k < 1 || k->m > 2147483647LL || k->n > 2147483647LL ||
              k->k > 2147483647LL)

@@ -3,8 +3,8 @@
  *
  * Generation walks the structure of the families rather than the whole product of the
  * table: for SIMT, a thread tile (TM x TN), a lane layout (LM x LN = 32), a warp grid
- * (1, 2 or 4 warps each way) give the warp and block tiles; for DMMA, fragments per warp
- * and the warp grid. Each is crossed with BK, stages, split-K and rasterization and
+ * (1, 2 or 4 warps each way) give the warp and block tiles; for DMMA and MMA, fragments
+ * per warp and the warp grid. Each is crossed with BK, stages, split-K and rasterization and
  * given the widest vector; every constraint of src/kcfg.c then decides.
  *
  * The cost model is deliberately simple: arithmetic time from waves of blocks on the SMs
@@ -27,6 +27,9 @@
 #define SM_FFMA_PER_US (2.0 * 128 * 1.755e3)
 #define SM_DFMA_PER_US (2.0 * 64 * 1.755e3)
 #define SM_DMMA_PER_US (2.0 * 128 * 1.755e3)
+/* mma.sync f16/bf16 on an H100 SM: about 1024 FMA per clock (about 60% of wgmma's
+ * dense rate); tf32 half of it. */
+#define SM_HMMA_PER_US (2.0 * 1024 * 1.755e3)
 #define DRAM_BYTES_PER_US 3.0e6
 #define L2_BYTES_PER_US 5.5e6
 #define LAUNCH_US 3.0
@@ -35,7 +38,7 @@ static double cdivd(double a, double b) { return ceil(a / b); }
 
 double gt_space_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_klimits *lim) {
     double M = (double)key->m, N = (double)key->n, K = (double)key->k;
-    double es = gt_dtype_size(key->dtype);
+    double es = gt_dtype_in_size(key->dtype), esc = gt_dtype_out_size(key->dtype);
     int t = gt_kcfg_threads(c);
     double gm = cdivd(M, c->bm), gn = cdivd(N, c->bn), tiles = gm * gn;
     double kps = cdivd(cdivd(K, c->bk), c->split) * c->bk; /* K per block */
@@ -48,7 +51,13 @@ double gt_space_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_klimit
     double resident = blocks / sms < bps ? ceil(blocks / sms) : bps;
 
     double rate, eff;
-    if (c->fam == GT_FAM_DMMA) {
+    if (c->fam == GT_FAM_MMA) {
+        /* A warp's fragments: TM m8 and TN n16 ones (ldmatrix) feed 2 TM x TN
+         * instructions' worth of m8n8 products. */
+        rate = SM_HMMA_PER_US * (key->dtype == GT_DT_TF32 ? 0.5 : 1.0);
+        double ai = (double)c->tm * 2.0 * c->tn / (c->tm + 2.0 * c->tn);
+        eff = ai / (ai + 1.0);
+    } else if (c->fam == GT_FAM_DMMA) {
         /* A warp's fragments: TM + TN loads feed TM x TN MMAs. */
         rate = SM_DMMA_PER_US;
         double ai = (double)c->tm * c->tn / (c->tm + c->tn);
@@ -85,19 +94,22 @@ double gt_space_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_klimit
      * through registers (H100, 2026-11-21); DMMA ones preferred 3 or 4; BK 8 pays a
      * barrier per 8 k; grouping helps big grids. */
     if (c->fam == GT_FAM_SIMT) eff *= c->stages == 2 ? 1.0 : c->stages == 3 ? 0.995 : 0.99;
+    else if (c->fam == GT_FAM_MMA) eff *= c->stages == 2 ? 0.97 : c->stages == 5 ? 0.99 : 1.0;
     else eff *= c->stages == 2 ? 0.995 : c->stages == 3 ? 1.0 : 0.99;
-    eff *= c->bk == 8 ? 0.97 : c->bk == 16 ? 1.0 : 0.99;
+    /* MMA: by bytes per row along k (64: tf32 16, f16 32). */
+    double bk_unit = c->fam == GT_FAM_MMA ? c->bk * es / 4.0 : c->bk;
+    eff *= bk_unit < 16 ? 0.97 : bk_unit == 16 ? 1.0 : 0.99;
     if (tiles >= 2.0 * (lim->sm_count > 0 ? lim->sm_count : 1) && gm > 8)
         eff *= c->raster == 8 ? 1.0 : c->raster == 4 ? 0.995 : c->raster == 16 ? 0.99 : 0.98;
     /* Partial tiles waste the arithmetic of their idle part. */
     double flop_block = 2.0 * c->bm * c->bn * kps;
     double compute = waves * flop_block * resident / (rate * eff);
 
-    double dram = es * (M * K + K * N + M * N * (key->beta0 ? 1 : 2));
+    double dram = es * (M * K + K * N) + esc * M * N * (key->beta0 ? 1 : 2);
     double l2 = es * (M * K * gn + K * N * gm);
     if (c->split > 1) {
         /* Every block writes its partials; the last of each tile reads them back. */
-        double part = es * tiles * c->split * c->bm * c->bn * 2.0;
+        double part = (key->dtype == GT_DT_F64 ? 8.0 : 4.0) * tiles * c->split * c->bm * c->bn * 2.0;
         dram += part;
         l2 += part;
     }
@@ -143,7 +155,7 @@ static int param_index(const char *name) {
 static int add_variants(builder *b, gt_kcfg c) {
     const gt_kparam *pk = &gt_kparams[param_index("BK")], *ps = &gt_kparams[param_index("STAGES")],
                     *pl = &gt_kparams[param_index("SPLIT")], *pr = &gt_kparams[param_index("RASTER")];
-    int es = gt_dtype_size(b->key->dtype);
+    int es = gt_dtype_in_size(b->key->dtype);
     int widest = b->key->align / es;
     if (widest * es > 16) widest = 16 / es;
     c.vec = widest < 1 ? 1 : widest;
@@ -198,11 +210,14 @@ int gt_space_build(const gt_key *key, const gt_klimits *lim, int max, int flags,
     builder b = {.key = key, .lim = lim, .flags = flags, .counts = counts};
     static const int warps[] = {1, 2, 4};
     const gt_kparam *ptm = &gt_kparams[param_index("TM")], *ptn = &gt_kparams[param_index("TN")];
-    for (int fam = GT_FAM_SIMT; fam <= GT_FAM_DMMA; fam++) {
+    for (int fam = GT_FAM_SIMT; fam <= GT_FAM_MMA; fam++) {
         gt_kcfg c;
         memset(&c, 0, sizeof c);
         c.fam = fam;
+        /* Families that cannot fit the key (kcfg.c, family_fits) are not generated. */
         if (fam == GT_FAM_DMMA && (key->dtype != GT_DT_F64 || key->cc_major < 8)) continue;
+        if ((fam == GT_FAM_MMA) != (gt_dtype_tensor_only(key->dtype) != 0)) continue;
+        if (fam == GT_FAM_MMA && key->cc_major < 8) continue;
         for (int i = 0; i < ptm->nvalues; i++)
             for (int j = 0; j < ptn->nvalues; j++)
                 for (int lm = 1; lm <= 32; lm *= 2)
@@ -212,6 +227,9 @@ int gt_space_build(const gt_key *key, const gt_klimits *lim, int max, int flags,
                             if (fam == GT_FAM_DMMA) {
                                 if (lm > 1) continue; /* no lane layout: fragments */
                                 c.wm = 8 * c.tm, c.wn = 8 * c.tn;
+                            } else if (fam == GT_FAM_MMA) {
+                                if (lm > 1) continue;
+                                c.wm = 8 * c.tm, c.wn = 16 * c.tn;
                             } else {
                                 c.wm = lm * c.tm, c.wn = (32 / lm) * c.tn;
                             }

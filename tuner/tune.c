@@ -66,6 +66,7 @@ void gt_tune_opts_default(gt_tune_opts *o) {
     if (o->max_candidates <= 0) o->max_candidates = (int)env_long("GEMMTUNE_TUNE_MAX_CANDIDATES", 32);
     if (o->budget_s <= 0) o->budget_s = env_double("GEMMTUNE_TUNE_BUDGET_S", DEFAULT_BUDGET_S);
     if (!o->mem_limit) o->mem_limit = (size_t)env_long("GEMMTUNE_TUNE_MEM_MB", 0) << 20;
+    if (!o->verify_all) o->verify_all = env_long("GEMMTUNE_TUNE_VERIFY_ALL", 0) == 1;
 }
 
 /* ===== fault injection (tests) ===== */
@@ -183,9 +184,9 @@ static int wait_compiled(compile_job *job, int i, double deadline) {
  * split-K workspace (the largest any candidate needs; zeroed when allocated, and every
  * launch that completes leaves it zeroed: kern.h). Leading dimensions are the problem's
  * rounded up to the alignment class, so that every candidate legal for the key is legal
- * here. Sizes in bytes; elements are the key's data type (es bytes). */
+ * here. Sizes in bytes; elements of A and B take es bytes, of C esc (key.h). */
 typedef struct {
-    int nrot, es;
+    int nrot, es, esc;    /* bytes of an element of A and B, and of C */
     long long lda, ldb, ldc;
     CUdeviceptr a[MAX_ROT], b[MAX_ROT], c, c0, ws;
     size_t abytes, bbytes, cbytes, wsbytes;
@@ -210,16 +211,18 @@ static void arena_free(arena *ar) {
 static gt_status arena_alloc(gt_devctx *dc, CUstream s, const gt_key *key, size_t limit,
                              size_t ws_bytes, arena *ar, gt_tune_report *rep) {
     memset(ar, 0, sizeof *ar);
-    ar->es = gt_dtype_size(key->dtype);
+    ar->es = gt_dtype_in_size(key->dtype);
+    ar->esc = gt_dtype_out_size(key->dtype);
     long long vec = key->align >= ar->es ? key->align / ar->es : 1;
+    long long vecc = key->align >= ar->esc ? key->align / ar->esc : 1;
     long long arows = key->opa ? key->k : key->m, acols = key->opa ? key->m : key->k;
     long long brows = key->opb ? key->n : key->k, bcols = key->opb ? key->k : key->n;
     ar->lda = round_up(arows, vec);
     ar->ldb = round_up(brows, vec);
-    ar->ldc = round_up(key->m, vec);
+    ar->ldc = round_up(key->m, vecc);
     ar->abytes = (size_t)(ar->lda * acols) * (size_t)ar->es;
     ar->bbytes = (size_t)(ar->ldb * bcols) * (size_t)ar->es;
-    ar->cbytes = (size_t)(ar->ldc * key->n) * (size_t)ar->es;
+    ar->cbytes = (size_t)(ar->ldc * key->n) * (size_t)ar->esc;
     ar->wsbytes = ws_bytes;
     size_t l2 = (size_t)(dc->dev.l2_bytes > 0 ? dc->dev.l2_bytes : 0);
     size_t set = ar->abytes + ar->bbytes;
@@ -271,15 +274,15 @@ static gt_status arena_alloc(gt_devctx *dc, CUstream s, const gt_key *key, size_
         return gt_cu_fail(r, what);
     }
     gt_status st = GT_SUCCESS;
-    const int dt = key->dtype;
+    const int in = gt_dtype_in(key->dtype), out = gt_dtype_out(key->dtype);
     const long long es = ar->es;
     for (int i = 0; i < nrot && st == GT_SUCCESS; i++) {
-        st = gt_aux_fill(dc, s, dt, ar->a[i], (long long)ar->abytes / es, 11 + 2 * i, 0, 0);
+        st = gt_aux_fill(dc, s, in, ar->a[i], (long long)ar->abytes / es, 11 + 2 * i, 0, 0);
         if (st == GT_SUCCESS)
-            st = gt_aux_fill(dc, s, dt, ar->b[i], (long long)ar->bbytes / es, 12 + 2 * i, 0, 0);
+            st = gt_aux_fill(dc, s, in, ar->b[i], (long long)ar->bbytes / es, 12 + 2 * i, 0, 0);
     }
     if (st == GT_SUCCESS && !key->beta0)
-        st = gt_aux_fill(dc, s, dt, ar->c0, (long long)ar->cbytes / es, 7, 0, 0);
+        st = gt_aux_fill(dc, s, out, ar->c0, (long long)ar->cbytes / ar->esc, 7, 0, 0);
     if (st != GT_SUCCESS) arena_free(ar);
     return st;
 }
@@ -299,7 +302,8 @@ static gt_status reset_workspace(CUstream s, arena *ar) {
  * so an output the kernel fails to write cannot pass. */
 static gt_status reset_output(gt_devctx *dc, CUstream s, const gt_key *key, arena *ar) {
     if (key->beta0)
-        return gt_aux_fill(dc, s, key->dtype, ar->c, (long long)ar->cbytes / ar->es, 0, 1, NAN);
+        return gt_aux_fill(dc, s, gt_dtype_out(key->dtype), ar->c, (long long)ar->cbytes / ar->esc,
+                           0, 1, NAN);
     CUresult r = gt_cu.memcpy_dtod_async(ar->c, ar->c0, ar->cbytes, s);
     return r == CUDA_SUCCESS ? GT_SUCCESS : gt_cu_fail(r, "cuMemcpyDtoDAsync (reset C)");
 }
@@ -493,7 +497,7 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
         goto out_arena;
     }
     int won = -1;
-    for (int i = 0; i < n && cands[i].status == GT_TR_OK && won < 0; i++) {
+    for (int i = 0; i < n && cands[i].status == GT_TR_OK && (won < 0 || opts.verify_all); i++) {
         gt_verify_result vr;
         gt_status vs = reset_output(dc, s, key, &ar);
         double alpha = fault("verify", i) ? 0.75 * 1.01 : 0.75, beta = key->beta0 ? 0.0 : -0.5;
@@ -520,8 +524,10 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
             }
             continue;
         }
-        won = i;
-        rep->rel_err = vr.rel_err;
+        if (won < 0) {
+            won = i;
+            rep->rel_err = vr.rel_err;
+        }
     }
     if (won < 0) {
         st = gt_fail(GT_NO_CANDIDATE, "none of %d candidates compiled, ran and verified", n);

@@ -35,6 +35,10 @@ typedef struct gt_tune_opts {
     int same_order;       /* 1: only candidates whose results are bit-identical to the
                            * default kernel's (GT_SPACE_SAME_ORDER: no split-K, no tensor
                            * cores), as background tuning promises */
+    int verify_all;       /* 1: check every timed candidate against the reference, not only
+                           * until one passes (the winner is the same: the fastest that
+                           * passes); for tests and `tools/gpu_run.sh memcheck`. 0: from
+                           * GEMMTUNE_TUNE_VERIFY_ALL=1 */
 } gt_tune_opts;
 
 /* One candidate's outcome. */

@@ -1,8 +1,7 @@
 /*
  * verify.h: checks a GEMM result against the float64 reference kernel.
  *
- * The reference (gt_ref_f32 / gt_ref_f64 in kernel_src/aux_f32.cu, by the key's data
- * type) computes every output of a small problem, or a sample of rows x columns of a
+ * The reference (gt_ref_<dtype> in kernel_src/aux_f32.cu, by the key's data type) computes every output of a small problem, or a sample of rows x columns of a
  * large one (the first, the last and random others), in float64; the comparison is the
  * relative Frobenius error over those outputs, and any non-finite output fails.
  */
@@ -30,11 +29,18 @@ typedef struct gt_verify_result {
  *   f64: c = 1e-13 (double's is 1.1e-16: a margin of ~900, since the float64 reference
  *        now carries roundoff of the same order as the kernel). Still far below what a
  *        kernel that rounds anything to float would show (~1e-7), so that is caught.
- * A wrong kernel is off by O(1). */
+ *   tensor-core types with f32 accumulation: c = 1e-5 (the MMA's internal f32 sums
+ *        may align with truncation), plus a base that does not grow with K:
+ *        f16_f32, bf16_f32: 0 (16-bit inputs and their products are exact in f32);
+ *        tf32: 4e-3 (inputs lose 13 mantissa bits, up to 2^-10 relative each);
+ *        f16: 2e-3, bf16: 1e-2 (C rounded once to 11 or 8 significant bits: at most
+ *        2^-11 or 2^-8 relative per element).
+ * A wrong kernel is off by O(1); one that drops a K step of S is off by about 1/sqrt(S). */
 double gt_verify_tolerance(const gt_key *key);
 
 /* Compares C (ldc) with alpha * op(A) * op(B) + beta * C0 (C0 unread when key->beta0),
- * all of the key's data type. Synchronizes `stream`. */
+ * of the key's data types (A, B in its input type, C0 and C in its output type).
+ * Synchronizes `stream`. */
 gt_status gt_verify(gt_devctx *dc, CUstream stream, const gt_key *key, double alpha, double beta,
                     CUdeviceptr A, long long lda, CUdeviceptr B, long long ldb, CUdeviceptr C0,
                     long long ldc0, CUdeviceptr C, long long ldc, gt_verify_result *res);
