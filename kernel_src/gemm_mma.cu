@@ -39,7 +39,8 @@
 // Pipeline: STAGES - 1 K steps in flight through cp.async (zero-fill past M, N, K); one
 // __syncthreads per K step; fragments double-buffered in registers by k slice (the next
 // slice is read while the tensor cores work on the current one). Copies narrower than 4
-// bytes (16-bit elements with a 2-byte alignment class) go through registers.
+// bytes (16-bit elements with a 2-byte alignment class) go through registers: loaded at
+// the start of a K step, stored at its end (load_tile's FETCH and STORE).
 // Where a tile divides the problem every bounds check folds at compile time.
 #include "common.cuh"
 
@@ -91,13 +92,23 @@ template <class F> __device__ __forceinline__ void with_buf(int b, F f) {
 }
 
 // ---- global -> shared: one operand tile of CONT (contiguous) x STR (strided) ----
+// Copies narrower than cp.async's 4 bytes (STAGED: 16-bit elements in the 2-byte alignment
+// class) go through registers in two halves, so that the global loads of a stage are in
+// flight while the tensor cores work: FETCH loads this thread's elements into r (at the
+// start of a K step), STORE writes them to shared memory (at its end, before the barrier).
+// COPY does both at once (the prologue), or issues the cp.async copies.
+constexpr bool STAGED = VEC * ESI < 4;
+enum { COPY = 0, FETCH = 1, STORE = 2 };
+// Copies per thread of a tile of E elements.
+template <int E> struct per_thread { static constexpr int value = (E / VEC + NT - 1) / NT; };
+
 // EC, ES: the matrix's extents along those dimensions; LD: the tile's shared row pitch.
-template <int CONT, int STR, long long EC, long long ES, int LD>
+template <int CONT, int STR, long long EC, long long ES, int LD, int MODE = COPY>
 __device__ __forceinline__ void load_tile(TI *sm, const TI *__restrict__ g, long long ld, int c0,
-                                          int s0, int tid_in) {
+                                          int s0, int tid_in, TI *r = nullptr) {
     constexpr int VPR = CONT / VEC;  // copies per stored row
     constexpr int TOTAL = VPR * STR;
-    constexpr int PER = (TOTAL + NT - 1) / NT;
+    constexpr int PER = per_thread<CONT * STR>::value;
     constexpr bool C_EXACT = EC % CONT == 0, S_EXACT = ES % STR == 0;
     static_assert(CONT % VEC == 0, "tile rows hold whole vectors");
     // Through an opaque move: addresses are recomputed per K step rather than kept live
@@ -109,6 +120,10 @@ __device__ __forceinline__ void load_tile(TI *sm, const TI *__restrict__ g, long
         const int v = tid + l * NT;
         if (TOTAL % NT != 0 && v >= TOTAL) break;
         const int c = (v % VPR) * VEC, s = v / VPR;
+        if constexpr (MODE == STORE) {
+            sm[s * LD + c] = r[l];
+            continue;
+        }
         const int gc = c0 + c, gs = s0 + s;
         const TI *src = g + gc + (long long)gs * ld;
         int n = VEC;
@@ -117,10 +132,11 @@ __device__ __forceinline__ void load_tile(TI *sm, const TI *__restrict__ g, long
             if constexpr (!S_EXACT) n = gs < ES ? n : 0;
             if (n == 0) src = g;  // nothing read; keep the address inside the matrix
         }
-        if constexpr (VEC * ESI >= 4) {
+        if constexpr (!STAGED) {
             cp_async<VEC * ESI>(sm + s * LD + c, src, n * ESI);
+        } else if constexpr (MODE == FETCH) {
+            r[l] = n ? *src : TI{};
         } else {
-            // One 16-bit element: below cp.async's 4 bytes, so through a register.
             sm[s * LD + c] = n ? *src : TI{};
         }
     }
@@ -239,17 +255,20 @@ extern "C" __global__ void __launch_bounds__(gt::NT, GT_MINB)
     const int kbeg = z * KPS;
     const int nk = SPLIT == 1 ? KT : (KT - kbeg < KPS ? KT - kbeg : KPS);
 
-    auto load_stage = [&](int st, int ks) {
+    // Registers of the staged copies (STAGED only).
+    TI ra[STAGED ? per_thread<BM * BK>::value : 1], rb[STAGED ? per_thread<BN * BK>::value : 1];
+    auto load_stage = [&](int st, int ks, auto modec) {
+        constexpr int MODE = decltype(modec)::value;
         TI *sa = sm + st * STAGE, *sb = sa + SA;
         const int k0 = ks * BK;
         if constexpr (TA)
-            load_tile<BK, BM, K, M, LDA>(sa, A, lda, k0, m0, tid);
+            load_tile<BK, BM, K, M, LDA, MODE>(sa, A, lda, k0, m0, tid, ra);
         else
-            load_tile<BM, BK, M, K, LDA>(sa, A, lda, m0, k0, tid);
+            load_tile<BM, BK, M, K, LDA, MODE>(sa, A, lda, m0, k0, tid, ra);
         if constexpr (TB)
-            load_tile<BN, BK, N, K, LDB>(sb, B, ldb, n0, k0, tid);
+            load_tile<BN, BK, N, K, LDB, MODE>(sb, B, ldb, n0, k0, tid, rb);
         else
-            load_tile<BK, BN, K, N, LDB>(sb, B, ldb, k0, n0, tid);
+            load_tile<BK, BN, K, N, LDB, MODE>(sb, B, ldb, k0, n0, tid, rb);
     };
 
     // This lane's ldmatrix row address inside a stage (slice 0, fragment 0), in elements.
@@ -316,7 +335,7 @@ extern "C" __global__ void __launch_bounds__(gt::NT, GT_MINB)
     // Prologue: STAGES - 1 K steps in flight, the first one waited for.
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
-        if (s < nk) load_stage(s, kbeg + s);
+        if (s < nk) load_stage(s, kbeg + s, ic<COPY>());
         cp_commit();
     }
     cp_wait<STAGES - 2>();
@@ -326,7 +345,9 @@ extern "C" __global__ void __launch_bounds__(gt::NT, GT_MINB)
     auto step = [&](int kt, auto parc) {
         constexpr int P = decltype(parc)::value;
         // Copies of step kt + STAGES - 1 (always a commit, so group counting is uniform).
-        if (kt + STAGES - 1 < nk) load_stage(wst, kbeg + kt + STAGES - 1);
+        const bool more = kt + STAGES - 1 < nk;
+        const int pst = wst;
+        if (more) load_stage(wst, kbeg + kt + STAGES - 1, ic<STAGED ? FETCH : COPY>());
         cp_commit();
         wst = wst + 1 == STAGES ? 0 : wst + 1;
         const TI *cur = sm + rst * STAGE;
@@ -334,6 +355,9 @@ extern "C" __global__ void __launch_bounds__(gt::NT, GT_MINB)
         for (int s = 0; s < NS; ++s) {
             const int buf = (P * NS + s) & 1;
             if (s == NS - 1) {
+                // Staged copies land now, a step's arithmetic after their loads left.
+                if constexpr (STAGED)
+                    if (more) load_stage(pst, 0, ic<STORE>());
                 // Step kt + 1 landed for every thread, and every thread is done reading
                 // the stage the next prefetch overwrites.
                 cp_wait<STAGES - 2>();
