@@ -120,8 +120,10 @@ typedef enum {
  * 1 opA, 2 opB, 3 m, 4 n, 5 k, 6 alpha, 7 A, 8 Atype, 9 lda, 10 B, 11 Btype, 12 ldb,
  * 13 beta, 14 C, 15 Ctype, 16 ldc, 17 computeType, 18 stream.
  * A type or compute type outside its enum is GT_INVALID_VALUE; a valid but unsupported
- * combination is GT_NOT_SUPPORTED. Every other rule is gemm_tuned's (pointers must be
- * aligned to their element size). Each combination is tuned and cached apart.
+ * combination is GT_NOT_SUPPORTED. These and NULL alpha or beta are checked first, since
+ * the types decide the element sizes the other rules use; then every rule of gemm_tuned,
+ * in position order (pointers must be aligned to their element size). Each combination
+ * is tuned and cached apart.
  */
 gt_status gemm_tuned_ex(gt_op opA, gt_op opB, int64_t m, int64_t n, int64_t k,
                         const void *alpha, const void *A, gt_datatype Atype, int64_t lda,

@@ -41,13 +41,7 @@ static gt_status gemm(const gt_arg_pos *pos, int dtype, gt_op opA, gt_op opB, in
     if ((s = gt_cu_enter((CUstream)stream, &ctx, &pushed)) != GT_SUCCESS) return s;
     gt_devctx *dc;
     if ((s = gt_devctx_get(ctx, &dc)) != GT_SUCCESS) goto out;
-    if (gt_dtype_tensor_only(dtype) && dc->dev.cc_major < 8) {
-        s = gt_fail(GT_NOT_SUPPORTED,
-                    "data type %s runs on tensor cores only: it needs compute capability 8.0 or "
-                    "later, and %s is %d.%d",
-                    gt_dtype_name(dtype), dc->dev.name, dc->dev.cc_major, dc->dev.cc_minor);
-        goto out;
-    }
+    if ((s = gt_devctx_supports(dc, dtype)) != GT_SUCCESS) goto out;
     if (act == GT_ACT_SCALE) {
         s = gt_aux_scale(dc, (CUstream)stream, gt_dtype_out(dtype), (CUdeviceptr)(uintptr_t)C,
                          ldc, m, n, beta, beta == 0.0);

@@ -131,6 +131,14 @@ void gt_devctx_limits(const gt_devctx *dc, gt_klimits *lim) {
     lim->sm_count = dc->dev.sm_count;
 }
 
+gt_status gt_devctx_supports(const gt_devctx *dc, int dtype) {
+    if (!gt_dtype_tensor_only(dtype) || dc->dev.cc_major >= 8) return GT_SUCCESS;
+    return gt_fail(GT_NOT_SUPPORTED,
+                   "data type %s runs on tensor cores only: it needs compute capability 8.0 or "
+                   "later, and %s is %d.%d",
+                   gt_dtype_name(dtype), dc->dev.name, dc->dev.cc_major, dc->dev.cc_minor);
+}
+
 /* Fills in the device part of a key. */
 static void device_key(const gt_devctx *dc, gt_key *key) {
     memcpy(key->device, dc->dev.name, sizeof key->device);

@@ -42,6 +42,11 @@ gt_status gt_devctx_aux(gt_devctx *dc);
 gt_status gt_devctx_tune_stream(gt_devctx *dc, CUstream *out);
 void gt_devctx_limits(const gt_devctx *dc, gt_klimits *lim);
 
+/* GT_SUCCESS when the device runs data type dtype; else GT_NOT_SUPPORTED with a message
+ * naming type and device: the tensor-core-only types (tf32, f16, bf16: no SIMT kernel)
+ * need compute capability 8.0. gemm_tuned_ex and `gemmtune tune`/`run` ask it first. */
+gt_status gt_devctx_supports(const gt_devctx *dc, int dtype);
+
 /* The problem key of a call of data type dtype (gt_dtype; device part from dc), as
  * gemm_tuned and gemm_tuned_d build it: the alignment class counts leading dimensions in
  * elements of that type. */

@@ -171,18 +171,6 @@ int cli_parse_dtype(const char *verb, const char *text, int *dtype) {
     return 2;
 }
 
-/* The tensor-core-only types (tf32, f16, bf16: no SIMT kernel) need compute capability
- * 8.0, as gemm_tuned_ex says (it returns GT_NOT_SUPPORTED); the tuner does not check,
- * so tune and run ask here, once per device, before anything is allocated or compiled.
- * GT_SUCCESS, or GT_NOT_SUPPORTED with a message (gt_last_error) naming type and device. */
-static gt_status dtype_on_device(const gt_devctx *dc, int dtype) {
-    if (!gt_dtype_tensor_only(dtype) || dc->dev.cc_major >= 8) return GT_SUCCESS;
-    return gt_fail(GT_NOT_SUPPORTED,
-                   "data type %s runs on tensor cores only: it needs compute capability 8.0 or "
-                   "later, and %s is %d.%d",
-                   gt_dtype_name(dtype), dc->dev.name, dc->dev.cc_major, dc->dev.cc_minor);
-}
-
 /* A shape as the tune verb prints it: "64x64x64:NN", with " f64", " bf16", ... appended
  * for a type other than f32 (so f32 lines read as they always have). */
 static void shape_text(const gt_key *key, char *buf, size_t size) {
@@ -499,7 +487,7 @@ static void *tune_worker(void *arg) {
     gt_devctx *dc = NULL;
     gt_status s = job->ordinal >= 0 ? gt_devctx_for_device(job->ordinal, &dc) : GT_SUCCESS;
     /* A type this device cannot run: one line for all its shapes, none tuned. */
-    if (s == GT_SUCCESS && dc) s = dtype_on_device(dc, job->dtype);
+    if (s == GT_SUCCESS && dc) s = gt_devctx_supports(dc, job->dtype);
     if (s != GT_SUCCESS) {
         pthread_mutex_lock(&print_lock);
         printf("GPU %d: cannot use the device: %s: %s (%d shapes not tuned)\n", job->ordinal,
@@ -672,7 +660,7 @@ static int cmd_tune(int argc, char **argv) {
         free(all);
         return 1;
     }
-    gt_status ds = dtype_on_device(dc, dtype);
+    gt_status ds = gt_devctx_supports(dc, dtype);
     if (ds != GT_SUCCESS) {
         fprintf(stderr, "gemmtune tune: %s: %s (%d shapes not tuned)\n", gt_status_string(ds),
                 gt_last_error(), n);
@@ -849,7 +837,7 @@ static int cmd_run(int argc, char **argv) {
     }
     gt_devctx *dc;
     if (device_or_say(&dc) != 0) return 1;
-    gt_status ds = dtype_on_device(dc, dtype);
+    gt_status ds = gt_devctx_supports(dc, dtype);
     if (ds != GT_SUCCESS) {
         fprintf(stderr, "gemmtune run: %s: %s\n", gt_status_string(ds), gt_last_error());
         gt_release();
