@@ -4,7 +4,7 @@
 # (bench: f32 then f64, each with a fresh cache, then bench/plot.py to bench_ratio.png;
 # bench-tc: the same for the tensor-core types, $TC_DTYPES, default "bf16 f16 tf32", to
 # bench_tc_ratio.png; not part of all).
-# Usage: bash tools/gpu_run.sh [all|tests|gpu|quick|memcheck|bench|bench-tc|devices] (gpu: only the
+# Usage: bash tools/gpu_run.sh [all|tests|gpu|quick|memcheck|memcheck-tc|bench|bench-tc|devices] (gpu: only the
 # suites that need the GPU; devices: tune --devices on one GPU vs all, shards + merge) ; logs and JSON go to $OUT
 # (default ./gpu-out). On the project's device machine: copy ../shared/device to .device
 # first (SQLite headers) and carry it.
@@ -41,18 +41,20 @@ if [ "$what" = all ] || [ "$what" = quick ]; then
   ./$B/gemmtune run 4096x4096x4096 || rc=1
   ./$B/gemmtune list
 fi
-if [ "$what" = all ] || [ "$what" = memcheck ]; then
+if [ "$what" = all ] || [ "$what" = memcheck ] || [ "$what" = memcheck-tc ]; then
   # Every candidate of each shape runs under memcheck while it is tuned (fresh cache; no
   # time budget, so that none is dropped). 33x65x2049 brings split-K candidates.
   export GEMMTUNE_TUNE_BUDGET_S=100000
   rm -f "$OUT/memcheck.db"*
-  for s in 17x33x65:TN 129x1x7:NT 255x257x31:TT 1000x999x1001:NN 33x65x2049:NT; do
+  # memcheck-tc: only the tensor-core types below.
+  [ "$what" = memcheck-tc ] && simt_shapes="" || simt_shapes="17x33x65:TN 129x1x7:NT 255x257x31:TT 1000x999x1001:NN 33x65x2049:NT"
+  for s in $simt_shapes; do
     compute-sanitizer --tool memcheck --error-exitcode 9 \
       ./$B/gemmtune --cache "$OUT/memcheck.db" run --reps 1 $s >>"$OUT/memcheck.log" 2>&1
     r=$?; echo "memcheck $s: exit $r"; [ $r -eq 0 ] || rc=1
   done
   # The same odd shapes in double precision (gemm_tuned_d, its own cache keys).
-  for s in 17x33x65:TN 129x1x7:NT 255x257x31:TT 1000x999x1001:NN 33x65x2049:NT; do
+  for s in $simt_shapes; do
     compute-sanitizer --tool memcheck --error-exitcode 9 \
       ./$B/gemmtune --cache "$OUT/memcheck.db" run --reps 1 --dtype f64 $s >>"$OUT/memcheck.log" 2>&1
     r=$?; echo "memcheck f64 $s: exit $r"; [ $r -eq 0 ] || rc=1
@@ -60,7 +62,7 @@ if [ "$what" = all ] || [ "$what" = memcheck ]; then
   # The tensor-core types (MMA family), every candidate also checked against the reference
   # (GEMMTUNE_TUNE_VERIFY_ALL: a wrong one shows as verify_failed in the counts below).
   export GEMMTUNE_TUNE_VERIFY_ALL=1
-  for dt in bf16 f16 tf32 f16_f32; do
+  for dt in ${MEMCHECK_TC_DTYPES:-bf16 f16 tf32 f16_f32}; do
     for s in 17x33x65:TN 255x257x31:TT 1000x999x1001:NN 33x65x2049:NT; do
       compute-sanitizer --tool memcheck --error-exitcode 9 \
         ./$B/gemmtune --cache "$OUT/memcheck.db" run --reps 1 --dtype $dt $s >>"$OUT/memcheck.log" 2>&1
