@@ -1126,6 +1126,64 @@ static void kcfg_space_tiny_and_big(void) {
 
 /* ===== derived values, options, help ===== */
 
+/* The tensor-core types: only MMA candidates (and MMA never for f32 or f64), on sm_80 and
+ * later only; MMA without split-K keeps the default's summation order; its shared memory
+ * and register estimate as gemm_mma.cu and ptxas have them. */
+static void kcfg_space_mma(void) {
+    static const int types[] = {GT_DT_TF32, GT_DT_F16, GT_DT_F16_F32, GT_DT_BF16, GT_DT_BF16_F32,
+                                GT_DT_F32, GT_DT_F64};
+    for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+        gt_key key;
+        int align = 16;
+        make_key_dt(&key, 90, types[t], 0, 1, 4096, 4096, 4096, align, 1);
+        gt_cand *c = NULL;
+        gt_space_counts counts;
+        int n = gt_space_build(&key, &h100, 32, 0, &c, &counts), mma = 0;
+        for (int i = 0; i < n; i++) mma += c[i].cfg.fam == GT_FAM_MMA;
+        int want = gt_dtype_tensor_only(types[t]) ? n : 0;
+        TAP_CHECK(n == 32 && mma == want, "%s 4096^3: %d candidates, %d MMA", gt_dtype_name(types[t]),
+                  n, mma);
+        free(c);
+        /* Below sm_80 the tensor types have no candidate at all. */
+        if (gt_dtype_tensor_only(types[t])) {
+            key.cc_major = 7, key.cc_minor = 5;
+            gt_klimits lim;
+            gt_kcfg_limits_generic(&key, &lim);
+            c = NULL;
+            n = gt_space_build(&key, &lim, 32, 0, &c, &counts);
+            TAP_CHECK(n == 0, "%s on sm_75: %d candidates", gt_dtype_name(types[t]), n);
+            free(c);
+        }
+    }
+    gt_kcfg m = CFG(2, 128, 128, 32, 64, 64, 8, 4, 3, 8, 1, 8);
+    TAP_CHECK(gt_kcfg_same_order(&m), "MMA without split-K is same-order");
+    m.split = 2;
+    TAP_CHECK(!gt_kcfg_same_order(&m), "MMA with split-K is same-order");
+    m.split = 1;
+    gt_key key;
+    make_key_dt(&key, 90, GT_DT_F16, 0, 0, 4096, 4096, 4096, 16, 1);
+    /* A: [BK][BM + 8], B: [BN][BK + 8] halves, 3 stages: 3 x 2 x (32 x 136 + 128 x 40). */
+    TAP_CHECK(gt_kcfg_smem_bytes(&m, &key) == 56832, "f16 NN smem %d", gt_kcfg_smem_bytes(&m, &key));
+    make_key_dt(&key, 90, GT_DT_TF32, 1, 1, 4096, 4096, 4096, 16, 1);
+    m.bk = 16;
+    /* tf32 TT: A [BM][BK + 4], B [BK][BN + 8] floats: 3 x 4 x (128 x 20 + 16 x 136). */
+    TAP_CHECK(gt_kcfg_smem_bytes(&m, &key) == 56832, "tf32 TT smem %d", gt_kcfg_smem_bytes(&m, &key));
+    /* ptxas (sm_90, 2026-11-21): 254 registers for 8 x 4 fragments of f16 in 128 x 128 x 32
+     * tiles of 4 warps; the estimate must keep it legal and within a few of that. */
+    m.bk = 32;
+    make_key_dt(&key, 90, GT_DT_F16, 0, 0, 4096, 4096, 4096, 16, 1);
+    int r = gt_kcfg_regs_estimate(&m, &key);
+    TAP_CHECK(r >= 240 && r <= 255 && !gt_kcfg_check(&m, &key, &h100, GT_KC_LEGAL),
+              "8 x 4 f16 estimate %d", r);
+    /* The same tile with 2-byte copies through registers (32 more per thread) spilled:
+     * its estimate is over 255, so it is refused. */
+    make_key_dt(&key, 90, GT_DT_F16, 0, 0, 4095, 4095, 4095, 2, 1);
+    m.vec = 1;
+    const gt_kconstraint *bad = gt_kcfg_check(&m, &key, &h100, GT_KC_LEGAL);
+    TAP_CHECK(bad && strcmp(bad->name, "regs_fit") == 0, "8 x 4 f16 staged: %s",
+              bad ? bad->name : "legal");
+}
+
 static void kcfg_derived_values(void) {
     gt_key key;
     make_key(&key, 0, 0, 1000, 33, 65, 16, 0);
@@ -1326,6 +1384,7 @@ int main(void) {
     TAP_RUN(kcfg_space_split_k);
     TAP_RUN(kcfg_space_odd_thread_tiles);
     TAP_RUN(kcfg_space_tiny_and_big);
+    TAP_RUN(kcfg_space_mma);
     TAP_RUN(kcfg_derived_values);
     TAP_RUN(kcfg_nvrtc_options);
     TAP_RUN(kcfg_help_text);
