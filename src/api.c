@@ -81,22 +81,6 @@ gt_status gemm_tuned_d(gt_op opA, gt_op opB, int64_t m, int64_t n, int64_t k, do
                 stream);
 }
 
-/* gemm_tuned_ex's supported combinations (gemmtune.h's table): types of A/B and C and the
- * compute type -> the key's data type. */
-static const struct {
-    gt_datatype ab, c;
-    gt_compute_type compute;
-    int dtype;
-} ex_types[] = {
-    {GT_R_32F, GT_R_32F, GT_COMPUTE_32F, GT_DT_F32},
-    {GT_R_32F, GT_R_32F, GT_COMPUTE_32F_FAST_TF32, GT_DT_TF32},
-    {GT_R_64F, GT_R_64F, GT_COMPUTE_64F, GT_DT_F64},
-    {GT_R_16F, GT_R_16F, GT_COMPUTE_32F, GT_DT_F16},
-    {GT_R_16F, GT_R_32F, GT_COMPUTE_32F, GT_DT_F16_F32},
-    {GT_R_16BF, GT_R_16BF, GT_COMPUTE_32F, GT_DT_BF16},
-    {GT_R_16BF, GT_R_32F, GT_COMPUTE_32F, GT_DT_BF16_F32},
-};
-
 static const char *datatype_name(int t) {
     static const char *names[] = {"32F", "64F", "16F", "16BF"};
     return t >= 0 && t < 4 ? names[t] : "?";
@@ -127,10 +111,10 @@ gt_status gemm_tuned_ex(gt_op opA, gt_op opB, int64_t m, int64_t n, int64_t k,
     if (!alpha) return gt_fail_arg(6, "argument 6 (alpha) is NULL");
     if (!beta) return gt_fail_arg(13, "argument 13 (beta) is NULL");
     int dtype = -1;
-    for (size_t i = 0; i < sizeof ex_types / sizeof ex_types[0]; i++)
-        if (ex_types[i].ab == Atype && ex_types[i].ab == Btype && ex_types[i].c == Ctype &&
-            ex_types[i].compute == computeType)
-            dtype = ex_types[i].dtype;
+    for (int t = 0; t < GT_NDTYPES; t++)
+        if (gt_ex_types[t].ab == Atype && gt_ex_types[t].ab == Btype && gt_ex_types[t].c == Ctype &&
+            gt_ex_types[t].compute == computeType)
+            dtype = t;
     if (dtype < 0)
         return gt_fail(GT_NOT_SUPPORTED,
                        "types A %s, B %s, C %s with %s are not a supported combination (see "

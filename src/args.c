@@ -44,6 +44,16 @@ static gt_status check_ptr(int pos, const char *name, const void *p, int elem_si
     return GT_SUCCESS;
 }
 
+const gt_ex_type gt_ex_types[GT_NDTYPES] = {
+    [GT_DT_F32] = {GT_R_32F, GT_R_32F, GT_COMPUTE_32F},
+    [GT_DT_F64] = {GT_R_64F, GT_R_64F, GT_COMPUTE_64F},
+    [GT_DT_TF32] = {GT_R_32F, GT_R_32F, GT_COMPUTE_32F_FAST_TF32},
+    [GT_DT_F16] = {GT_R_16F, GT_R_16F, GT_COMPUTE_32F},
+    [GT_DT_F16_F32] = {GT_R_16F, GT_R_32F, GT_COMPUTE_32F},
+    [GT_DT_BF16] = {GT_R_16BF, GT_R_16BF, GT_COMPUTE_32F},
+    [GT_DT_BF16_F32] = {GT_R_16BF, GT_R_32F, GT_COMPUTE_32F},
+};
+
 const gt_arg_pos gt_pos_blas = {.a = 7, .lda = 8, .b = 9, .ldb = 10, .c = 12, .ldc = 13};
 const gt_arg_pos gt_pos_ex = {.a = 7, .lda = 9, .b = 10, .ldb = 12, .c = 14, .ldc = 16};
 

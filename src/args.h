@@ -8,6 +8,16 @@
 #include <stdint.h>
 
 #include "gemmtune.h"
+#include "key.h"
+
+/* gemm_tuned_ex's types for each data type (gemmtune.h's table of supported
+ * combinations), indexed by gt_dtype: api.c maps a call's types to its data type with it,
+ * the command the other way. */
+typedef struct gt_ex_type {
+    gt_datatype ab, c;
+    gt_compute_type compute;
+} gt_ex_type;
+extern const gt_ex_type gt_ex_types[GT_NDTYPES];
 
 /* What a valid call has to do. */
 typedef enum {

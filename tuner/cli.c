@@ -41,6 +41,7 @@
 #include "tune.h"
 #include "verify.h"
 
+#include "args.h"
 #include "cli.h"
 
 /* ===== shapes ===== */
@@ -747,21 +748,6 @@ static int cmd_list(int argc, char **argv) {
     return s == GT_SUCCESS ? 0 : 1;
 }
 
-/* gemm_tuned_ex's types for each data type (gemmtune.h's table); f32 and f64 go through
- * gemm_tuned and gemm_tuned_d instead, so their lines are as they always were. */
-static const struct {
-    gt_datatype ab, c;
-    gt_compute_type compute;
-} ex_types[GT_NDTYPES] = {
-    [GT_DT_F32] = {GT_R_32F, GT_R_32F, GT_COMPUTE_32F},
-    [GT_DT_F64] = {GT_R_64F, GT_R_64F, GT_COMPUTE_64F},
-    [GT_DT_TF32] = {GT_R_32F, GT_R_32F, GT_COMPUTE_32F_FAST_TF32},
-    [GT_DT_F16] = {GT_R_16F, GT_R_16F, GT_COMPUTE_32F},
-    [GT_DT_F16_F32] = {GT_R_16F, GT_R_32F, GT_COMPUTE_32F},
-    [GT_DT_BF16] = {GT_R_16BF, GT_R_16BF, GT_COMPUTE_32F},
-    [GT_DT_BF16_F32] = {GT_R_16BF, GT_R_32F, GT_COMPUTE_32F},
-};
-
 /* One call of gemm_tuned (f32), gemm_tuned_d (f64) or gemm_tuned_ex (the others), by
  * dtype, on device buffers. alpha and beta are already of the compute type's precision
  * (cmd_run rounds them to float for all but f64). */
@@ -777,12 +763,13 @@ static gt_status run_gemm(int dtype, const cli_shape *sh, double alpha, CUdevice
         return gemm_tuned(opa, opb, sh->m, sh->n, sh->k, (float)alpha,
                           (const float *)(uintptr_t)A, lda, (const float *)(uintptr_t)B, ldb,
                           (float)beta, (float *)(uintptr_t)C, ldc, s);
-    /* Every type but f64 computes in float: its scalars are floats. */
+    /* Every type but f64 computes in float: its scalars are floats. f32 and f64 go through
+     * gemm_tuned and gemm_tuned_d above, so their lines are as they always were. */
+    const gt_ex_type *ex = &gt_ex_types[dtype];
     const float fa = (float)alpha, fb = (float)beta;
     return gemm_tuned_ex(opa, opb, sh->m, sh->n, sh->k, &fa, (const void *)(uintptr_t)A,
-                         ex_types[dtype].ab, lda, (const void *)(uintptr_t)B, ex_types[dtype].ab,
-                         ldb, &fb, (void *)(uintptr_t)C, ex_types[dtype].c, ldc,
-                         ex_types[dtype].compute, s);
+                         ex->ab, lda, (const void *)(uintptr_t)B, ex->ab, ldb, &fb,
+                         (void *)(uintptr_t)C, ex->c, ldc, ex->compute, s);
 }
 
 static int cmd_run(int argc, char **argv) {
