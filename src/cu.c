@@ -98,6 +98,8 @@ static void load(void) {
         }
         memcpy((char *)&gt_cu + symbols[i].offset, &fn, sizeof fn);
     }
+    void *tm = dlsym(h, "cuTensorMapEncodeTiled");
+    memcpy(&gt_cu.tensor_map_encode_tiled, &tm, sizeof tm);
     CUresult r = gt_cu.init(0);
     if (r != CUDA_SUCCESS) {
         const char *name = "?";

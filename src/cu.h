@@ -58,6 +58,13 @@ typedef struct gt_cu_api {
     CUresult (*event_record)(CUevent, CUstream);
     CUresult (*event_synchronize)(CUevent);
     CUresult (*event_elapsed)(float *, CUevent, CUevent);
+    /* Optional (drivers of CUDA 12.0 and later; NULL before): TMA descriptors for the
+     * WGMMA family, which fails to launch without it. */
+    CUresult (*tensor_map_encode_tiled)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
+                                        const cuuint64_t *, const cuuint64_t *,
+                                        const cuuint32_t *, const cuuint32_t *,
+                                        CUtensorMapInterleave, CUtensorMapSwizzle,
+                                        CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
 } gt_cu_api;
 
 extern gt_cu_api gt_cu;

@@ -18,9 +18,10 @@
 #define TILE_VALUES {1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 40, 48, 64, 80, 96, 128, 160, 192, 256}, 22
 
 const gt_kparam gt_kparams[] = {
-    {"FAM", "f", offsetof(gt_kcfg, fam), {0, 1, 2}, 3,
+    {"FAM", "f", offsetof(gt_kcfg, fam), {0, 1, 2, 3}, 4,
      "kernel family: 0 SIMT (FFMA/DFMA), 1 DMMA (f64 tensor cores, sm_80+), 2 MMA (tf32, "
-     "f16, bf16 tensor cores, sm_80+)"},
+     "f16, bf16 tensor cores, sm_80+), 3 WGMMA (tf32, f16, bf16 warpgroup MMA with TMA, "
+     "sm_90a)"},
     {"BM", "_", offsetof(gt_kcfg, bm), TILE_VALUES, "block tile rows (of C per block)"},
     {"BN", "x", offsetof(gt_kcfg, bn), TILE_VALUES, "block tile columns"},
     {"BK", "x", offsetof(gt_kcfg, bk), {8, 16, 32, 64}, 4,
@@ -50,13 +51,22 @@ static int esize(const gt_key *key) { return gt_dtype_in_size(key->dtype); }
 static int acc_size(const gt_key *key) { return key->dtype == GT_DT_F64 ? 8 : 4; }
 static long long cdiv(long long a, long long b) { return (a + b - 1) / b; }
 
-int gt_kcfg_threads(const gt_kcfg *c) { return 32 * (c->bm / c->wm) * (c->bn / c->wn); }
+/* WGMMA: a producer warpgroup and BN / WN consumer warpgroups. */
+int gt_kcfg_threads(const gt_kcfg *c) {
+    if (c->fam == GT_FAM_WGMMA) return 128 * (c->bn / c->wn + 1);
+    return 32 * (c->bm / c->wm) * (c->bn / c->wn);
+}
 
 /* SIMT (gemm_simt.cu): STAGES x BK rows of op(A) [k][m] and op(B) [k][n]; an operand
  * whose stored contiguous dimension is k gets 4 elements of padding per row.
  * DMMA (gemm_dmma.cu, which states the same formula): each operand kept in its stored
  * orientation, rows padded by 4 doubles. */
 int gt_kcfg_smem_bytes(const gt_kcfg *c, const gt_key *key) {
+    if (c->fam == GT_FAM_WGMMA) {
+        /* gemm_wgmma.cu, which states the same formula: unpadded swizzled tiles, 1024
+         * bytes to align them, 128 for the mbarriers. */
+        return c->stages * (c->bm + c->bn) * c->bk * esize(key) + 1024 + 128;
+    }
     if (c->fam == GT_FAM_MMA) {
         /* gemm_mma.cu, which states the same formula: each operand in its stored
          * orientation; rows along k padded by 16 bytes, rows along m or n by 8 elements. */
@@ -101,6 +111,12 @@ static int regs_cap(const gt_kcfg *c, int b) {
  * double-buffered over KG k-slices. SIMT: the natural count, or the bound's cap where
  * the launch bound (gt_kcfg_min_blocks) asks for less. A guide; ptxas decides. */
 int gt_kcfg_regs_estimate(const gt_kcfg *c, const gt_key *key) {
+    /* WGMMA: one block per SM takes the register file (launch bound 1); the consumers'
+     * accumulators are bounded by the wgmma_tile rule instead. */
+    if (c->fam == GT_FAM_WGMMA) {
+        int r = 65536 / gt_kcfg_threads(c) / 8 * 8;
+        return r > 255 ? 255 : r;
+    }
     /* MMA: 4 f32 accumulators per m16n8 instruction tile, fragments (2 registers per m8,
      * 4 per n16 fragment) double-buffered, about 52 for addresses and loop state, one per
      * copy of a K step, and one per element where 2-byte copies go through registers
@@ -119,6 +135,7 @@ int gt_kcfg_regs_estimate(const gt_kcfg *c, const gt_key *key) {
 }
 
 int gt_kcfg_min_blocks(const gt_kcfg *c, const gt_key *key) {
+    if (c->fam == GT_FAM_WGMMA) return 1; /* gemm_wgmma.cu's own launch bound */
     if (c->fam != GT_FAM_SIMT) {
         /* A margin over the estimate: a bound below what ptxas wants spills. MMA's
          * estimate is rougher (address registers vary with the edges), so its margin is
@@ -177,6 +194,11 @@ static int in_table(const gt_kcfg *c, const gt_key *key, const gt_klimits *lim) 
 }
 static int family_fits(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     (void)l;
+    /* WGMMA needs sm_90a's instructions (9.0 exactly); tf32 has no transposed operands,
+     * so only TN, where both are stored with k contiguous. */
+    if (c->fam == GT_FAM_WGMMA)
+        return gt_dtype_tensor_only(k->dtype) && k->cc_major == 9 && k->cc_minor == 0 &&
+               (k->dtype != GT_DT_TF32 || (k->opa && !k->opb));
     if (gt_dtype_tensor_only(k->dtype)) return c->fam == GT_FAM_MMA && k->cc_major >= 8;
     return c->fam == GT_FAM_SIMT || (c->fam == GT_FAM_DMMA && k->dtype == GT_DT_F64 && k->cc_major >= 8);
 }
@@ -185,12 +207,16 @@ static int warp_layout(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     if (c->bm % c->wm || c->bn % c->wn || c->wm % c->tm || c->wn % c->tn) return 0;
     if (c->fam == GT_FAM_DMMA) return c->wm == 8 * c->tm && c->wn == 8 * c->tn;
     if (c->fam == GT_FAM_MMA) return c->wm == 8 * c->tm && c->wn == 16 * c->tn;
+    if (c->fam == GT_FAM_WGMMA)
+        return c->wm == c->bm && c->tm == 1 && c->wn == 64 * c->tn && c->bm % 64 == 0 &&
+               (c->bn / c->wn == 1 || c->bn / c->wn == 2);
     return (c->wm / c->tm) * (c->wn / c->tn) == 32;
 }
 /* The K step holds whole instructions (MMA: k 16 for f16 and bf16, 8 for tf32); 64 is
  * for MMA's 16-bit types only (128-byte rows). */
 static int k_step(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     (void)l;
+    if (c->fam == GT_FAM_WGMMA) return c->bk * esize(k) == 128; /* one swizzle row */
     if (c->fam != GT_FAM_MMA) return c->bk <= 32;
     return esize(k) == 4 ? c->bk <= 32 : c->bk >= 16;
 }
@@ -202,6 +228,7 @@ static int whole_warps(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
 static int whole_vectors(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     (void)l;
     int t = gt_kcfg_threads(c), v = c->vec;
+    if (c->fam == GT_FAM_WGMMA) return v * esize(k) == 16; /* TMA's 16-byte strides */
     return v * esize(k) <= 16 && c->bm % v == 0 && c->bn % v == 0 && c->bk % v == 0 &&
            (c->bm * c->bk / v) % t == 0 && (c->bn * c->bk / v) % t == 0;
 }
@@ -240,6 +267,13 @@ static int dmma_k8_block(const gt_kcfg *c, const gt_key *k, const gt_klimits *l)
     (void)l;
     return c->fam != GT_FAM_DMMA || k->cc_major < 9 || c->tm * c->tn >= 32 || c->bk != 32 ||
            gt_kcfg_threads(c) >= 256;
+}
+
+/* WGMMA: at most 128 accumulators per consumer thread (TN instructions of BM / 2), so
+ * that they fit the registers setmaxnreg gives consumers; no split-K. */
+static int wgmma_tile(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
+    (void)k, (void)l;
+    return c->fam != GT_FAM_WGMMA || (c->tn * c->bm / 2 <= 128 && c->split == 1);
 }
 
 static int warp_not_idle(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
@@ -309,21 +343,22 @@ const gt_kconstraint gt_kconstraints[] = {
     {"in_table", GT_KC_LEGAL, "every parameter takes a value of the table", in_table},
     {"family_fits", GT_KC_LEGAL,
      "SIMT is for f32 and f64, DMMA for f64 on sm_80 and later, MMA for tf32, f16 and bf16 "
-     "on sm_80 and later (their only family)",
+     "on sm_80 and later, WGMMA for them on 9.0 only (tf32: TN only)",
      family_fits},
     {"warp_layout", GT_KC_LEGAL,
      "warp tiles divide the block tile; thread tiles divide the warp tile into 32 lanes "
-     "(SIMT), or WM = 8 TM and WN = 8 TN fragments (DMMA), WM = 8 TM and WN = 16 TN (MMA)",
+     "(SIMT), or WM = 8 TM and WN = 8 TN fragments (DMMA), WM = 8 TM and WN = 16 TN (MMA), "
+     "WM = BM, TM = 1, WN = 64 TN and 1 or 2 consumer warpgroups (WGMMA)",
      warp_layout},
     {"k_step", GT_KC_LEGAL,
      "BK holds whole MMA instructions (16 for f16 and bf16, 8 for tf32); 64 only for f16 "
-     "and bf16",
+     "and bf16; WGMMA: 128 bytes",
      k_step},
     {"whole_warps", GT_KC_LEGAL, "a block is 1 or more warps, within the device's threads per block",
      whole_warps},
     {"whole_vectors", GT_KC_LEGAL,
      "vectors of at most 16 bytes; each thread copies the same number of whole vectors of "
-     "each operand tile",
+     "each operand tile; WGMMA: 16 bytes (TMA's strides)",
      whole_vectors},
     {"aligned", GT_KC_LEGAL, "vector accesses are legal only within the alignment class",
      aligned},
@@ -340,6 +375,9 @@ const gt_kconstraint gt_kconstraints[] = {
      "no DMMA with m16n8k8 (under 32 fragments per warp on sm_90), BK 32 and fewer than 8 "
      "warps: it computed wrong results (cause not found)",
      dmma_k8_block},
+    {"wgmma_tile", GT_KC_LEGAL,
+     "WGMMA: at most 128 accumulators per consumer thread (TN x BM / 2), no split-K",
+     wgmma_tile},
     {"warp_not_idle", GT_KC_PRUNE,
      "no warp computes nothing: the tiles overhang the problem by less than a warp tile",
      warp_not_idle},

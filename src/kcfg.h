@@ -21,15 +21,17 @@ enum {
     GT_FAM_SIMT = 0, /* gemm_simt.cu: FFMA / DFMA, f32 and f64 */
     GT_FAM_DMMA = 1, /* gemm_dmma.cu: f64 tensor cores (mma.sync m8n8k4), sm_80 and later */
     GT_FAM_MMA = 2,  /* gemm_mma.cu: tf32, f16, bf16 tensor cores (mma.sync), sm_80 and later */
+    GT_FAM_WGMMA = 3, /* gemm_wgmma.cu: tf32, f16, bf16 warpgroup MMA fed by TMA, sm_90a only */
 };
 
 /* One configuration of a family (the macros of kernel_src/common.cuh). */
 typedef struct gt_kcfg {
     int fam;         /* GT_FAM_* */
     int bm, bn, bk;  /* block tile and K step */
-    int wm, wn;      /* warp tile */
+    int wm, wn;      /* warp tile (WGMMA: of a consumer warpgroup, WM = BM) */
     int tm, tn;      /* thread tile (SIMT); m8n8 fragments per warp (DMMA); m8 and n16
-                        fragments per warp (MMA) */
+                        fragments per warp (MMA); WGMMA: 1 and instructions of 64 columns
+                        per consumer warpgroup */
     int stages;      /* shared-memory stages */
     int vec;         /* global vector width in elements */
     int split;       /* split-K factor */

@@ -7,6 +7,7 @@
 #endif
 #include "kern.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -17,7 +18,8 @@
 
 /* The source of each family (kcfg.h, GT_FAM_*); each defines gt_gemm. */
 static const char *family_source(const gt_kcfg *cfg) {
-    return cfg->fam == GT_FAM_MMA    ? gt_src_gemm_mma
+    return cfg->fam == GT_FAM_WGMMA  ? gt_src_gemm_wgmma
+           : cfg->fam == GT_FAM_MMA  ? gt_src_gemm_mma
            : cfg->fam == GT_FAM_DMMA ? gt_src_gemm_dmma
                                      : gt_src_gemm_simt;
 }
@@ -29,6 +31,8 @@ gt_status gt_kern_compile(const gt_kcfg *cfg, const gt_key *key, int arch, gt_rt
     char name[96];
     gt_kcfg_format(cfg, name, sizeof name);
     strncat(name, ".cu", sizeof name - strlen(name) - 1);
+    if (cfg->fam == GT_FAM_WGMMA)
+        return gt_rtc_compile_specific(family_source(cfg), name, opts, n, arch, out);
     return gt_rtc_compile(family_source(cfg), name, opts, n, arch, out);
 }
 
@@ -52,6 +56,7 @@ gt_status gt_kern_load(const void *image, const gt_kcfg *cfg, const gt_key *key,
     }
     out->cfg = *cfg;
     out->dtype = key->dtype;
+    out->key = *key;
     gt_kcfg_grid(cfg, key, out->grid, out->block);
     out->smem = (unsigned)gt_kcfg_smem_bytes(cfg, key);
     out->ws_bytes = gt_kcfg_workspace_bytes(cfg, key);
@@ -84,15 +89,54 @@ gt_status gt_kern_build(const gt_kcfg *cfg, const gt_key *key, int arch, gt_kern
     return s;
 }
 
+/* One operand's TMA descriptor for gemm_wgmma.cu: the matrix as stored (rows x cols of
+ * a column-major array with leading dimension ld), and the box one copy moves: 128 bytes
+ * of the contiguous dimension by `rows` of the other when k is the contiguous one
+ * (kcont), else 128 bytes by BK (the kernel issues one copy per 64 elements). Past the
+ * matrix's edges TMA reads zeros. */
+static gt_status tensor_map(CUtensorMap *map, const gt_kern *k, CUdeviceptr p, long long ld,
+                            long long rows, long long cols, int kcont, int tile) {
+    const gt_kcfg *c = &k->cfg;
+    int es = gt_dtype_in_size(k->dtype);
+    CUtensorMapDataType dt = es == 4                   ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+                             : k->dtype == GT_DT_F16 || k->dtype == GT_DT_F16_F32
+                                 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    cuuint64_t dims[2] = {(cuuint64_t)rows, (cuuint64_t)cols};
+    cuuint64_t strides[1] = {(cuuint64_t)ld * (cuuint64_t)es};
+    cuuint32_t box[2] = {(cuuint32_t)(128 / es), (cuuint32_t)(kcont ? tile : c->bk)};
+    cuuint32_t estr[2] = {1, 1};
+    CUresult r = gt_cu.tensor_map_encode_tiled(map, dt, 2, (void *)(uintptr_t)p, dims, strides, box,
+                                               estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                               CU_TENSOR_MAP_SWIZZLE_128B,
+                                               CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    return r == CUDA_SUCCESS ? GT_SUCCESS : gt_cu_fail(r, "cuTensorMapEncodeTiled (WGMMA operand)");
+}
+
 gt_status gt_kern_launch(const gt_kern *k, CUstream stream, CUdeviceptr A, long long lda,
                          CUdeviceptr B, long long ldb, CUdeviceptr C, long long ldc, double alpha,
                          double beta, CUdeviceptr ws) {
     /* Scalars are passed in the kernel's element type. */
     float fa = (float)alpha, fb = (float)beta;
     int f64 = k->dtype == GT_DT_F64;
+    CUtensorMap tma, tmb;
     void *args[] = {&A, &lda, &B, &ldb, &C, &ldc, f64 ? (void *)&alpha : (void *)&fa,
-                    f64 ? (void *)&beta : (void *)&fb, &ws};
+                    f64 ? (void *)&beta : (void *)&fb, &ws, &tma, &tmb};
     if (k->ws_bytes && !ws) return gt_fail(GT_INTERNAL, "split-K kernel launched without a workspace");
+    if (k->cfg.fam == GT_FAM_WGMMA) {
+        /* Descriptors hold the addresses, so they are made per launch (host work of about
+         * a microsecond). A is M x K as stored (K x M when transposed), B K x N (N x K). */
+        const gt_key *key = &k->key;
+        if (!gt_cu.tensor_map_encode_tiled)
+            return gt_fail(GT_NOT_SUPPORTED, "the CUDA driver lacks cuTensorMapEncodeTiled (WGMMA)");
+        gt_status s = key->opa ? tensor_map(&tma, k, A, lda, key->k, key->m, 1, k->cfg.bm)
+                               : tensor_map(&tma, k, A, lda, key->m, key->k, 0, 0);
+        if (s == GT_SUCCESS)
+            s = key->opb ? tensor_map(&tmb, k, B, ldb, key->n, key->k, 0, 0)
+                         : tensor_map(&tmb, k, B, ldb, key->k, key->n, 1, k->cfg.bn);
+        if (s != GT_SUCCESS) return s;
+    }
     CUresult r = gt_cu.launch_kernel(k->fn, k->grid[0], k->grid[1], k->grid[2], k->block[0],
                                      k->block[1], k->block[2], k->smem, stream, args, NULL);
     if (r != CUDA_SUCCESS) return gt_cu_fail(r, "cuLaunchKernel (GEMM kernel)");

@@ -21,9 +21,11 @@ typedef struct gt_kern {
     int regs;        /* registers per thread, as ptxas allocated them */
     unsigned smem;   /* dynamic shared memory per block, bytes */
     size_t ws_bytes; /* split-K workspace the launch needs (0: none) */
+    gt_key key;      /* the problem (WGMMA builds its TMA descriptors from it per launch) */
 } gt_kern;
 
-/* Compiles the GEMM family for (cfg, key) for sm_<arch>. */
+/* Compiles the GEMM family for (cfg, key) for sm_<arch> (WGMMA: sm_<arch>a, so only for
+ * arch 90). */
 gt_status gt_kern_compile(const gt_kcfg *cfg, const gt_key *key, int arch, gt_rtc_result *out);
 
 /* Loads a cubin in the current context; fails (GT_LAUNCH_FAILED) when the compiled

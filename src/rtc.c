@@ -42,6 +42,20 @@ int gt_rtc_pick_arch(int arch) {
     return best;
 }
 
+static gt_status compile(const char *source, const char *name, const char *const *options,
+                         int noptions, int arch, int specific, gt_rtc_result *out);
+
+gt_status gt_rtc_compile(const char *source, const char *name, const char *const *options,
+                         int noptions, int arch, gt_rtc_result *out) {
+    return compile(source, name, options, noptions, arch, 0, out);
+}
+
+gt_status gt_rtc_compile_specific(const char *source, const char *name,
+                                  const char *const *options, int noptions, int arch,
+                                  gt_rtc_result *out) {
+    return compile(source, name, options, noptions, arch, 1, out);
+}
+
 void gt_rtc_result_free(gt_rtc_result *r) {
     if (!r) return;
     free(r->image);
@@ -50,17 +64,17 @@ void gt_rtc_result_free(gt_rtc_result *r) {
     r->log = NULL;
 }
 
-gt_status gt_rtc_compile(const char *source, const char *name, const char *const *options,
-                         int noptions, int arch, gt_rtc_result *out) {
+static gt_status compile(const char *source, const char *name, const char *const *options,
+                         int noptions, int arch, int specific, gt_rtc_result *out) {
     memset(out, 0, sizeof *out);
     int use = gt_rtc_pick_arch(arch);
-    if (!use) {
-        snprintf(out->error, sizeof out->error, "NVRTC %s supports no architecture <= sm_%d",
-                 gt_rtc_version(), arch);
+    if (!use || (specific && use != arch)) {
+        snprintf(out->error, sizeof out->error, "NVRTC %s supports no architecture %s sm_%d",
+                 gt_rtc_version(), specific ? "=" : "<=", arch);
         return gt_fail(GT_NOT_SUPPORTED, "%s", out->error);
     }
     char archopt[32];
-    snprintf(archopt, sizeof archopt, "-arch=sm_%d", use);
+    snprintf(archopt, sizeof archopt, "-arch=sm_%d%s", use, specific ? "a" : "");
     const char *opts[80];
     if (noptions > 76) return gt_fail(GT_INTERNAL, "too many NVRTC options (%d)", noptions);
     int n = 0;

@@ -25,6 +25,12 @@ typedef struct gt_rtc_result {
  * "common.cuh" (kernel_src/common.cuh). */
 gt_status gt_rtc_compile(const char *source, const char *name, const char *const *options,
                          int noptions, int arch, gt_rtc_result *out);
+/* The same for the architecture-specific target sm_<arch>a (Hopper's wgmma, setmaxnreg),
+ * which runs only on that exact architecture: GT_NOT_SUPPORTED when this NVRTC does not
+ * list arch itself. */
+gt_status gt_rtc_compile_specific(const char *source, const char *name,
+                                  const char *const *options, int noptions, int arch,
+                                  gt_rtc_result *out);
 void gt_rtc_result_free(gt_rtc_result *r);
 
 /* The NVRTC version, e.g. "13.0". */

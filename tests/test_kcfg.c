@@ -178,8 +178,9 @@ static void kcfg_table_sane(void) {
         }
     }
     /* The families' values and a few the kernels rely on. */
-    TAP_CHECK(gt_kparams[0].nvalues == 3 && gt_kparams[0].values[0] == GT_FAM_SIMT &&
-                  gt_kparams[0].values[1] == GT_FAM_DMMA && gt_kparams[0].values[2] == GT_FAM_MMA,
+    TAP_CHECK(gt_kparams[0].nvalues == 4 && gt_kparams[0].values[0] == GT_FAM_SIMT &&
+                  gt_kparams[0].values[1] == GT_FAM_DMMA && gt_kparams[0].values[2] == GT_FAM_MMA &&
+                  gt_kparams[0].values[3] == GT_FAM_WGMMA,
               "FAM values");
     TAP_CHECK(gt_nkconstraints >= 19, "%d constraints", gt_nkconstraints);
     int legal = 0, prune = 0;
@@ -299,7 +300,7 @@ static void kcfg_parse_rejects(void) {
         {"f0_128 x64x8_w32x32_t8x4_s3_v4_k1_r8", "BN"},
         {"f0_128x64x8 _w32x32_t8x4_s3_v4_k1_r8", "WM"},
         /* Values outside the table. */
-        {"f3_128x64x8_w32x32_t8x4_s3_v4_k1_r8", "FAM"},
+        {"f4_128x64x8_w32x32_t8x4_s3_v4_k1_r8", "FAM"},
         {"f0_100x64x8_w32x32_t8x4_s3_v4_k1_r8", "BM"},
         {"f0_999x64x8_w32x32_t8x4_s3_v4_k1_r8", "BM"},
         {"f0_128x7x8_w32x32_t8x4_s3_v4_k1_r8", "BN"},
@@ -457,6 +458,25 @@ static void kcfg_each_constraint_rejects(void) {
         /* SIMT for f16: the tensor-core types have no SIMT kernel. */
         {"family_fits", CFG(0, 128, 128, 16, 32, 64, 8, 8, 3, 8, 1, 8), 90, GT_DT_F16, 0, 0,
          4096, 4096, 4096, 16, &h100, {0}},
+        /* WGMMA on sm_80 (no wgmma), and tf32 WGMMA for NN (tf32 has no transposed
+         * operands: TN only). */
+        {"family_fits", CFG(3, 128, 128, 64, 128, 64, 1, 1, 4, 8, 1, 8), 80, GT_DT_BF16, 0, 0,
+         4096, 4096, 4096, 16, &h100, {0}},
+        {"family_fits", CFG(3, 128, 128, 32, 128, 64, 1, 1, 4, 4, 1, 8), 90, GT_DT_TF32, 0, 0,
+         4096, 4096, 4096, 16, &h100, {0}},
+        /* WGMMA 256 x 256 with TN 2: 256 accumulators per consumer thread. */
+        {"wgmma_tile", CFG(3, 256, 256, 64, 256, 128, 1, 2, 2, 8, 1, 1), 90, GT_DT_BF16, 0, 0,
+         4096, 4096, 4096, 16, &h100, {0}},
+        /* WGMMA with WN = 64 but TN = 2. */
+        {"warp_layout", CFG(3, 128, 128, 64, 128, 64, 1, 2, 4, 8, 1, 8), 90, GT_DT_BF16, 0, 0,
+         4096, 4096, 4096, 16, &h100, {0}},
+        /* WGMMA with BK 32 of bf16: 64 bytes, not a 128-byte swizzle row. */
+        {"k_step", CFG(3, 128, 128, 32, 128, 64, 1, 1, 4, 8, 1, 8), 90, GT_DT_BF16, 0, 0,
+         4096, 4096, 4096, 16, &h100, {0}},
+        /* WGMMA with 8-byte vectors (the widest of an 8-byte class): TMA needs 16-byte
+         * strides. */
+        {"whole_vectors", CFG(3, 128, 128, 64, 128, 64, 1, 1, 4, 4, 1, 8), 90, GT_DT_BF16, 0, 0,
+         4096, 4096, 4096, 8, &h100, {0}},
         /* 8 x 8 thread tiles of a 64 x 64 warp tile: 64 lanes, not 32. */
         {"warp_layout", CFG(0, 128, 128, 16, 64, 64, 8, 8, 3, 4, 1, 8), 90, GT_DT_F32, 0, 0,
          4096, 4096, 4096, 16, &h100, {0}},
@@ -1138,12 +1158,34 @@ static void kcfg_space_mma(void) {
         make_key_dt(&key, 90, types[t], 0, 1, 4096, 4096, 4096, align, 1);
         gt_cand *c = NULL;
         gt_space_counts counts;
-        int n = gt_space_build(&key, &h100, 32, 0, &c, &counts), mma = 0;
-        for (int i = 0; i < n; i++) mma += c[i].cfg.fam == GT_FAM_MMA;
-        int want = gt_dtype_tensor_only(types[t]) ? n : 0;
-        TAP_CHECK(n == 32 && mma == want, "%s 4096^3: %d candidates, %d MMA", gt_dtype_name(types[t]),
-                  n, mma);
+        int n = gt_space_build(&key, &h100, 32, 0, &c, &counts), mma = 0, wg = 0;
+        for (int i = 0; i < n; i++) {
+            mma += c[i].cfg.fam == GT_FAM_MMA;
+            wg += c[i].cfg.fam == GT_FAM_WGMMA;
+        }
+        int tensor = gt_dtype_tensor_only(types[t]) != 0;
+        /* On the H100 (9.0) the 16-bit types get both tensor families, tf32 (NT here, not
+         * TN) only MMA; f32 and f64 neither. */
+        int want_wg = tensor && types[t] != GT_DT_TF32;
+        TAP_CHECK(n == 32 && mma + wg == (tensor ? n : 0) && (wg > 0) == want_wg && (!tensor || mma > 0 || want_wg),
+                  "%s 4096^3: %d candidates, %d MMA, %d WGMMA", gt_dtype_name(types[t]), n, mma, wg);
         free(c);
+        if (tensor) {
+            /* tf32 TN does get WGMMA; on sm_80 no type does. */
+            gt_key k2 = key;
+            k2.opa = 1, k2.opb = 0;
+            n = gt_space_build(&k2, &h100, 32, 0, &c, &counts), wg = 0;
+            for (int i = 0; i < n; i++) wg += c[i].cfg.fam == GT_FAM_WGMMA;
+            TAP_CHECK(wg > 0, "%s 4096^3 TN on 9.0: %d of %d WGMMA", gt_dtype_name(types[t]), wg, n);
+            free(c);
+            k2.cc_major = 8;
+            gt_klimits lim80;
+            gt_kcfg_limits_generic(&k2, &lim80);
+            n = gt_space_build(&k2, &lim80, 0, 0, &c, &counts), wg = 0;
+            for (int i = 0; i < n; i++) wg += c[i].cfg.fam == GT_FAM_WGMMA;
+            TAP_CHECK(n > 0 && wg == 0, "%s on 8.0: %d candidates, %d WGMMA", gt_dtype_name(types[t]), n, wg);
+            free(c);
+        }
         /* Below sm_80 the tensor types have no candidate at all. */
         if (gt_dtype_tensor_only(types[t])) {
             key.cc_major = 7, key.cc_minor = 5;

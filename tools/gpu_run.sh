@@ -4,8 +4,9 @@
 # (bench: f32 then f64, each with a fresh cache, then bench/plot.py to bench_ratio.png;
 # bench-tc: the same for the tensor-core types, $TC_DTYPES, default "bf16 f16 tf32", to
 # bench_tc_ratio.png; not part of all).
-# Usage: bash tools/gpu_run.sh [all|tests|gpu|quick|memcheck|memcheck-tc|bench|bench-tc|devices] (gpu: only the
-# suites that need the GPU; devices: tune --devices on one GPU vs all, shards + merge) ; logs and JSON go to $OUT
+# Usage: bash tools/gpu_run.sh [all|tests|gpu|quick|memcheck|memcheck-tc|wgmma|bench|bench-tc|devices] (gpu: only the
+# suites that need the GPU; wgmma: the Hopper family on every op pair, all candidates
+# verified, and its SASS; memcheck-tc runs it under memcheck too; devices: tune --devices on one GPU vs all, shards + merge) ; logs and JSON go to $OUT
 # (default ./gpu-out). On the project's device machine: copy ../shared/device to .device
 # first (SQLite headers) and carry it.
 set -uo pipefail
@@ -74,6 +75,44 @@ if [ "$what" = all ] || [ "$what" = memcheck ] || [ "$what" = memcheck-tc ]; the
   # How many candidates ran under memcheck, per shape and outcome.
   sqlite3 "$OUT/memcheck.db" "select dtype, m, n, k, status, count(*) from timings group by 1,2,3,4,5" 2>/dev/null ||
     python3 -c "import sqlite3,sys; [print(*r) for r in sqlite3.connect(sys.argv[1]).execute('select dtype,m,n,k,status,count(*) from timings group by 1,2,3,4,5')]" "$OUT/memcheck.db"
+fi
+if [ "$what" = wgmma ] || [ "$what" = memcheck-tc ]; then
+  # The Hopper WGMMA family: every candidate of each shape verified against the float64
+  # reference (a wrong one shows as verify_failed below), all op pairs; the shapes keep
+  # the leading dimensions multiples of 8 (TMA) and put the odd size where each op pair
+  # allows it. Then the SASS of a winner, which must show HGMMA.
+  export GEMMTUNE_TUNE_VERIFY_ALL=1 GEMMTUNE_TUNE_BUDGET_S=100000
+  rm -f "$OUT/wgmma.db"*
+  W="./$B/gemmtune --cache $OUT/wgmma.db"
+  [ "$what" = memcheck-tc ] && W="compute-sanitizer --tool memcheck --error-exitcode 9 $W"
+  for dt in ${WGMMA_DTYPES:-bf16 f16 f16_f32 bf16_f32}; do
+    for s in 1000x999x1000:NN 1000x1000x999:NT 1000x999x1000:TN 1000x1000x1000:TT 4096x4096x4096:NN 64x4096x256:NT 4096x40x4096:TN; do
+      $W run --reps 3 --dtype $dt $s >>"$OUT/wgmma.log" 2>&1
+      r=$?; echo "wgmma $dt $s: exit $r"; [ $r -eq 0 ] || rc=1
+    done
+  done
+  for s in 1000x999x1000:TN 4096x4096x4096:TN; do
+    $W run --reps 3 --dtype tf32 $s >>"$OUT/wgmma.log" 2>&1
+    r=$?; echo "wgmma tf32 $s: exit $r"; [ $r -eq 0 ] || rc=1
+  done
+  unset GEMMTUNE_TUNE_VERIFY_ALL GEMMTUNE_TUNE_BUDGET_S
+  grep -E "ERROR SUMMARY|check:|TFLOP" "$OUT/wgmma.log" | head -80
+  python3 - "$OUT/wgmma.db" "$OUT" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+for r in db.execute("select dtype, m, n, k, opa, opb, substr(config,1,2), status, count(*), min(time_us) from timings group by 1,2,3,4,5,6,7,8"):
+    print(*r)
+for r in db.execute("select dtype, m, n, k, opa, opb, config, time_us, tflops from winners"):
+    print("winner", *r)
+row = db.execute("select image from cubins where program like '%f3_%' limit 1").fetchone()
+if row:
+    open(sys.argv[2] + "/wgmma.cubin", "wb").write(row[0])
+PY
+  if [ -f "$OUT/wgmma.cubin" ]; then
+    cuobjdump -sass "$OUT/wgmma.cubin" > "$OUT/wgmma.sass" 2>&1 || nvdisasm "$OUT/wgmma.cubin" > "$OUT/wgmma.sass" 2>&1
+    echo "SASS of a WGMMA kernel: $(grep -c HGMMA "$OUT/wgmma.sass") HGMMA, $(grep -c -E ' HMMA' "$OUT/wgmma.sass") HMMA"
+    grep -m3 HGMMA "$OUT/wgmma.sass"
+  fi
 fi
 # bench_suite PNG DTYPE...: the public suite for each dtype in turn, each with a fresh cache,
 # so the cold column is real tuning time; bench_DT.txt/.json and winners_DT.txt per dtype,

@@ -194,7 +194,7 @@ static const char *source_name(int s) {
 /* ===== usage ===== */
 
 int cli_usage(FILE *f, int code) {
-    char params[4096];
+    char params[8192];
     gt_kcfg_help(params, sizeof params);
     fprintf(f,
             "usage: gemmtune [--cache FILE] VERB [options]\n"

@@ -30,6 +30,8 @@
 /* mma.sync f16/bf16 on an H100 SM: about 1024 FMA per clock (about 60% of wgmma's
  * dense rate); tf32 half of it. */
 #define SM_HMMA_PER_US (2.0 * 1024 * 1.755e3)
+/* wgmma: about twice mma.sync's rate (790 TFLOP/s measured by cuBLAS on 132 SMs). */
+#define SM_HGMMA_PER_US (2.0 * 2048 * 1.755e3)
 #define DRAM_BYTES_PER_US 3.0e6
 #define L2_BYTES_PER_US 5.5e6
 #define LAUNCH_US 3.0
@@ -51,7 +53,12 @@ double gt_space_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_klimit
     double resident = blocks / sms < bps ? ceil(blocks / sms) : bps;
 
     double rate, eff;
-    if (c->fam == GT_FAM_MMA) {
+    if (c->fam == GT_FAM_WGMMA) {
+        /* Two consumer warpgroups keep the tensor cores busy while one waits or stores;
+         * one leaves gaps. */
+        rate = SM_HGMMA_PER_US * (key->dtype == GT_DT_TF32 ? 0.5 : 1.0);
+        eff = c->bn / c->wn == 2 ? 0.85 : 0.7;
+    } else if (c->fam == GT_FAM_MMA) {
         /* A warp's fragments: TM m8 and TN n16 ones (ldmatrix) feed 2 TM x TN
          * instructions' worth of m8n8 products. */
         rate = SM_HMMA_PER_US * (key->dtype == GT_DT_TF32 ? 0.5 : 1.0);
@@ -95,6 +102,7 @@ double gt_space_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_klimit
      * barrier per 8 k; grouping helps big grids. */
     if (c->fam == GT_FAM_SIMT) eff *= c->stages == 2 ? 1.0 : c->stages == 3 ? 0.995 : 0.99;
     else if (c->fam == GT_FAM_MMA) eff *= c->stages == 2 ? 0.97 : c->stages == 5 ? 0.99 : 1.0;
+    else if (c->fam == GT_FAM_WGMMA) eff *= c->stages == 2 ? 0.95 : c->stages == 3 ? 0.99 : 1.0;
     else eff *= c->stages == 2 ? 0.995 : c->stages == 3 ? 1.0 : 0.99;
     /* MMA: by bytes per row along k (64: tf32 16, f16 32). */
     double bk_unit = c->fam == GT_FAM_MMA ? c->bk * es / 4.0 : c->bk;
@@ -120,7 +128,10 @@ double gt_space_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_klimit
      * the copies of STAGES - 1 stages of every resident block. */
     double inflight = resident * (c->stages - 1) * (double)(c->bm + c->bn) * c->bk * es;
     double mem_eff = inflight >= 32768.0 ? 1.0 : 0.25 + 0.75 * inflight / 32768.0;
-    double memory = fmax(dram / (DRAM_BYTES_PER_US * mem_eff), l2 / L2_BYTES_PER_US);
+    /* TMA's bulk copies reach about twice the L2 rate of per-thread copies: cuBLAS's
+     * 4096^3 bf16 moves 1.6 GB of 256 x 128 tiles through L2 in 170 us. */
+    double l2_rate = L2_BYTES_PER_US * (c->fam == GT_FAM_WGMMA ? 2.0 : 1.0);
+    double memory = fmax(dram / (DRAM_BYTES_PER_US * mem_eff), l2 / l2_rate);
     return fmax(compute, memory) + LAUNCH_US * (c->split > 1 ? 1.5 : 1.0);
 }
 
@@ -167,7 +178,7 @@ static int add_variants(builder *b, gt_kcfg c) {
                     c.stages = ps->values[is];
                     /* 5 stages are for MMA's short K steps (SIMT and DMMA were as fast with
                      * 2 to 4); not generated elsewhere, so their spaces stay as they were. */
-                    if (c.stages == 5 && c.fam != GT_FAM_MMA) continue;
+                    if (c.stages == 5 && c.fam != GT_FAM_MMA && c.fam != GT_FAM_WGMMA) continue;
                     c.split = pl->values[il];
                     c.raster = pr->values[ir];
                     b->counts->generated++;
@@ -213,10 +224,27 @@ int gt_space_build(const gt_key *key, const gt_klimits *lim, int max, int flags,
     builder b = {.key = key, .lim = lim, .flags = flags, .counts = counts};
     static const int warps[] = {1, 2, 4};
     const gt_kparam *ptm = &gt_kparams[param_index("TM")], *ptn = &gt_kparams[param_index("TN")];
-    for (int fam = GT_FAM_SIMT; fam <= GT_FAM_MMA; fam++) {
+    for (int fam = GT_FAM_SIMT; fam <= GT_FAM_WGMMA; fam++) {
         gt_kcfg c;
         memset(&c, 0, sizeof c);
         c.fam = fam;
+        if (fam == GT_FAM_WGMMA) {
+            /* Instructions of BM columns, TN per consumer warpgroup, 1 or 2 of those. */
+            static const int bms[] = {64, 128, 192, 256};
+            if (!gt_dtype_tensor_only(key->dtype) || key->cc_major != 9 || key->cc_minor != 0)
+                continue;
+            for (int i = 0; i < 4; i++)
+                for (int tn = 1; tn <= 2; tn++)
+                    for (int cw = 1; cw <= 2; cw++) {
+                        c.bm = c.wm = bms[i], c.tm = 1, c.tn = tn;
+                        c.wn = 64 * tn, c.bn = cw * c.wn;
+                        if (add_variants(&b, c) != 0) {
+                            free(b.cands);
+                            return -1;
+                        }
+                    }
+            continue;
+        }
         /* Families that cannot fit the key (kcfg.c, family_fits) are not generated. */
         if (fam == GT_FAM_DMMA && (key->dtype != GT_DT_F64 || key->cc_major < 8)) continue;
         if ((fam == GT_FAM_MMA) != (gt_dtype_tensor_only(key->dtype) != 0)) continue;

@@ -1,0 +1,328 @@
+// gemm_wgmma.cu: gemmtune's Hopper tensor-core GEMM family for tf32, f16 and bf16
+// ("wgmma"), sm_90a only: warpgroup MMA (wgmma.mma_async) reading both operands from
+// shared memory that the tensor memory accelerator (TMA) fills, 128-byte swizzled, on an
+// mbarrier pipeline, with one producer warpgroup and CW consumer warpgroups.
+//
+// Compiled only at run time by NVRTC for sm_90a, one program per configuration; problem
+// and configuration arrive as -D macros (common.cuh lists them; src/kcfg.c holds their
+// table and constraints and mirrors the shared-memory size derived here).
+//
+// C = alpha * op(A) * op(B) + beta * C, column-major. One BM x BN tile of C per block
+// (gt::tile_of). Parameters as this family reads them:
+//   BM: the tile's rows of C (m): the instruction's N (64, 128, 192 or 256);
+//   BN: its columns (n): CW consumer warpgroups of WN = BN / CW columns each, every one
+//       TN instructions of 64 (WM = BM, TM = 1);
+//   BK: k per stage, 128 bytes of it (64 for f16/bf16, 32 for tf32); STAGES: stages;
+//   VEC: 16 bytes (TMA needs 16-byte aligned strides: src/kcfg.c's aligned rule);
+//   SPLIT 1. Threads: 128 (CW + 1).
+// Instruction: m64nBMk16 (f16, bf16) or m64nBMk8 (tf32), f32 accumulators, issued with
+// the operands swapped as in gemm_mma.cu: D^T = op(B)^T op(A)^T. The instruction's "A"
+// (64 rows) is 64 columns n of op(B), its "B" (BM columns) is BM rows m of op(A). A
+// thread's accumulators d[4 j + 2 h + e] (PTX ISA's m64nNk16 D layout; warp w of the
+// warpgroup, g = lane / 4, t = lane % 4) are then C(m = 8 j + 2 t + e, n = 16 w + 8 h + g):
+// pairs of consecutive rows of column-major C.
+//
+// Shared memory, per stage an A tile then a B tile, each as TMA writes it with 128-byte
+// swizzle (rows of 128 bytes; 16-byte units of row r XOR-ed with r % 8; atoms of 8 rows,
+// 1024 bytes, so every tile starts 1024-aligned):
+//   operand stored with k contiguous ("K-major": A when TA, B when !TB): R rows (m or n)
+//     of BK k, one TMA box {BK, R}; descriptor: SBO 1024 (8 rows), k slice s at +32 s
+//     bytes (16 k of 16-bit, 8 of tf32).
+//   operand stored with m or n contiguous ("MN-major", 16-bit only: wgmma's transpose
+//     bits): R / 64 chunks, each BK rows of 64 elements (one TMA box {64, BK}, 128 B x BK);
+//     descriptor: LBO = the chunk pitch (BK x 128), SBO 1024 (8 k rows), k slice s at
+//     +16 x 128 s bytes.
+//   Bytes: STAGES (BM + BN) BK sizeof(TI), plus 1024 so the base can be aligned, plus
+//   128 for the mbarriers after the tiles.
+// TMA fills what lies past M, N or K with zeros, so odd sizes need no bounds checks in
+// the main loop; only the epilogue checks.
+//
+// Pipeline: full[s] (the producer's expected bytes arrived) and empty[s] (every consumer
+// warp is done with the stage) mbarriers per stage. One producer thread waits for empty,
+// posts the stage's bytes and issues its TMA copies; consumers wait for full, issue the
+// stage's wgmma and commit them as one group, then wait until at most that group is in
+// flight and release the previous stage. The producer warpgroup gives registers to the
+// consumers (setmaxnreg).
+#include "common.cuh"
+
+static_assert(GT_DT >= 2 && GT_DT <= 6, "gemm_wgmma is the tf32, f16 and bf16 family");
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+
+namespace gt {
+namespace wgm {
+
+constexpr bool TF32 = GT_DT == 2;
+constexpr int ESI = (int)sizeof(TI), ESC = (int)sizeof(TC);
+constexpr int CW = BN / WN;              // consumer warpgroups
+constexpr int NTW = 128 * (CW + 1);      // threads of the block
+constexpr int KS = TF32 ? 8 : 16;        // k of one instruction
+constexpr int NS = BK / KS;              // instructions along k per stage
+constexpr int RA = BM / 2;               // accumulators per thread and instruction
+// Transpose bits: the instruction's A is op(B)^T, K-major when B is stored k contiguous.
+constexpr int TNSP_A = TB ? 1 : 0, TNSP_B = TA ? 0 : 1;
+static_assert(BK * ESI == 128, "a stage row is one 128-byte swizzle row");
+static_assert(WM == BM && TM == 1 && WN == 64 * TN && (CW == 1 || CW == 2), "tile layout");
+static_assert(BM % 64 == 0 && BM <= 256, "instruction N of 64 to 256");
+static_assert(SPLIT == 1, "no split-K in this family");
+static_assert(!TF32 || (TA && !TB), "tf32 operands must be K-major (TN)");
+static_assert(VEC * ESI == 16, "TMA needs 16-byte strides");
+constexpr int SA = BM * BK * ESI, SB = BN * BK * ESI, STAGE = SA + SB;
+// Tiles, the 1024 bytes their alignment may cost, then the 2 STAGES mbarriers (128 bytes).
+constexpr int SMEM_BYTES = STAGES * STAGE + 1024 + 128;
+#ifdef GT_SMEM_CHECK
+static_assert(GT_SMEM_CHECK == SMEM_BYTES, "caller's shared-memory size differs from the kernel's");
+#endif
+constexpr bool PAIR = VEC * ESI >= 2 * ESC;  // always: VEC * ESI is 16
+
+#if TF32
+#define WG_KIND "k8.f32.tf32.tf32"
+#define WG_TNSP(a, b) ""
+#elif GT_DT == 5 || GT_DT == 6
+#define WG_KIND "k16.f32.bf16.bf16"
+#define WG_TNSP(a, b) ", %" #a ", %" #b
+#else
+#define WG_KIND "k16.f32.f16.f16"
+#define WG_TNSP(a, b) ", %" #a ", %" #b
+#endif
+
+// One wgmma of N = BM columns: d += A(desc da) * B(desc db). The scale-d predicate is
+// true: accumulators start at zero.
+template <int N> struct wg;
+template <> struct wg<64> {
+    static __device__ __forceinline__ void mma(float (&d)[32], unsigned long long da, unsigned long long db) {
+        asm volatile(
+            "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+            "wgmma.mma_async.sync.aligned.m64n64" WG_KIND " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1" WG_TNSP(34, 35) ";\n}\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+            : "l"(da), "l"(db), "n"(TNSP_A), "n"(TNSP_B));
+    }
+};
+template <> struct wg<128> {
+    static __device__ __forceinline__ void mma(float (&d)[64], unsigned long long da, unsigned long long db) {
+        asm volatile(
+            "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+            "wgmma.mma_async.sync.aligned.m64n128" WG_KIND " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1" WG_TNSP(66, 67) ";\n}\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+            : "l"(da), "l"(db), "n"(TNSP_A), "n"(TNSP_B));
+    }
+};
+template <> struct wg<192> {
+    static __device__ __forceinline__ void mma(float (&d)[96], unsigned long long da, unsigned long long db) {
+        asm volatile(
+            "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+            "wgmma.mma_async.sync.aligned.m64n192" WG_KIND " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95}, %96, %97, p, 1, 1" WG_TNSP(98, 99) ";\n}\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
+            : "l"(da), "l"(db), "n"(TNSP_A), "n"(TNSP_B));
+    }
+};
+template <> struct wg<256> {
+    static __device__ __forceinline__ void mma(float (&d)[128], unsigned long long da, unsigned long long db) {
+        asm volatile(
+            "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+            "wgmma.mma_async.sync.aligned.m64n256" WG_KIND " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1" WG_TNSP(130, 131) ";\n}\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+            : "l"(da), "l"(db), "n"(TNSP_A), "n"(TNSP_B));
+    }
+};
+
+__device__ __forceinline__ unsigned saddr(const void *p) {
+    return (unsigned)__cvta_generic_to_shared(p);
+}
+
+// Shared-memory matrix descriptor (PTX ISA, wgmma): start address, leading and stride
+// byte offsets (each >> 4), 128-byte swizzle (mode 1 in bits 62-63).
+__device__ __forceinline__ unsigned long long desc(unsigned addr, unsigned lbo, unsigned sbo) {
+    return (unsigned long long)((addr & 0x3ffff) >> 4) |
+           ((unsigned long long)((lbo & 0x3ffff) >> 4) << 16) |
+           ((unsigned long long)((sbo & 0x3ffff) >> 4) << 32) | (1ull << 62);
+}
+
+// ---- mbarriers ----
+__device__ __forceinline__ void bar_init(unsigned a, unsigned count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(a), "r"(count) : "memory");
+}
+__device__ __forceinline__ void bar_expect(unsigned a, unsigned bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(a), "r"(bytes)
+                 : "memory");
+}
+__device__ __forceinline__ void bar_arrive(unsigned a) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(a) : "memory");
+}
+__device__ __forceinline__ void bar_wait(unsigned a, unsigned parity) {
+    unsigned ok = 0;
+    while (!ok)
+        asm volatile(
+            "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+            "selp.u32 %0, 1, 0, p;\n}\n"
+            : "=r"(ok)
+            : "r"(a), "r"(parity)
+            : "memory");
+}
+
+// ---- TMA: one 2-D box at (c0 inner, c1 outer) into shared dst, completing on bar ----
+struct alignas(64) tmap { unsigned long long w[16]; };  // CUtensorMap, opaque
+__device__ __forceinline__ void tma_load(unsigned dst, const tmap *m, int c0, int c1, unsigned bar) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
+        "[%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
+        "l"(reinterpret_cast<unsigned long long>(m)), "r"(c0), "r"(c1), "r"(bar)
+        : "memory");
+}
+
+__device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wg_commit() {
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+template <int P> __device__ __forceinline__ void wg_wait() {
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(P) : "memory");
+}
+
+// C = alpha * acc + beta * C for N consecutive rows of one column (1 or 2), rounded once
+// to C's type.
+template <int N>
+__device__ __forceinline__ void store_out(TC *p, const float *acc, float alpha, float beta) {
+    if constexpr (N == 2 && ESC == 4) {
+        float2 v = make_float2(alpha * acc[0], alpha * acc[1]);
+        if constexpr (!BETA0) {
+            const float2 o = *reinterpret_cast<const float2 *>(p);
+            v.x += beta * o.x, v.y += beta * o.y;
+        }
+        *reinterpret_cast<float2 *>(p) = v;
+    } else if constexpr (N == 2) {
+        float x = alpha * acc[0], y = alpha * acc[1];
+        if constexpr (!BETA0) x += beta * to_f32(p[0]), y += beta * to_f32(p[1]);
+        const TC a = from<TC>(x), b = from<TC>(y);
+        const unsigned short ua = reinterpret_cast<const unsigned short &>(a),
+                             ub = reinterpret_cast<const unsigned short &>(b);
+        *reinterpret_cast<unsigned *>(p) = (unsigned)ua | ((unsigned)ub << 16);
+    } else {
+        float x = alpha * acc[0];
+        if constexpr (!BETA0) x += beta * to_f32(p[0]);
+        p[0] = from<TC>(x);
+    }
+}
+
+}  // namespace wgm
+}  // namespace gt
+
+extern "C" __global__ void __launch_bounds__(gt::wgm::NTW, 1)
+    gt_gemm(const gt::TI *__restrict__ A, long long lda, const gt::TI *__restrict__ B,
+            long long ldb, gt::TC *__restrict__ C, long long ldc, float alpha, float beta,
+            float *ws, const __grid_constant__ gt::wgm::tmap tmA,
+            const __grid_constant__ gt::wgm::tmap tmB) {
+    using namespace gt;
+    using namespace gt::wgm;
+    (void)A, (void)B, (void)lda, (void)ldb, (void)ws;
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    // TMA's 128-byte swizzle and the descriptors assume 1024-byte aligned tiles.
+    const unsigned base = (saddr(smem_raw) + 1023u) & ~1023u;
+    const unsigned full0 = base + STAGES * STAGE, empty0 = full0 + 8 * STAGES;
+
+    const int tid = threadIdx.x, wgi = tid / 128;
+    int im, in;
+    tile_of(blockIdx.x, im, in);
+    const int m0 = im * BM, n0 = in * BN;
+
+    if (tid == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            bar_init(full0 + 8 * s, 1);
+            bar_init(empty0 + 8 * s, 4 * CW);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+
+    if (wgi == 0) {
+        // Producer. Its registers go to the consumers.
+        if constexpr (CW == 2) asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+        if (tid == 0) {
+            int st = 0;
+            unsigned ph = 0;
+            for (int kt = 0; kt < KT; ++kt) {
+                if (kt >= STAGES) bar_wait(empty0 + 8 * st, ph ^ 1);
+                const unsigned fb = full0 + 8 * st, sa = base + st * STAGE, sb = sa + SA;
+                const int k0 = kt * BK;
+                bar_expect(fb, STAGE);
+                if constexpr (TA) {
+                    tma_load(sa, &tmA, k0, m0, fb);
+                } else {
+#pragma unroll
+                    for (int c = 0; c < BM / 64; ++c) tma_load(sa + c * BK * 128, &tmA, m0 + 64 * c, k0, fb);
+                }
+                if constexpr (!TB) {
+                    tma_load(sb, &tmB, k0, n0, fb);
+                } else {
+#pragma unroll
+                    for (int c = 0; c < BN / 64; ++c) tma_load(sb + c * BK * 128, &tmB, n0 + 64 * c, k0, fb);
+                }
+                if (++st == STAGES) st = 0, ph ^= 1;
+            }
+        }
+        return;
+    }
+
+    // Consumers.
+    if constexpr (CW == 2) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+    const int cw = wgi - 1, warp = (tid / 32) % 4, lane = tid % 32;
+    float acc[TN][RA];
+#pragma unroll
+    for (int i = 0; i < TN; ++i)
+#pragma unroll
+        for (int e = 0; e < RA; ++e) acc[i][e] = 0.0f;
+
+    // Descriptor pieces: the instruction's A (64 n rows of op(B)), B (BM m rows of op(A)).
+    constexpr unsigned A_LBO = TB ? BK * 128 : 16, B_LBO = TA ? 16 : BK * 128;
+    constexpr unsigned SLICE_A = TB ? KS * 128 : 32, SLICE_B = TA ? 32 : KS * 128;
+    int st = 0;
+    unsigned ph = 0;
+    for (int kt = 0; kt < KT; ++kt) {
+        bar_wait(full0 + 8 * st, ph);
+        const unsigned sa = base + st * STAGE, sb = sa + SA;
+        wg_fence();
+#pragma unroll
+        for (int s = 0; s < NS; ++s) {
+            const unsigned long long db = desc(sa + s * SLICE_B, B_LBO, 1024);
+#pragma unroll
+            for (int i = 0; i < TN; ++i) {
+                // 64 rows of n: K-major, rows of 128 bytes; MN-major, one chunk.
+                const unsigned row = (unsigned)(cw * TN + i) * (TB ? BK * 128 : 64 * 128);
+                wg<BM>::mma(acc[i], desc(sb + row + s * SLICE_A, A_LBO, 1024), db);
+            }
+        }
+        wg_commit();
+        // This stage's group may still run; the previous one is done: release its stage.
+        wg_wait<1>();
+        if (kt > 0 && lane == 0) bar_arrive(empty0 + 8 * (st == 0 ? STAGES - 1 : st - 1));
+        if (++st == STAGES) st = 0, ph ^= 1;
+    }
+    wg_wait<0>();
+
+    // Epilogue: d[4 j + 2 h + e] is C(m0 + 8 j + 2 t + e, n0 + 64 (cw TN + i) + 16 w + 8 h + g).
+    constexpr bool M_EXACT = M % BM == 0, N_EXACT = N % BN == 0;
+    const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int i = 0; i < TN; ++i) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int n = n0 + 64 * (cw * TN + i) + 16 * warp + 8 * h + g;
+            if (!N_EXACT && n >= N) continue;
+            TC *col = C + (long long)n * ldc;
+#pragma unroll
+            for (int j = 0; j < BM / 8; ++j) {
+                const int m = m0 + 8 * j + 2 * t;
+                const float *a = &acc[i][4 * j + 2 * h];
+                if (M_EXACT || m + 1 < M) {
+                    if constexpr (PAIR) {
+                        store_out<2>(col + m, a, alpha, beta);
+                    } else {
+                        store_out<1>(col + m, a, alpha, beta);
+                        store_out<1>(col + m + 1, a + 1, alpha, beta);
+                    }
+                } else if (m < M) {
+                    store_out<1>(col + m, a, alpha, beta);
+                }
+            }
+        }
+    }
+}
+#endif
