@@ -13,7 +13,8 @@
 //   BN: its columns (n): CW consumer warpgroups of WN = BN / CW columns each, every one
 //       TN instructions of 64 (WM = BM, TM = 1);
 //   BK: k per stage, 128 bytes of it (64 for f16/bf16, 32 for tf32); STAGES: stages;
-//   VEC: 16 bytes (TMA needs 16-byte aligned strides: src/kcfg.c's aligned rule);
+//   VEC: the alignment class; under 16 bytes (TMA needs 16-byte aligned addresses and
+//       strides) the operands are first copied to aligned memory (PACK, below);
 //   SPLIT 1. Threads: 128 (CW + 1).
 // Instruction: m64nBMk16 (f16, bf16) or m64nBMk8 (tf32), f32 accumulators, issued with
 // the operands swapped as in gemm_mma.cu: D^T = op(B)^T op(A)^T. The instruction's "A"
@@ -65,16 +66,30 @@ static_assert(WM == BM && TM == 1 && WN == 64 * TN && (CW == 1 || CW == 2), "til
 static_assert(BM % 64 == 0 && BM <= 256, "instruction N of 64 to 256");
 static_assert(SPLIT == 1, "no split-K in this family");
 static_assert(!TF32 || (TA && !TB), "tf32 operands must be K-major (TN)");
-static_assert(VEC * ESI == 16, "TMA needs 16-byte strides");
+static_assert(VEC * ESI <= 16, "vectors of at most 16 bytes");
 constexpr int SA = BM * BK * ESI, SB = BN * BK * ESI, STAGE = SA + SB;
 // Tiles, the 1024 bytes their alignment may cost, then the 2 STAGES mbarriers (128 bytes).
 constexpr int SMEM_BYTES = STAGES * STAGE + 1024 + 128;
 #ifdef GT_SMEM_CHECK
 static_assert(GT_SMEM_CHECK == SMEM_BYTES, "caller's shared-memory size differs from the kernel's");
 #endif
-constexpr bool PAIR = VEC * ESI >= 2 * ESC;  // always: VEC * ESI is 16
+// C is stored in pairs of consecutive rows where its alignment class allows.
+constexpr bool PAIR = VEC * ESI >= 2 * ESC;
 
-#if TF32
+// PACK (the alignment class is under TMA's 16 bytes: odd leading dimensions): gt_pack
+// first copies A and B into the workspace, each in its stored orientation with the
+// leading dimension rounded up to 16 bytes, and the tensor maps read those copies
+// (src/kcfg.c's gt_kcfg_pack_layout mirrors the layout): after WS_COUNTERS counters'
+// bytes (never touched), A at OFF_A, B at OFF_B, 256-byte aligned.
+constexpr bool PACK = VEC * ESI < 16;
+constexpr int EPV = 16 / ESI;  // elements per 16 bytes
+constexpr long long ROWS_A = TA ? K : M, COLS_A = TA ? M : K, ROWS_B = TB ? N : K,
+                    COLS_B = TB ? K : N;
+constexpr long long LDA_P = (ROWS_A + EPV - 1) / EPV * EPV, LDB_P = (ROWS_B + EPV - 1) / EPV * EPV;
+constexpr long long OFF_A = 4LL * WS_COUNTERS,
+                    OFF_B = OFF_A + (LDA_P * COLS_A * ESI + 255) / 256 * 256;
+
+#if GT_DT == 2
 #define WG_KIND "k8.f32.tf32.tf32"
 #define WG_TNSP(a, b) ""
 #elif GT_DT == 5 || GT_DT == 6
@@ -323,6 +338,30 @@ extern "C" __global__ void __launch_bounds__(gt::wgm::NTW, 1)
                 }
             }
         }
+    }
+}
+
+// One thread per 16 bytes of a copy: EPV elements down a column, read one by one (the
+// source may be 2-byte aligned only), written as one 16-byte store; rows past the
+// matrix's are written as zeros. A's units first, then B's.
+extern "C" __global__ void __launch_bounds__(256)
+    gt_pack(const gt::TI *__restrict__ A, long long lda, const gt::TI *__restrict__ B,
+            long long ldb, unsigned char *ws) {
+    using namespace gt;
+    using namespace gt::wgm;
+    typedef typename pick<ESI == 2, unsigned short, unsigned>::type W;
+    constexpr long long CHA = LDA_P / EPV, CHB = LDB_P / EPV;
+    constexpr long long UA = CHA * COLS_A, U = UA + CHB * COLS_B;
+    for (long long u = blockIdx.x * 256LL + threadIdx.x; u < U; u += gridDim.x * 256LL) {
+        const bool a = u < UA;
+        const long long v = a ? u : u - UA, ch = a ? CHA : CHB, rows = a ? ROWS_A : ROWS_B;
+        const long long col = v / ch, r0 = (v % ch) * EPV;
+        const W *src = reinterpret_cast<const W *>(a ? A + col * lda : B + col * ldb) + r0;
+        W *dst = reinterpret_cast<W *>(ws + (a ? OFF_A : OFF_B)) + col * (a ? LDA_P : LDB_P) + r0;
+        alignas(16) W e[EPV];
+#pragma unroll
+        for (int q = 0; q < EPV; ++q) e[q] = r0 + q < rows ? src[q] : W(0);
+        *reinterpret_cast<uint4 *>(dst) = *reinterpret_cast<const uint4 *>(e);
     }
 }
 #endif

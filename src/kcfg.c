@@ -164,7 +164,24 @@ void gt_kcfg_grid(const gt_kcfg *c, const gt_key *key, unsigned grid[3], unsigne
 /* GT_KCFG_WS_COUNTERS tile counters at a fixed place, then partials [tile][split][BM * BN]
  * (common.cuh, splitk_reduce, which gets the number as GT_WS_COUNTERS). */
 #define WS_COUNTERS GT_KCFG_WS_COUNTERS
+int gt_kcfg_pack_layout(const gt_kcfg *c, const gt_key *key, long long *lda, long long *ldb,
+                        size_t *offa, size_t *offb) {
+    int es = esize(key), epv = 16 / es;
+    if (c->fam != GT_FAM_WGMMA || c->vec * es >= 16) return 0;
+    long long ra = key->opa ? key->k : key->m, ca = key->opa ? key->m : key->k;
+    long long rb = key->opb ? key->n : key->k;
+    *lda = cdiv(ra, epv) * epv;
+    *ldb = cdiv(rb, epv) * epv;
+    *offa = (size_t)WS_COUNTERS * 4;
+    *offb = *offa + (size_t)cdiv(*lda * ca * es, 256) * 256;
+    return 1;
+}
+
 size_t gt_kcfg_workspace_bytes(const gt_kcfg *c, const gt_key *key) {
+    long long lda, ldb;
+    size_t offa, offb;
+    if (gt_kcfg_pack_layout(c, key, &lda, &ldb, &offa, &offb))
+        return offb + (size_t)(ldb * (key->opb ? key->k : key->n) * esize(key));
     if (c->split <= 1) return 0;
     size_t tiles = (size_t)(cdiv(key->m, c->bm) * cdiv(key->n, c->bn));
     return WS_COUNTERS * 4 +
@@ -228,7 +245,7 @@ static int whole_warps(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
 static int whole_vectors(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     (void)l;
     int t = gt_kcfg_threads(c), v = c->vec;
-    if (c->fam == GT_FAM_WGMMA) return v * esize(k) == 16; /* TMA's 16-byte strides */
+    if (c->fam == GT_FAM_WGMMA) return v * esize(k) <= 16; /* copies: gemm_wgmma.cu */
     return v * esize(k) <= 16 && c->bm % v == 0 && c->bn % v == 0 && c->bk % v == 0 &&
            (c->bm * c->bk / v) % t == 0 && (c->bn * c->bk / v) % t == 0;
 }
@@ -254,8 +271,8 @@ static int split_has_work(const gt_kcfg *c, const gt_key *k, const gt_klimits *l
 }
 static int workspace_fits(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     (void)l;
-    return c->split == 1 || (cdiv(k->m, c->bm) * cdiv(k->n, c->bn) <= WS_COUNTERS &&
-                             gt_kcfg_workspace_bytes(c, k) <= WORKSPACE_MAX);
+    return gt_kcfg_workspace_bytes(c, k) <= WORKSPACE_MAX &&
+           (c->split == 1 || cdiv(k->m, c->bm) * cdiv(k->n, c->bn) <= WS_COUNTERS);
 }
 
 /* On sm_90 a DMMA warp tile of under 32 fragments takes m16n8k8 (gemm_dmma.cu's
@@ -358,7 +375,7 @@ const gt_kconstraint gt_kconstraints[] = {
      whole_warps},
     {"whole_vectors", GT_KC_LEGAL,
      "vectors of at most 16 bytes; each thread copies the same number of whole vectors of "
-     "each operand tile; WGMMA: 16 bytes (TMA's strides)",
+     "each operand tile (WGMMA: no per-thread copies)",
      whole_vectors},
     {"aligned", GT_KC_LEGAL, "vector accesses are legal only within the alignment class",
      aligned},
@@ -369,7 +386,8 @@ const gt_kconstraint gt_kconstraints[] = {
     {"split_has_work", GT_KC_LEGAL, "every split of K gets at least one K step",
      split_has_work},
     {"workspace_fits", GT_KC_LEGAL,
-     "split-K: at most 4096 tiles (one counter each) and 256 MiB of workspace",
+     "at most 256 MiB of workspace (split-K partials, WGMMA's aligned copies); split-K: at "
+     "most 4096 tiles (one counter each)",
      workspace_fits},
     {"dmma_k8_block", GT_KC_LEGAL,
      "no DMMA with m16n8k8 (under 32 fragments per warp on sm_90), BK 32 and fewer than 8 "

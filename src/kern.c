@@ -54,6 +54,14 @@ gt_status gt_kern_load(const void *image, const gt_kcfg *cfg, const gt_key *key,
         out->module = NULL;
         return gt_cu_fail(r, "cuModuleGetFunction(gt_gemm)");
     }
+    long long pa, pb;
+    size_t oa, ob;
+    if (gt_kcfg_pack_layout(cfg, key, &pa, &pb, &oa, &ob) &&
+        (r = gt_cu.module_get_function(&out->pack, out->module, "gt_pack")) != CUDA_SUCCESS) {
+        gt_cu.module_unload(out->module);
+        out->module = NULL;
+        return gt_cu_fail(r, "cuModuleGetFunction(gt_pack)");
+    }
     out->cfg = *cfg;
     out->dtype = key->dtype;
     out->key = *key;
@@ -130,11 +138,26 @@ gt_status gt_kern_launch(const gt_kern *k, CUstream stream, CUdeviceptr A, long 
         const gt_key *key = &k->key;
         if (!gt_cu.tensor_map_encode_tiled)
             return gt_fail(GT_NOT_SUPPORTED, "the CUDA driver lacks cuTensorMapEncodeTiled (WGMMA)");
-        gt_status s = key->opa ? tensor_map(&tma, k, A, lda, key->k, key->m, 1, k->cfg.bm)
-                               : tensor_map(&tma, k, A, lda, key->m, key->k, 0, 0);
+        CUdeviceptr ta = A, tb = B;
+        long long tlda = lda, tldb = ldb, pa, pb;
+        size_t oa, ob;
+        if (gt_kcfg_pack_layout(&k->cfg, key, &pa, &pb, &oa, &ob)) {
+            /* Below TMA's 16-byte alignment: read aligned copies in the workspace. One
+             * thread per 16 bytes of copy, at most 16 blocks of 256 per SM. */
+            long long units = pa / (16 / gt_dtype_in_size(k->dtype)) * (key->opa ? key->m : key->k) +
+                              pb / (16 / gt_dtype_in_size(k->dtype)) * (key->opb ? key->k : key->n);
+            long long blocks = (units + 255) / 256, cap = 16LL * (key->sm_count > 0 ? key->sm_count : 1);
+            void *pargs[] = {&A, &lda, &B, &ldb, &ws};
+            CUresult r = gt_cu.launch_kernel(k->pack, (unsigned)(blocks < cap ? blocks : cap), 1, 1,
+                                             256, 1, 1, 0, stream, pargs, NULL);
+            if (r != CUDA_SUCCESS) return gt_cu_fail(r, "cuLaunchKernel (WGMMA operand copy)");
+            ta = ws + oa, tb = ws + ob, tlda = pa, tldb = pb;
+        }
+        gt_status s = key->opa ? tensor_map(&tma, k, ta, tlda, key->k, key->m, 1, k->cfg.bm)
+                               : tensor_map(&tma, k, ta, tlda, key->m, key->k, 0, 0);
         if (s == GT_SUCCESS)
-            s = key->opb ? tensor_map(&tmb, k, B, ldb, key->n, key->k, 0, 0)
-                         : tensor_map(&tmb, k, B, ldb, key->k, key->n, 1, k->cfg.bn);
+            s = key->opb ? tensor_map(&tmb, k, tb, tldb, key->n, key->k, 0, 0)
+                         : tensor_map(&tmb, k, tb, tldb, key->k, key->n, 1, k->cfg.bn);
         if (s != GT_SUCCESS) return s;
     }
     CUresult r = gt_cu.launch_kernel(k->fn, k->grid[0], k->grid[1], k->grid[2], k->block[0],
@@ -158,4 +181,5 @@ void gt_kern_unload(gt_kern *k) {
     if (k->module) gt_cu.module_unload(k->module);
     k->module = NULL;
     k->fn = NULL;
+    k->pack = NULL;
 }

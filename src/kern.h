@@ -15,6 +15,7 @@
 typedef struct gt_kern {
     CUmodule module;
     CUfunction fn;
+    CUfunction pack; /* WGMMA's copy into aligned memory (gt_pack), or NULL */
     gt_kcfg cfg;
     int dtype;       /* the key's gt_dtype: the type of the scalars */
     unsigned grid[3], block[3];

@@ -473,10 +473,6 @@ static void kcfg_each_constraint_rejects(void) {
         /* WGMMA with BK 32 of bf16: 64 bytes, not a 128-byte swizzle row. */
         {"k_step", CFG(3, 128, 128, 32, 128, 64, 1, 1, 4, 8, 1, 8), 90, GT_DT_BF16, 0, 0,
          4096, 4096, 4096, 16, &h100, {0}},
-        /* WGMMA with 8-byte vectors (the widest of an 8-byte class): TMA needs 16-byte
-         * strides. */
-        {"whole_vectors", CFG(3, 128, 128, 64, 128, 64, 1, 1, 4, 4, 1, 8), 90, GT_DT_BF16, 0, 0,
-         4096, 4096, 4096, 8, &h100, {0}},
         /* 8 x 8 thread tiles of a 64 x 64 warp tile: 64 lanes, not 32. */
         {"warp_layout", CFG(0, 128, 128, 16, 64, 64, 8, 8, 3, 4, 1, 8), 90, GT_DT_F32, 0, 0,
          4096, 4096, 4096, 16, &h100, {0}},

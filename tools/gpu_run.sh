@@ -86,12 +86,12 @@ if [ "$what" = wgmma ] || [ "$what" = memcheck-tc ]; then
   W="./$B/gemmtune --cache $OUT/wgmma.db"
   [ "$what" = memcheck-tc ] && W="compute-sanitizer --tool memcheck --error-exitcode 9 $W"
   for dt in ${WGMMA_DTYPES:-bf16 f16 f16_f32 bf16_f32}; do
-    for s in 1000x999x1000:NN 1000x1000x999:NT 1000x999x1000:TN 1000x1000x1000:TT 4096x4096x4096:NN 64x4096x256:NT 4096x40x4096:TN; do
+    for s in 1000x999x1000:NN 1000x1000x999:NT 1000x999x1000:TN 1000x1000x1000:TT 4096x4096x4096:NN 64x4096x256:NT 4096x40x4096:TN 4095x4095x4095:NN 1001x999x1003:TT 999x1001x1003:NT; do
       $W run --reps 3 --dtype $dt $s >>"$OUT/wgmma.log" 2>&1
       r=$?; echo "wgmma $dt $s: exit $r"; [ $r -eq 0 ] || rc=1
     done
   done
-  for s in 1000x999x1000:TN 4096x4096x4096:TN; do
+  for s in 1000x999x1000:TN 4096x4096x4096:TN 1001x999x1003:TN; do
     $W run --reps 3 --dtype tf32 $s >>"$OUT/wgmma.log" 2>&1
     r=$?; echo "wgmma tf32 $s: exit $r"; [ $r -eq 0 ] || rc=1
   done
