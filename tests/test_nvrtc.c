@@ -120,6 +120,8 @@ static const shape tc_shapes[] = {
     {0, 1, 1000, 999, 1001, 4, 1, GT_DT_TF32},
     {1, 1, 17, 33, 65, 4, 0, GT_DT_F16_F32},
     {0, 1, 256, 256, 65536, 16, 1, GT_DT_BF16_F32},
+    /* tf32 TN in the 4-byte class: WGMMA with its aligned copies (gt_pack). */
+    {1, 0, 1001, 999, 1003, 4, 1, GT_DT_TF32},
 };
 #define NTC ((int)(sizeof tc_shapes / sizeof tc_shapes[0]))
 
@@ -128,7 +130,7 @@ static int total_compiled;
 
 /* Builds the candidate set of (shape, arch) plus the fallback configuration, compiles them
  * all on the pool and checks every result. */
-static void compile_set(const shape *sh, int arch) {
+static int compile_set(const shape *sh, int arch) {
     const gt_klimits *lim = arch >= 90 ? &h100 : &a100;
     gt_key key;
     fixture_key(&key, arch, sh->opa, sh->opb, sh->m, sh->n, sh->k, sh->align, sh->beta0);
@@ -143,7 +145,7 @@ static void compile_set(const shape *sh, int arch) {
     TAP_CHECK(n > 0, "%s sm_%d: gt_space_build gave %d candidates", name, arch, n);
     if (n <= 0) {
         free(cands);
-        return;
+        return 0;
     }
     TAP_CHECK(n <= DEFAULT_MAX_CANDIDATES, "%s: %d candidates over the budget", name, n);
 
@@ -155,7 +157,7 @@ static void compile_set(const shape *sh, int arch) {
     TAP_CHECK(cfgs && res && status && secs, "out of memory");
     if (!cfgs || !res || !status || !secs) {
         free(cfgs), free(res), free(status), free(secs), free(cands);
-        return;
+        return 0;
     }
     for (int i = 0; i < n; i++) cfgs[i] = cands[i].cfg;
     gt_kcfg_default(&cfgs[n], &key);
@@ -173,7 +175,7 @@ static void compile_set(const shape *sh, int arch) {
               (unsigned long long)(after - before), njobs);
 
     double cpu = 0, slowest = 0;
-    int ok = 0;
+    int ok = 0, wgmma = 0;
     for (int i = 0; i < njobs; i++) {
         char text[64];
         gt_kcfg_format(&cfgs[i], text, sizeof text);
@@ -188,22 +190,26 @@ static void compile_set(const shape *sh, int arch) {
         TAP_CHECK(res[i].image == NULL || cubin_arch(res[i].image, res[i].size) == arch,
                   "%s sm_%d %s %s: cubin for sm_%d", name, arch, what, text,
                   cubin_arch(res[i].image, res[i].size));
-        if (status[i] == GT_SUCCESS && cubin_arch(res[i].image, res[i].size) == arch) ok++;
+        if (status[i] == GT_SUCCESS && cubin_arch(res[i].image, res[i].size) == arch) {
+            ok++;
+            wgmma += cfgs[i].fam == GT_FAM_WGMMA;
+        }
         cpu += secs[i];
         if (secs[i] > slowest) slowest = secs[i];
         gt_rtc_result_free(&res[i]);
         TAP_CHECK(res[i].image == NULL && res[i].log == NULL, "gt_rtc_result_free left pointers");
     }
     printf("# %-18s sm_%d: %2d candidates (generated %d, pruned %d, ranked out %d) + fallback: "
-           "%d/%d compiled in %.2f s wall, %.2f s summed, slowest %.2f s\n",
-           name, arch, n, counts.generated, counts.pruned, counts.ranked_out, ok, njobs, wall, cpu,
-           slowest);
+           "%d/%d compiled (%d WGMMA) in %.2f s wall, %.2f s summed, slowest %.2f s\n",
+           name, arch, n, counts.generated, counts.pruned, counts.ranked_out, ok, njobs, wgmma,
+           wall, cpu, slowest);
     fflush(stdout);
     total_compile_wall += wall;
     total_compile_cpu += cpu;
     total_compiled += njobs;
     if (slowest > slowest_one) slowest_one = slowest;
     free(cfgs), free(res), free(status), free(secs), free(cands);
+    return wgmma;
 }
 
 /* ===== cases ===== */
@@ -324,8 +330,17 @@ static void nvrtc_all_candidates_sm90(void) {
 
 /* Every candidate of the tensor-core types compiles, for sm_90 and (some) sm_80. */
 static void nvrtc_tensor_candidates(void) {
-    for (int i = 0; i < NTC; i++) compile_set(&tc_shapes[i], 90);
-    compile_set(&tc_shapes[1], 80);
+    /* On sm_90 the WGMMA family (sm_90a) is among them: for bf16 4096^3 NN (TMA straight
+     * from the operands), f16 4095^3 TN (2-byte class: aligned copies first) and tf32 TN;
+     * never for tf32 NT; not in the budget of 17x33x65 (one tile cannot fill the SMs) or
+     * 256x256x65536 (split-K's, which WGMMA lacks, rank first). */
+    static const int want_wgmma[NTC] = {1, 1, 0, 0, 0, 1};
+    for (int i = 0; i < NTC; i++) {
+        int w = compile_set(&tc_shapes[i], 90);
+        TAP_CHECK((w > 0) == want_wgmma[i], "tensor shape %d on sm_90: %d WGMMA compiled", i, w);
+    }
+    int w80 = compile_set(&tc_shapes[1], 80);
+    TAP_CHECK(w80 == 0, "sm_80: %d WGMMA compiled", w80);
 }
 
 /* The helper kernels (fill, scale, reference, compare for every type) compile for every
