@@ -960,9 +960,11 @@ static void gpu_tc_all_ops_odd_shapes(void) {
 
 /* Warnings of candidates that failed verification (the tuner logs each one). */
 static int tc_verify_warnings;
+static int tc_wgmma_verified; /* WGMMA candidates ("f3_") that passed verification */
 static void tc_log(int level, const char *message, void *user) {
     (void)user;
     if (level <= 2 && strstr(message, "failed verification")) tc_verify_warnings++;
+    if (strstr(message, "candidate f3_") && strstr(message, " verified:")) tc_wgmma_verified++;
 }
 
 /* Odd leading dimensions: 16-bit types fall to the 2-byte alignment class (copies through
@@ -1003,6 +1005,53 @@ static void gpu_tc_unaligned_every_candidate(void) {
     unsetenv("GEMMTUNE_TUNE_MAX_CANDIDATES");
 }
 
+/* The Hopper WGMMA family, on a 9.0 device: every op pair and tensor type, with leading
+ * dimensions that TMA can read directly (multiples of 16 bytes) and odd ones (the
+ * operands are copied to aligned memory first), odd M, N and K inside; every candidate
+ * verified, none failing, and WGMMA candidates among those that passed (tf32: TN only). */
+static void gpu_wgmma_every_candidate(void) {
+    NEED_GPU();
+    gt_cu_device d;
+    CUdevice dev;
+    if (gt_cu.ctx_get_device(&dev) != CUDA_SUCCESS || gt_cu_device_query(dev, &d) != GT_SUCCESS ||
+        d.cc_major != 9 || d.cc_minor != 0)
+        TAP_SKIP("skipped: WGMMA needs a 9.0 device");
+    /* 18: with odd leading dimensions the cost model ranks WGMMA (which copies the
+     * operands first) 16th on these shapes. */
+    setenv("GEMMTUNE_TUNE_MAX_CANDIDATES", "18", 1);
+    setenv("GEMMTUNE_TUNE_VERIFY_ALL", "1", 1);
+    tc_verify_warnings = 0;
+    gt_set_log_callback(tc_log, NULL);
+    gt_set_log_level(4);
+    /* Pads of 8 keep 600 and 256 rows at multiples of 8 elements; 1 and 3 make them odd. */
+    const long long pads[][3] = {{8, 8, 8}, {1, 3, 1}};
+    for (int t = 0; t < N_TC_TYPES; t++)
+        for (int q = 0; q < 2; q++)
+            for (int op = 0; op < 4; op++) {
+                int tf32 = tc_types[t].dt == GT_DT_TF32, ta = op & 1, tb = op >> 1;
+                if (tf32 && !(ta && !tb)) continue;
+                gt_status st;
+                tc_wgmma_verified = 0;
+                /* Rows of A, B and C are 600 or 256 (m, k) in every op pair but B's N when
+                 * transposed: n = 520 keeps that a multiple of 8 too. 64 x 64 tiles give
+                 * 90 blocks or more, enough for the space to keep WGMMA ones. */
+                long long m = 600, n = tb ? 520 : 517, k = 256;
+                double e = tc_run(t, ta, tb, m, n, k, pads[q][0], pads[q][1], pads[q][2], 1.0f,
+                                  0.25f, &st);
+                TAP_CHECK(st == GT_SUCCESS && e <= tc_tol(t, k),
+                          "%s pads %lld,%lld,%lld op %d: %s err %.3g: %s",
+                          gt_dtype_name(tc_types[t].dt), pads[q][0], pads[q][1], pads[q][2], op,
+                          gt_status_string(st), e, gt_last_error());
+                TAP_CHECK(tc_wgmma_verified > 0, "%s pads %lld op %d: %d WGMMA candidates verified",
+                          gt_dtype_name(tc_types[t].dt), pads[q][0], op, tc_wgmma_verified);
+            }
+    gt_set_log_callback(NULL, NULL);
+    gt_set_log_level(2);
+    TAP_CHECK(tc_verify_warnings == 0, "%d candidates failed verification", tc_verify_warnings);
+    unsetenv("GEMMTUNE_TUNE_VERIFY_ALL");
+    unsetenv("GEMMTUNE_TUNE_MAX_CANDIDATES");
+}
+
 int main(int argc, char **argv) {
     if (argc > 1 && strcmp(argv[1], "--child") == 0) return child();
     /* A cache of this run's own, so that "this call tunes" holds on every run. */
@@ -1038,6 +1087,7 @@ int main(int argc, char **argv) {
     TAP_RUN(gpu_splitk_two_shapes_one_stream);
     TAP_RUN(gpu_tc_all_ops_odd_shapes);
     TAP_RUN(gpu_tc_unaligned_every_candidate);
+    TAP_RUN(gpu_wgmma_every_candidate);
     gt_release();
     return tap_done();
 }

@@ -517,12 +517,20 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
                 snprintf(cands[i].message, sizeof cands[i].message,
                          "relative error %.3g (tolerance %.3g), %lld non-finite of %lld",
                          vr.rel_err, vr.tol, vr.nonfinite, vr.checked);
-            gt_log(GT_LOG_WARN, "candidate failed verification: %s", cands[i].message);
+            char text[64];
+            gt_kcfg_format(&cands[i].cfg, text, sizeof text);
+            gt_log(GT_LOG_WARN, "candidate %s failed verification: %s", text, cands[i].message);
             if (vs == GT_LAUNCH_FAILED && gt_cu.ctx_synchronize() != CUDA_SUCCESS) {
                 st = vs;
                 goto out_arena;
             }
             continue;
+        }
+        {
+            char text[64];
+            gt_kcfg_format(&cands[i].cfg, text, sizeof text);
+            gt_log(GT_LOG_DEBUG, "candidate %s verified: %.1f us, relative error %.3g", text,
+                   cands[i].time_us, vr.rel_err);
         }
         if (won < 0) {
             won = i;
