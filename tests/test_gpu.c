@@ -1016,14 +1016,15 @@ static void gpu_wgmma_every_candidate(void) {
     if (gt_cu.ctx_get_device(&dev) != CUDA_SUCCESS || gt_cu_device_query(dev, &d) != GT_SUCCESS ||
         d.cc_major != 9 || d.cc_minor != 0)
         TAP_SKIP("skipped: WGMMA needs a 9.0 device");
-    /* 18: with odd leading dimensions the cost model ranks WGMMA (which copies the
-     * operands first) 16th on these shapes. */
-    setenv("GEMMTUNE_TUNE_MAX_CANDIDATES", "18", 1);
+    setenv("GEMMTUNE_TUNE_MAX_CANDIDATES", "8", 1);
     setenv("GEMMTUNE_TUNE_VERIFY_ALL", "1", 1);
     tc_verify_warnings = 0;
     gt_set_log_callback(tc_log, NULL);
     gt_set_log_level(4);
-    /* Pads of 8 keep 600 and 256 rows at multiples of 8 elements; 1 and 3 make them odd. */
+    /* Pads of 8 keep 600 and 256 rows at multiples of 8 elements: TMA reads the operands
+     * themselves. Pads of 1 and 3 make them odd: the cost model ranks WGMMA's (which copy
+     * the operands first) below the first 8 on these small shapes, so whether any is
+     * among them is not asserted; they must still all verify. */
     const long long pads[][3] = {{8, 8, 8}, {1, 3, 1}};
     for (int t = 0; t < N_TC_TYPES; t++)
         for (int q = 0; q < 2; q++)
@@ -1042,9 +1043,23 @@ static void gpu_wgmma_every_candidate(void) {
                           "%s pads %lld,%lld,%lld op %d: %s err %.3g: %s",
                           gt_dtype_name(tc_types[t].dt), pads[q][0], pads[q][1], pads[q][2], op,
                           gt_status_string(st), e, gt_last_error());
-                TAP_CHECK(tc_wgmma_verified > 0, "%s pads %lld op %d: %d WGMMA candidates verified",
-                          gt_dtype_name(tc_types[t].dt), pads[q][0], op, tc_wgmma_verified);
+                TAP_CHECK(q == 1 || tc_wgmma_verified > 0,
+                          "%s op %d: %d WGMMA candidates verified", gt_dtype_name(tc_types[t].dt),
+                          op, tc_wgmma_verified);
             }
+    /* The copies: a shape where they pay (odd leading dimensions, K 1003), every one of 32
+     * candidates verified, WGMMA's among them. */
+    setenv("GEMMTUNE_TUNE_MAX_CANDIDATES", "32", 1);
+    for (int t = 0; t < N_TC_TYPES; t++) {
+        if (tc_types[t].dt != GT_DT_BF16) continue;
+        gt_status st;
+        tc_wgmma_verified = 0;
+        double e = tc_run(t, 0, 0, 1001, 999, 1003, 0, 0, 0, 1.0f, 0.25f, &st);
+        TAP_CHECK(st == GT_SUCCESS && e <= tc_tol(t, 1003), "bf16 1001x999x1003: %s err %.3g: %s",
+                  gt_status_string(st), e, gt_last_error());
+        TAP_CHECK(tc_wgmma_verified > 0, "bf16 1001x999x1003: %d WGMMA candidates verified",
+                  tc_wgmma_verified);
+    }
     gt_set_log_callback(NULL, NULL);
     gt_set_log_level(2);
     TAP_CHECK(tc_verify_warnings == 0, "%d candidates failed verification", tc_verify_warnings);
