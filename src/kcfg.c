@@ -164,24 +164,22 @@ void gt_kcfg_grid(const gt_kcfg *c, const gt_key *key, unsigned grid[3], unsigne
 /* GT_KCFG_WS_COUNTERS tile counters at a fixed place, then partials [tile][split][BM * BN]
  * (common.cuh, splitk_reduce, which gets the number as GT_WS_COUNTERS). */
 #define WS_COUNTERS GT_KCFG_WS_COUNTERS
-int gt_kcfg_pack_layout(const gt_kcfg *c, const gt_key *key, long long *lda, long long *ldb,
-                        size_t *offa, size_t *offb) {
+int gt_kcfg_pack_layout(const gt_kcfg *c, const gt_key *key, gt_kpack *p) {
     int es = esize(key), epv = 16 / es;
     if (c->fam != GT_FAM_WGMMA || c->vec * es >= 16) return 0;
-    long long ra = key->opa ? key->k : key->m, ca = key->opa ? key->m : key->k;
-    long long rb = key->opb ? key->n : key->k;
-    *lda = cdiv(ra, epv) * epv;
-    *ldb = cdiv(rb, epv) * epv;
-    *offa = (size_t)WS_COUNTERS * 4;
-    *offb = *offa + (size_t)cdiv(*lda * ca * es, 256) * 256;
+    long long ra = key->opa ? key->k : key->m, rb = key->opb ? key->n : key->k;
+    p->cols_a = key->opa ? key->m : key->k;
+    p->cols_b = key->opb ? key->k : key->n;
+    p->lda = cdiv(ra, epv) * epv;
+    p->ldb = cdiv(rb, epv) * epv;
+    p->off_a = (size_t)WS_COUNTERS * 4;
+    p->off_b = p->off_a + (size_t)cdiv(p->lda * p->cols_a * es, 256) * 256;
     return 1;
 }
 
 size_t gt_kcfg_workspace_bytes(const gt_kcfg *c, const gt_key *key) {
-    long long lda, ldb;
-    size_t offa, offb;
-    if (gt_kcfg_pack_layout(c, key, &lda, &ldb, &offa, &offb))
-        return offb + (size_t)(ldb * (key->opb ? key->k : key->n) * esize(key));
+    gt_kpack p;
+    if (gt_kcfg_pack_layout(c, key, &p)) return p.off_b + (size_t)(p.ldb * p.cols_b * esize(key));
     if (c->split <= 1) return 0;
     size_t tiles = (size_t)(cdiv(key->m, c->bm) * cdiv(key->n, c->bn));
     return WS_COUNTERS * 4 +

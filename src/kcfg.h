@@ -124,11 +124,15 @@ void gt_kcfg_grid(const gt_kcfg *c, const gt_key *key, unsigned grid[3], unsigne
  * split-K. */
 size_t gt_kcfg_workspace_bytes(const gt_kcfg *c, const gt_key *key);
 /* WGMMA below the 16-byte alignment class copies A and B into the workspace first
- * (gemm_wgmma.cu's gt_pack): 1 when c does. Then *lda, *ldb are the copies' leading
- * dimensions (rounded up to 16 bytes) and *offa, *offb their byte offsets in the
- * workspace (after the split-K counters, 256-byte aligned). */
-int gt_kcfg_pack_layout(const gt_kcfg *c, const gt_key *key, long long *lda, long long *ldb,
-                        size_t *offa, size_t *offb);
+ * (gemm_wgmma.cu's gt_pack, which mirrors this layout). */
+typedef struct gt_kpack {
+    long long lda, ldb;       /* the copies' leading dimensions (rounded up to 16 bytes) */
+    long long cols_a, cols_b; /* their columns (as stored) */
+    size_t off_a, off_b;      /* byte offsets in the workspace: after the split-K
+                                 counters, 256-byte aligned */
+} gt_kpack;
+/* 1 (and *p filled) when c copies its operands first, else 0. */
+int gt_kcfg_pack_layout(const gt_kcfg *c, const gt_key *key, gt_kpack *p);
 /* 1 when the kernel sums over K in the order of gt_kcfg_default's kernel (one k after
  * another into one accumulator per output), so results are bit-identical to it. */
 int gt_kcfg_same_order(const gt_kcfg *c);

@@ -54,16 +54,14 @@ gt_status gt_kern_load(const void *image, const gt_kcfg *cfg, const gt_key *key,
         out->module = NULL;
         return gt_cu_fail(r, "cuModuleGetFunction(gt_gemm)");
     }
-    long long pa, pb;
-    size_t oa, ob;
-    if (gt_kcfg_pack_layout(cfg, key, &pa, &pb, &oa, &ob) &&
+    gt_kpack pk;
+    if (gt_kcfg_pack_layout(cfg, key, &pk) &&
         (r = gt_cu.module_get_function(&out->pack, out->module, "gt_pack")) != CUDA_SUCCESS) {
         gt_cu.module_unload(out->module);
         out->module = NULL;
         return gt_cu_fail(r, "cuModuleGetFunction(gt_pack)");
     }
     out->cfg = *cfg;
-    out->dtype = key->dtype;
     out->key = *key;
     gt_kcfg_grid(cfg, key, out->grid, out->block);
     out->smem = (unsigned)gt_kcfg_smem_bytes(cfg, key);
@@ -105,9 +103,9 @@ gt_status gt_kern_build(const gt_kcfg *cfg, const gt_key *key, int arch, gt_kern
 static gt_status tensor_map(CUtensorMap *map, const gt_kern *k, CUdeviceptr p, long long ld,
                             long long rows, long long cols, int kcont, int tile) {
     const gt_kcfg *c = &k->cfg;
-    int es = gt_dtype_in_size(k->dtype);
+    int dtype = k->key.dtype, es = gt_dtype_in_size(dtype);
     CUtensorMapDataType dt = es == 4                   ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
-                             : k->dtype == GT_DT_F16 || k->dtype == GT_DT_F16_F32
+                             : dtype == GT_DT_F16 || dtype == GT_DT_F16_F32
                                  ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
                                  : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
     cuuint64_t dims[2] = {(cuuint64_t)rows, (cuuint64_t)cols};
@@ -127,7 +125,7 @@ gt_status gt_kern_launch(const gt_kern *k, CUstream stream, CUdeviceptr A, long 
                          double beta, CUdeviceptr ws) {
     /* Scalars are passed in the kernel's element type. */
     float fa = (float)alpha, fb = (float)beta;
-    int f64 = k->dtype == GT_DT_F64;
+    int f64 = k->key.dtype == GT_DT_F64;
     CUtensorMap tma, tmb;
     void *args[] = {&A, &lda, &B, &ldb, &C, &ldc, f64 ? (void *)&alpha : (void *)&fa,
                     f64 ? (void *)&beta : (void *)&fb, &ws, &tma, &tmb};
@@ -139,19 +137,19 @@ gt_status gt_kern_launch(const gt_kern *k, CUstream stream, CUdeviceptr A, long 
         if (!gt_cu.tensor_map_encode_tiled)
             return gt_fail(GT_NOT_SUPPORTED, "the CUDA driver lacks cuTensorMapEncodeTiled (WGMMA)");
         CUdeviceptr ta = A, tb = B;
-        long long tlda = lda, tldb = ldb, pa, pb;
-        size_t oa, ob;
-        if (gt_kcfg_pack_layout(&k->cfg, key, &pa, &pb, &oa, &ob)) {
+        long long tlda = lda, tldb = ldb;
+        gt_kpack pk;
+        if (gt_kcfg_pack_layout(&k->cfg, key, &pk)) {
             /* Below TMA's 16-byte alignment: read aligned copies in the workspace. One
              * thread per 16 bytes of copy, at most 16 blocks of 256 per SM. */
-            long long units = pa / (16 / gt_dtype_in_size(k->dtype)) * (key->opa ? key->m : key->k) +
-                              pb / (16 / gt_dtype_in_size(k->dtype)) * (key->opb ? key->k : key->n);
+            long long epv = 16 / gt_dtype_in_size(key->dtype);
+            long long units = pk.lda / epv * pk.cols_a + pk.ldb / epv * pk.cols_b;
             long long blocks = (units + 255) / 256, cap = 16LL * (key->sm_count > 0 ? key->sm_count : 1);
             void *pargs[] = {&A, &lda, &B, &ldb, &ws};
             CUresult r = gt_cu.launch_kernel(k->pack, (unsigned)(blocks < cap ? blocks : cap), 1, 1,
                                              256, 1, 1, 0, stream, pargs, NULL);
             if (r != CUDA_SUCCESS) return gt_cu_fail(r, "cuLaunchKernel (WGMMA operand copy)");
-            ta = ws + oa, tb = ws + ob, tlda = pa, tldb = pb;
+            ta = ws + pk.off_a, tb = ws + pk.off_b, tlda = pk.lda, tldb = pk.ldb;
         }
         gt_status s = key->opa ? tensor_map(&tma, k, ta, tlda, key->k, key->m, 1, k->cfg.bm)
                                : tensor_map(&tma, k, ta, tlda, key->m, key->k, 0, 0);

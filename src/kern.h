@@ -17,12 +17,12 @@ typedef struct gt_kern {
     CUfunction fn;
     CUfunction pack; /* WGMMA's copy into aligned memory (gt_pack), or NULL */
     gt_kcfg cfg;
-    int dtype;       /* the key's gt_dtype: the type of the scalars */
     unsigned grid[3], block[3];
     int regs;        /* registers per thread, as ptxas allocated them */
     unsigned smem;   /* dynamic shared memory per block, bytes */
     size_t ws_bytes; /* split-K workspace the launch needs (0: none) */
-    gt_key key;      /* the problem (WGMMA builds its TMA descriptors from it per launch) */
+    gt_key key;      /* the problem: its dtype is the scalars' type; WGMMA builds its TMA
+                        descriptors from it per launch */
 } gt_kern;
 
 /* Compiles the GEMM family for (cfg, key) for sm_<arch> (WGMMA: sm_<arch>a, so only for

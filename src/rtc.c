@@ -42,20 +42,6 @@ int gt_rtc_pick_arch(int arch) {
     return best;
 }
 
-static gt_status compile(const char *source, const char *name, const char *const *options,
-                         int noptions, int arch, int specific, gt_rtc_result *out);
-
-gt_status gt_rtc_compile(const char *source, const char *name, const char *const *options,
-                         int noptions, int arch, gt_rtc_result *out) {
-    return compile(source, name, options, noptions, arch, 0, out);
-}
-
-gt_status gt_rtc_compile_specific(const char *source, const char *name,
-                                  const char *const *options, int noptions, int arch,
-                                  gt_rtc_result *out) {
-    return compile(source, name, options, noptions, arch, 1, out);
-}
-
 void gt_rtc_result_free(gt_rtc_result *r) {
     if (!r) return;
     free(r->image);
@@ -130,4 +116,15 @@ static gt_status compile(const char *source, const char *name, const char *const
         return gt_fail(GT_NVRTC_ERROR, "%s", out->error);
     }
     return GT_SUCCESS;
+}
+
+gt_status gt_rtc_compile(const char *source, const char *name, const char *const *options,
+                         int noptions, int arch, gt_rtc_result *out) {
+    return compile(source, name, options, noptions, arch, 0, out);
+}
+
+gt_status gt_rtc_compile_specific(const char *source, const char *name,
+                                  const char *const *options, int noptions, int arch,
+                                  gt_rtc_result *out) {
+    return compile(source, name, options, noptions, arch, 1, out);
 }

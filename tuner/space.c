@@ -116,9 +116,9 @@ double gt_space_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_klimit
     double dram = es * (M * K + K * N) + esc * M * N * (key->beta0 ? 1 : 2);
     double l2 = es * (M * K * gn + K * N * gm);
     /* gt_pack reads A and B and writes their aligned copies first, before the GEMM. */
-    double pack_us = c->fam == GT_FAM_WGMMA && c->vec * es < 16
-                         ? 2.0 * es * (M * K + K * N) / DRAM_BYTES_PER_US
-                         : 0.0;
+    gt_kpack pk;
+    int packs = gt_kcfg_pack_layout(c, key, &pk);
+    double pack_us = packs ? 2.0 * es * (M * K + K * N) / DRAM_BYTES_PER_US : 0.0;
     if (c->split > 1) {
         /* Every block writes its partials; the last of each tile reads them back. */
         double part = (key->dtype == GT_DT_F64 ? 8.0 : 4.0) * tiles * c->split * c->bm * c->bn * 2.0;
@@ -136,8 +136,7 @@ double gt_space_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_klimit
      * 4096^3 bf16 moves 1.6 GB of 256 x 128 tiles through L2 in 170 us. */
     double l2_rate = L2_BYTES_PER_US * (c->fam == GT_FAM_WGMMA ? 2.0 : 1.0);
     double memory = fmax(dram / (DRAM_BYTES_PER_US * mem_eff), l2 / l2_rate);
-    int two = c->split > 1 || (c->fam == GT_FAM_WGMMA && c->vec * es < 16);
-    return fmax(compute, memory) + pack_us + LAUNCH_US * (two ? 1.5 : 1.0);
+    return fmax(compute, memory) + pack_us + LAUNCH_US * (c->split > 1 || packs ? 1.5 : 1.0);
 }
 
 /* By estimate, ties broken by the parameters in table order, so that the kept set is

@@ -508,6 +508,8 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
         if (vs == GT_SUCCESS)
             vs = gt_verify(dc, s, key, 0.75, beta, ar.a[0], ar.lda, ar.b[0], ar.ldb, ar.c0,
                            ar.ldc, ar.c, ar.ldc, &vr);
+        char text[64];
+        gt_kcfg_format(&cands[i].cfg, text, sizeof text);
         if (vs != GT_SUCCESS || !vr.pass) {
             cands[i].status = GT_TR_VERIFY_FAILED;
             rep->verify_failed++;
@@ -517,8 +519,6 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
                 snprintf(cands[i].message, sizeof cands[i].message,
                          "relative error %.3g (tolerance %.3g), %lld non-finite of %lld",
                          vr.rel_err, vr.tol, vr.nonfinite, vr.checked);
-            char text[64];
-            gt_kcfg_format(&cands[i].cfg, text, sizeof text);
             gt_log(GT_LOG_WARN, "candidate %s failed verification: %s", text, cands[i].message);
             if (vs == GT_LAUNCH_FAILED && gt_cu.ctx_synchronize() != CUDA_SUCCESS) {
                 st = vs;
@@ -526,12 +526,8 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
             }
             continue;
         }
-        {
-            char text[64];
-            gt_kcfg_format(&cands[i].cfg, text, sizeof text);
-            gt_log(GT_LOG_DEBUG, "candidate %s verified: %.1f us, relative error %.3g", text,
-                   cands[i].time_us, vr.rel_err);
-        }
+        gt_log(GT_LOG_DEBUG, "candidate %s verified: %.1f us, relative error %.3g", text,
+               cands[i].time_us, vr.rel_err);
         if (won < 0) {
             won = i;
             rep->rel_err = vr.rel_err;
