@@ -67,6 +67,15 @@ static_assert(SPLIT == 1 || GM * GN <= WS_COUNTERS, "split-K needs a counter per
 template <bool C, class X, class Y> struct pick { typedef X type; };
 template <class X, class Y> struct pick<false, X, Y> { typedef Y type; };
 
+// A compile-time int as a type, for generic lambdas (the tensor-core families).
+template <int V> struct ic { static constexpr int value = V; };
+// Calls f(ic<0>()) or f(ic<1>()): b is a constant after unrolling, so the register buffer
+// that f indexes with it is a compile-time index.
+template <class F> __device__ __forceinline__ void with_buf(int b, F f) {
+    if (b) f(ic<1>());
+    else f(ic<0>());
+}
+
 // ---- vectors of V elements of T ----
 
 // V consecutive elements, moved in pieces of at most 16 bytes (float4, double2).
@@ -112,6 +121,12 @@ template <int V> __device__ __forceinline__ void st_vec(T *p, const T *r) {
     }
 }
 
+// The shared-memory address of a generic pointer into shared memory (ldmatrix, TMA,
+// mbarriers, wgmma descriptors).
+__device__ __forceinline__ unsigned saddr(const void *p) {
+    return (unsigned)__cvta_generic_to_shared(p);
+}
+
 // ---- global -> shared copies: cp.async on sm_80 and later, a plain copy before ----
 
 // Copies BYTES (4, 8 or 16) from global g to shared s, of which only `valid` bytes are
@@ -119,7 +134,7 @@ template <int V> __device__ __forceinline__ void st_vec(T *p, const T *r) {
 // valid == 0 (callers clamp it to the matrix base).
 template <int BYTES, class E> __device__ __forceinline__ void cp_async(E *s, const E *g, int valid) {
 #if __CUDA_ARCH__ >= 800
-    unsigned sa = (unsigned)__cvta_generic_to_shared(s);
+    unsigned sa = saddr(s);
     if constexpr (BYTES == 16)
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(sa), "l"(g),
                      "r"(valid));
@@ -223,6 +238,41 @@ template <int V> __device__ __forceinline__ void store_c(T *p, const T *acc, T a
 #pragma unroll
     for (int q = 0; q < V; ++q) out[q] = BETA0 ? alpha * acc[q] : alpha * acc[q] + beta * out[q];
     st_vec<V>(p, out);
+}
+
+// C = alpha * acc + beta * C from f32 accumulators (the tf32, f16 and bf16 families) for N
+// consecutive rows of one column (1, or 2 stored as one access), rounded once to C's type.
+template <int N>
+__device__ __forceinline__ void store_acc(TC *p, const float *acc, float alpha, float beta) {
+    constexpr int ESC = (int)sizeof(TC);
+    TC out[2];
+    if constexpr (N == 2) {
+        if constexpr (!BETA0) {
+            if constexpr (ESC == 4) {
+                const float2 v = *reinterpret_cast<const float2 *>(p);
+                out[0] = from<TC>(alpha * acc[0] + beta * v.x);
+                out[1] = from<TC>(alpha * acc[1] + beta * v.y);
+            } else {
+                const unsigned v = *reinterpret_cast<const unsigned *>(p);
+                const unsigned short h[2] = {(unsigned short)(v & 0xffffu), (unsigned short)(v >> 16)};
+                const TC *old = reinterpret_cast<const TC *>(h);
+                out[0] = from<TC>(alpha * acc[0] + beta * to_f32(old[0]));
+                out[1] = from<TC>(alpha * acc[1] + beta * to_f32(old[1]));
+            }
+        } else {
+            out[0] = from<TC>(alpha * acc[0]);
+            out[1] = from<TC>(alpha * acc[1]);
+        }
+        if constexpr (ESC == 4) {
+            *reinterpret_cast<float2 *>(p) = make_float2(to_f32(out[0]), to_f32(out[1]));
+        } else {
+            const unsigned short *h = reinterpret_cast<const unsigned short *>(out);
+            *reinterpret_cast<unsigned *>(p) = (unsigned)h[0] | ((unsigned)h[1] << 16);
+        }
+    } else {
+        out[0] = from<TC>(BETA0 ? alpha * acc[0] : alpha * acc[0] + beta * to_f32(p[0]));
+        p[0] = out[0];
+    }
 }
 
 }  // namespace gt

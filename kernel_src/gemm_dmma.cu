@@ -113,13 +113,6 @@ static_assert(SA % 2 == 0 && STAGE % 2 == 0, "stages stay 16-byte aligned");
 static_assert(GT_SMEM_CHECK == SMEM_BYTES, "caller's shared-memory size differs from the kernel's");
 #endif
 
-template <int V> struct ic { static constexpr int value = V; };
-// Calls f(ic<0>()) or f(ic<1>()): b is a constant after unrolling, so the register buffer
-// that f indexes with it is a compile-time index.
-template <class F> __device__ __forceinline__ void with_buf(int b, F f) {
-    if (b) f(ic<1>());
-    else f(ic<0>());
-}
 
 // ---- global -> shared: one operand tile of CONT (contiguous) x STR (strided) ----
 // EC, ES: the matrix's extents along those dimensions; LD: the tile's shared row pitch.

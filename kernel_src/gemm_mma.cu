@@ -85,11 +85,6 @@ static_assert(GT_SMEM_CHECK == SMEM_BYTES, "caller's shared-memory size differs 
 // is at most the class).
 constexpr bool PAIR = VEC * ESI >= 2 * ESC;
 
-template <int V> struct ic { static constexpr int value = V; };
-template <class F> __device__ __forceinline__ void with_buf(int b, F f) {
-    if (b) f(ic<1>());
-    else f(ic<0>());
-}
 
 // ---- global -> shared: one operand tile of CONT (contiguous) x STR (strided) ----
 // Copies narrower than cp.async's 4 bytes (STAGED: 16-bit elements in the 2-byte alignment
@@ -144,9 +139,6 @@ __device__ __forceinline__ void load_tile(TI *sm, const TI *__restrict__ g, long
 
 // ---- fragments from shared memory ----
 
-__device__ __forceinline__ unsigned saddr(const void *p) {
-    return (unsigned)__cvta_generic_to_shared(p);
-}
 __device__ __forceinline__ void ldm_x4(unsigned (&r)[4], const TI *p) {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
@@ -192,44 +184,6 @@ __device__ __forceinline__ void mma_op(float *d, const unsigned (&a)[4], const u
             "{%8,%9}, {%0,%1,%2,%3};\n"
             : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
             : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-    }
-}
-
-// ---- C ----
-
-// C = alpha * acc + beta * C for N consecutive rows of one column (1 or 2), rounded
-// once to C's type.
-template <int N>
-__device__ __forceinline__ void store_pair(TC *p, const float *acc, float alpha, float beta) {
-    TC out[2];
-    if constexpr (N == 2) {
-        if constexpr (!BETA0) {
-            if constexpr (ESC == 4) {
-                const float2 v = *reinterpret_cast<const float2 *>(p);
-                out[0] = from<TC>(alpha * acc[0] + beta * v.x);
-                out[1] = from<TC>(alpha * acc[1] + beta * v.y);
-            } else {
-                const unsigned v = *reinterpret_cast<const unsigned *>(p);
-                const unsigned short h[2] = {(unsigned short)(v & 0xffffu), (unsigned short)(v >> 16)};
-                const TC *old = reinterpret_cast<const TC *>(h);
-                out[0] = from<TC>(alpha * acc[0] + beta * to_f32(old[0]));
-                out[1] = from<TC>(alpha * acc[1] + beta * to_f32(old[1]));
-            }
-        } else {
-            out[0] = from<TC>(alpha * acc[0]);
-            out[1] = from<TC>(alpha * acc[1]);
-        }
-        if constexpr (ESC == 4) {
-            *reinterpret_cast<float2 *>(p) = make_float2(to_f32(out[0]), to_f32(out[1]));
-        } else {
-            unsigned v;
-            const unsigned short *h = reinterpret_cast<const unsigned short *>(out);
-            v = (unsigned)h[0] | ((unsigned)h[1] << 16);
-            *reinterpret_cast<unsigned *>(p) = v;
-        }
-    } else {
-        out[0] = from<TC>(BETA0 ? alpha * acc[0] : alpha * acc[0] + beta * to_f32(p[0]));
-        p[0] = out[0];
     }
 }
 
@@ -399,13 +353,13 @@ extern "C" __global__ void __launch_bounds__(gt::NT, GT_MINB)
                 const float *a = &acc[(i * TN + j) * 4 + h * 2];
                 if (M_EXACT || m + 1 < M) {
                     if constexpr (PAIR) {
-                        store_pair<2>(col + m, a, alpha, beta);
+                        store_acc<2>(col + m, a, alpha, beta);
                     } else {
-                        store_pair<1>(col + m, a, alpha, beta);
-                        store_pair<1>(col + m + 1, a + 1, alpha, beta);
+                        store_acc<1>(col + m, a, alpha, beta);
+                        store_acc<1>(col + m + 1, a + 1, alpha, beta);
                     }
                 } else if (m < M) {
-                    store_pair<1>(col + m, a, alpha, beta);
+                    store_acc<1>(col + m, a, alpha, beta);
                 }
             }
         }

@@ -140,10 +140,6 @@ template <> struct wg<256> {
     }
 };
 
-__device__ __forceinline__ unsigned saddr(const void *p) {
-    return (unsigned)__cvta_generic_to_shared(p);
-}
-
 // Shared-memory matrix descriptor (PTX ISA, wgmma): start address, leading and stride
 // byte offsets (each >> 4), 128-byte swizzle (mode 1 in bits 62-63).
 __device__ __forceinline__ unsigned long long desc(unsigned addr, unsigned lbo, unsigned sbo) {
@@ -190,31 +186,6 @@ __device__ __forceinline__ void wg_commit() {
 }
 template <int P> __device__ __forceinline__ void wg_wait() {
     asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(P) : "memory");
-}
-
-// C = alpha * acc + beta * C for N consecutive rows of one column (1 or 2), rounded once
-// to C's type.
-template <int N>
-__device__ __forceinline__ void store_out(TC *p, const float *acc, float alpha, float beta) {
-    if constexpr (N == 2 && ESC == 4) {
-        float2 v = make_float2(alpha * acc[0], alpha * acc[1]);
-        if constexpr (!BETA0) {
-            const float2 o = *reinterpret_cast<const float2 *>(p);
-            v.x += beta * o.x, v.y += beta * o.y;
-        }
-        *reinterpret_cast<float2 *>(p) = v;
-    } else if constexpr (N == 2) {
-        float x = alpha * acc[0], y = alpha * acc[1];
-        if constexpr (!BETA0) x += beta * to_f32(p[0]), y += beta * to_f32(p[1]);
-        const TC a = from<TC>(x), b = from<TC>(y);
-        const unsigned short ua = reinterpret_cast<const unsigned short &>(a),
-                             ub = reinterpret_cast<const unsigned short &>(b);
-        *reinterpret_cast<unsigned *>(p) = (unsigned)ua | ((unsigned)ub << 16);
-    } else {
-        float x = alpha * acc[0];
-        if constexpr (!BETA0) x += beta * to_f32(p[0]);
-        p[0] = from<TC>(x);
-    }
 }
 
 }  // namespace wgm
@@ -328,13 +299,13 @@ extern "C" __global__ void __launch_bounds__(gt::wgm::NTW, 1)
                 const float *a = &acc[i][4 * j + 2 * h];
                 if (M_EXACT || m + 1 < M) {
                     if constexpr (PAIR) {
-                        store_out<2>(col + m, a, alpha, beta);
+                        store_acc<2>(col + m, a, alpha, beta);
                     } else {
-                        store_out<1>(col + m, a, alpha, beta);
-                        store_out<1>(col + m + 1, a + 1, alpha, beta);
+                        store_acc<1>(col + m, a, alpha, beta);
+                        store_acc<1>(col + m + 1, a + 1, alpha, beta);
                     }
                 } else if (m < M) {
-                    store_out<1>(col + m, a, alpha, beta);
+                    store_acc<1>(col + m, a, alpha, beta);
                 }
             }
         }
