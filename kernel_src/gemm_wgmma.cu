@@ -14,7 +14,8 @@
 //       TN instructions of 64 (WM = BM, TM = 1);
 //   BK: k per stage, 128 bytes of it (64 for f16/bf16, 32 for tf32); STAGES: stages;
 //   VEC: the alignment class; under 16 bytes (TMA needs 16-byte aligned addresses and
-//       strides) the operands are first copied to aligned memory (PACK, below);
+//       strides) the operands are first copied to aligned memory (PACK, below), as are
+//       tf32 operands stored without k contiguous, transposed;
 //   SPLIT 1. Threads: 128 (CW + 1).
 // Instruction: m64nBMk16 (f16, bf16) or m64nBMk8 (tf32), f32 accumulators, issued with
 // the operands swapped as in gemm_mma.cu: D^T = op(B)^T op(A)^T. The instruction's "A"
@@ -30,7 +31,7 @@
 //     of BK k, one TMA box {BK, R}; descriptor: SBO 1024 (8 rows), k slice s at +32 s
 //     bytes (16 k of 16-bit, 8 of tf32).
 //   operand stored with m or n contiguous ("MN-major", 16-bit only: wgmma's transpose
-//     bits): R / 64 chunks, each BK rows of 64 elements (one TMA box {64, BK}, 128 B x BK);
+//     bits; tf32 operands so stored are transposed first): R / 64 chunks, each BK rows of 64 elements (one TMA box {64, BK}, 128 B x BK);
 //     descriptor: LBO = the chunk pitch (BK x 128), SBO 1024 (8 k rows), k slice s at
 //     +16 x 128 s bytes.
 //   Bytes: STAGES (BM + BN) BK sizeof(TI), plus 1024 so the base can be aligned, plus
@@ -59,13 +60,17 @@ constexpr int NTW = 128 * (CW + 1);      // threads of the block
 constexpr int KS = TF32 ? 8 : 16;        // k of one instruction
 constexpr int NS = BK / KS;              // instructions along k per stage
 constexpr int RA = BM / 2;               // accumulators per thread and instruction
-// Transpose bits: the instruction's A is op(B)^T, K-major when B is stored k contiguous.
-constexpr int TNSP_A = TB ? 1 : 0, TNSP_B = TA ? 0 : 1;
+// tf32 reads only K-major operands: those stored otherwise are read from a transposed
+// copy (PACK, below). KMA, KMB: A, B as read have k contiguous.
+constexpr bool TPA = TF32 && !TA, TPB = TF32 && TB;
+constexpr bool KMA = TA || TPA, KMB = !TB || TPB;
+// Transpose bits: the instruction's A is op(B)^T, K-major when B is read k contiguous.
+constexpr int TNSP_A = KMB ? 0 : 1, TNSP_B = KMA ? 0 : 1;
 static_assert(BK * ESI == 128, "a stage row is one 128-byte swizzle row");
 static_assert(WM == BM && TM == 1 && WN == 64 * TN && (CW == 1 || CW == 2), "tile layout");
 static_assert(BM % 64 == 0 && BM <= 256, "instruction N of 64 to 256");
 static_assert(SPLIT == 1, "no split-K in this family");
-static_assert(!TF32 || (TA && !TB), "tf32 operands must be K-major (TN)");
+static_assert(!TF32 || (KMA && KMB), "tf32 operands must be K-major");
 static_assert(VEC * ESI <= 16, "vectors of at most 16 bytes");
 constexpr int SA = BM * BK * ESI, SB = BN * BK * ESI, STAGE = SA + SB;
 // Tiles, the 1024 bytes their alignment may cost, then the 2 STAGES mbarriers (128 bytes).
@@ -76,18 +81,25 @@ static_assert(GT_SMEM_CHECK == SMEM_BYTES, "caller's shared-memory size differs 
 // C is stored in pairs of consecutive rows where its alignment class allows.
 constexpr bool PAIR = VEC * ESI >= 2 * ESC;
 
-// PACK (the alignment class is under TMA's 16 bytes: odd leading dimensions): gt_pack
-// first copies A and B into the workspace, each in its stored orientation with the
-// leading dimension rounded up to 16 bytes, and the tensor maps read those copies
-// (src/kcfg.c's gt_kcfg_pack_layout mirrors the layout): after WS_COUNTERS counters'
-// bytes (never touched), A at OFF_A, B at OFF_B, 256-byte aligned.
-constexpr bool PACK = VEC * ESI < 16;
+// PACK: gt_pack first copies an operand into the workspace, and the tensor maps read the
+// copy (src/kcfg.c's gt_kcfg_pack_layout mirrors the layout): COPY as stored, with the
+// leading dimension rounded up to 16 bytes, when the alignment class is under TMA's 16
+// bytes (odd leading dimensions); TRANSPOSE (tf32, TPA/TPB) with k contiguous. After
+// WS_COUNTERS counters' bytes (never touched), A at OFF_A, B at OFF_B, 256-byte aligned.
+enum { P_NONE = 0, P_COPY = 1, P_TRANSPOSE = 2 };
+constexpr bool UNALIGNED = VEC * ESI < 16;
+constexpr int PMA = TPA ? P_TRANSPOSE : UNALIGNED ? P_COPY : P_NONE,
+              PMB = TPB ? P_TRANSPOSE : UNALIGNED ? P_COPY : P_NONE;
 constexpr int EPV = 16 / ESI;  // elements per 16 bytes
+// As stored: rows (contiguous) x columns.
 constexpr long long ROWS_A = TA ? K : M, COLS_A = TA ? M : K, ROWS_B = TB ? N : K,
                     COLS_B = TB ? K : N;
-constexpr long long LDA_P = (ROWS_A + EPV - 1) / EPV * EPV, LDB_P = (ROWS_B + EPV - 1) / EPV * EPV;
+// The copies: a transposed one swaps them.
+constexpr long long PRA = TPA ? COLS_A : ROWS_A, PCA = TPA ? ROWS_A : COLS_A,
+                    PRB = TPB ? COLS_B : ROWS_B, PCB = TPB ? ROWS_B : COLS_B;
+constexpr long long LDA_P = (PRA + EPV - 1) / EPV * EPV, LDB_P = (PRB + EPV - 1) / EPV * EPV;
 constexpr long long OFF_A = 4LL * WS_COUNTERS,
-                    OFF_B = OFF_A + (LDA_P * COLS_A * ESI + 255) / 256 * 256;
+                    OFF_B = OFF_A + (PMA ? (LDA_P * PCA * ESI + 255) / 256 * 256 : 0);
 
 #if GT_DT == 2
 #define WG_KIND "k8.f32.tf32.tf32"
@@ -229,13 +241,13 @@ extern "C" __global__ void __launch_bounds__(gt::wgm::NTW, 1)
                 const unsigned fb = full0 + 8 * st, sa = base + st * STAGE, sb = sa + SA;
                 const int k0 = kt * BK;
                 bar_expect(fb, STAGE);
-                if constexpr (TA) {
+                if constexpr (KMA) {
                     tma_load(sa, &tmA, k0, m0, fb);
                 } else {
 #pragma unroll
                     for (int c = 0; c < BM / 64; ++c) tma_load(sa + c * BK * 128, &tmA, m0 + 64 * c, k0, fb);
                 }
-                if constexpr (!TB) {
+                if constexpr (KMB) {
                     tma_load(sb, &tmB, k0, n0, fb);
                 } else {
 #pragma unroll
@@ -257,8 +269,8 @@ extern "C" __global__ void __launch_bounds__(gt::wgm::NTW, 1)
         for (int e = 0; e < RA; ++e) acc[i][e] = 0.0f;
 
     // Descriptor pieces: the instruction's A (64 n rows of op(B)), B (BM m rows of op(A)).
-    constexpr unsigned A_LBO = TB ? BK * 128 : 16, B_LBO = TA ? 16 : BK * 128;
-    constexpr unsigned SLICE_A = TB ? KS * 128 : 32, SLICE_B = TA ? 32 : KS * 128;
+    constexpr unsigned A_LBO = KMB ? 16 : BK * 128, B_LBO = KMA ? 16 : BK * 128;
+    constexpr unsigned SLICE_A = KMB ? 32 : KS * 128, SLICE_B = KMA ? 32 : KS * 128;
     int st = 0;
     unsigned ph = 0;
     for (int kt = 0; kt < KT; ++kt) {
@@ -271,7 +283,7 @@ extern "C" __global__ void __launch_bounds__(gt::wgm::NTW, 1)
 #pragma unroll
             for (int i = 0; i < TN; ++i) {
                 // 64 rows of n: K-major, rows of 128 bytes; MN-major, one chunk.
-                const unsigned row = (unsigned)(cw * TN + i) * (TB ? BK * 128 : 64 * 128);
+                const unsigned row = (unsigned)(cw * TN + i) * (KMB ? 64 * 128 : BK * 128);
                 wg<BM>::mma(acc[i], desc(sb + row + s * SLICE_A, A_LBO, 1024), db);
             }
         }
@@ -312,27 +324,52 @@ extern "C" __global__ void __launch_bounds__(gt::wgm::NTW, 1)
     }
 }
 
-// One thread per 16 bytes of a copy: EPV elements down a column, read one by one (the
-// source may be 2-byte aligned only), written as one 16-byte store; rows past the
-// matrix's are written as zeros. A's units first, then B's.
+// The copies (PACK), blockIdx.y 0 for A, 1 for B. COPY: one thread per 16 bytes, EPV
+// elements down a column, read one by one (the source may be 2-byte aligned only),
+// written as one 16-byte store; rows past the matrix's are written as zeros. TRANSPOSE:
+// one block per 32 x 32 tile, through shared memory, both sides coalesced.
 extern "C" __global__ void __launch_bounds__(256)
     gt_pack(const gt::TI *__restrict__ A, long long lda, const gt::TI *__restrict__ B,
             long long ldb, unsigned char *ws) {
     using namespace gt;
     using namespace gt::wgm;
     typedef typename pick<ESI == 2, unsigned short, unsigned>::type W;
-    constexpr long long CHA = LDA_P / EPV, CHB = LDB_P / EPV;
-    constexpr long long UA = CHA * COLS_A, U = UA + CHB * COLS_B;
-    for (long long u = blockIdx.x * 256LL + threadIdx.x; u < U; u += gridDim.x * 256LL) {
-        const bool a = u < UA;
-        const long long v = a ? u : u - UA, ch = a ? CHA : CHB, rows = a ? ROWS_A : ROWS_B;
-        const long long col = v / ch, r0 = (v % ch) * EPV;
-        const W *src = reinterpret_cast<const W *>(a ? A + col * lda : B + col * ldb) + r0;
-        W *dst = reinterpret_cast<W *>(ws + (a ? OFF_A : OFF_B)) + col * (a ? LDA_P : LDB_P) + r0;
-        alignas(16) W e[EPV];
+    const bool a = blockIdx.y == 0;
+    const int mode = a ? PMA : PMB;
+    const long long rows = a ? ROWS_A : ROWS_B, cols = a ? COLS_A : COLS_B, ld = a ? lda : ldb;
+    const long long ldp = a ? LDA_P : LDB_P;
+    const W *src = reinterpret_cast<const W *>(a ? A : B);
+    W *dst = reinterpret_cast<W *>(ws + (a ? OFF_A : OFF_B));
+    if (mode == P_COPY) {
+        const long long ch = ldp / EPV, units = ch * cols;
+        for (long long u = blockIdx.x * 256LL + threadIdx.x; u < units; u += gridDim.x * 256LL) {
+            const long long col = u / ch, r0 = (u % ch) * EPV;
+            const W *s = src + col * ld + r0;
+            alignas(16) W e[EPV];
 #pragma unroll
-        for (int q = 0; q < EPV; ++q) e[q] = r0 + q < rows ? src[q] : W(0);
-        *reinterpret_cast<uint4 *>(dst) = *reinterpret_cast<const uint4 *>(e);
+            for (int q = 0; q < EPV; ++q) e[q] = r0 + q < rows ? s[q] : W(0);
+            *reinterpret_cast<uint4 *>(dst + col * ldp + r0) = *reinterpret_cast<const uint4 *>(e);
+        }
+    } else if (mode == P_TRANSPOSE) {
+        // dst(c, r) = src(r, c): the copy has `cols` rows (contiguous) and `rows` columns.
+        __shared__ W tile[32][33];
+        const int tx = threadIdx.x % 32, ty = threadIdx.x / 32;
+        const long long tr = (rows + 31) / 32, tiles = tr * ((cols + 31) / 32);
+        for (long long u = blockIdx.x; u < tiles; u += gridDim.x) {
+            const long long r0 = (u % tr) * 32, c0 = (u / tr) * 32;
+            __syncthreads();
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+                const long long r = r0 + tx, c = c0 + ty + 8 * q;
+                if (r < rows && c < cols) tile[ty + 8 * q][tx] = src[c * ld + r];
+            }
+            __syncthreads();
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+                const long long c = c0 + tx, r = r0 + ty + 8 * q;
+                if (r < rows && c < cols) dst[r * ldp + c] = tile[tx][ty + 8 * q];
+            }
+        }
     }
 }
 #endif

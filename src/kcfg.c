@@ -164,22 +164,35 @@ void gt_kcfg_grid(const gt_kcfg *c, const gt_key *key, unsigned grid[3], unsigne
 /* GT_KCFG_WS_COUNTERS tile counters at a fixed place, then partials [tile][split][BM * BN]
  * (common.cuh, splitk_reduce, which gets the number as GT_WS_COUNTERS). */
 #define WS_COUNTERS GT_KCFG_WS_COUNTERS
+/* One operand's copy. Stored r x c (r contiguous); when k is not the contiguous
+ * dimension (kcont 0), c is k and a transposed copy is c x r. */
+static gt_kpack_mode pack_one(int tf32, int kcont, int unaligned, long long r, long long c, int es,
+                              long long *rows, long long *cols, long long *ld) {
+    gt_kpack_mode m = tf32 && !kcont ? GT_KPACK_TRANSPOSE : unaligned ? GT_KPACK_COPY : GT_KPACK_NONE;
+    *rows = m == GT_KPACK_TRANSPOSE ? c : r;
+    *cols = m == GT_KPACK_TRANSPOSE ? r : c;
+    *ld = cdiv(*rows, 16 / es) * (16 / es);
+    return m;
+}
 int gt_kcfg_pack_layout(const gt_kcfg *c, const gt_key *key, gt_kpack *p) {
-    int es = esize(key), epv = 16 / es;
-    if (c->fam != GT_FAM_WGMMA || c->vec * es >= 16) return 0;
-    long long ra = key->opa ? key->k : key->m, rb = key->opb ? key->n : key->k;
-    p->cols_a = key->opa ? key->m : key->k;
-    p->cols_b = key->opb ? key->k : key->n;
-    p->lda = cdiv(ra, epv) * epv;
-    p->ldb = cdiv(rb, epv) * epv;
+    int es = esize(key), tf32 = key->dtype == GT_DT_TF32, unaligned = c->vec * es < 16;
+    if (c->fam != GT_FAM_WGMMA) return 0;
+    /* A is M x K as stored (K x M transposed), B K x N (N x K). */
+    p->mode_a = pack_one(tf32, key->opa, unaligned, key->opa ? key->k : key->m,
+                         key->opa ? key->m : key->k, es, &p->rows_a, &p->cols_a, &p->lda);
+    p->mode_b = pack_one(tf32, !key->opb, unaligned, key->opb ? key->n : key->k,
+                         key->opb ? key->k : key->n, es, &p->rows_b, &p->cols_b, &p->ldb);
+    if (p->mode_a == GT_KPACK_NONE && p->mode_b == GT_KPACK_NONE) return 0;
+    size_t bytes_a = p->mode_a ? (size_t)(p->lda * p->cols_a * es) : 0;
     p->off_a = (size_t)WS_COUNTERS * 4;
-    p->off_b = p->off_a + (size_t)cdiv(p->lda * p->cols_a * es, 256) * 256;
+    p->off_b = p->off_a + (bytes_a + 255) / 256 * 256;
+    p->end = p->off_b + (p->mode_b ? (size_t)(p->ldb * p->cols_b * es) : 0);
     return 1;
 }
 
 size_t gt_kcfg_workspace_bytes(const gt_kcfg *c, const gt_key *key) {
     gt_kpack p;
-    if (gt_kcfg_pack_layout(c, key, &p)) return p.off_b + (size_t)(p.ldb * p.cols_b * esize(key));
+    if (gt_kcfg_pack_layout(c, key, &p)) return p.end;
     if (c->split <= 1) return 0;
     size_t tiles = (size_t)(cdiv(key->m, c->bm) * cdiv(key->n, c->bn));
     return WS_COUNTERS * 4 +
@@ -194,7 +207,8 @@ int gt_kcfg_same_order(const gt_kcfg *c) {
 }
 
 /* Largest workspace a configuration may need: a split-K plan keeps one per stream. */
-#define WORKSPACE_MAX ((size_t)256 << 20)
+/* 512 MiB: an 8192 x 8192 f32 operand's copy (WGMMA tf32) and the counters fit. */
+#define WORKSPACE_MAX ((size_t)512 << 20)
 
 /* ===== constraints ===== */
 
@@ -209,11 +223,10 @@ static int in_table(const gt_kcfg *c, const gt_key *key, const gt_klimits *lim) 
 }
 static int family_fits(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     (void)l;
-    /* WGMMA needs sm_90a's instructions (9.0 exactly); tf32 has no transposed operands,
-     * so only TN, where both are stored with k contiguous. */
+    /* WGMMA needs sm_90a's instructions (9.0 exactly). tf32 reads its operands with k
+     * contiguous only: the others are transposed into the workspace first (PACK). */
     if (c->fam == GT_FAM_WGMMA)
-        return gt_dtype_tensor_only(k->dtype) && k->cc_major == 9 && k->cc_minor == 0 &&
-               (k->dtype != GT_DT_TF32 || (k->opa && !k->opb));
+        return gt_dtype_tensor_only(k->dtype) && k->cc_major == 9 && k->cc_minor == 0;
     if (gt_dtype_tensor_only(k->dtype)) return c->fam == GT_FAM_MMA && k->cc_major >= 8;
     return c->fam == GT_FAM_SIMT || (c->fam == GT_FAM_DMMA && k->dtype == GT_DT_F64 && k->cc_major >= 8);
 }
@@ -358,7 +371,7 @@ const gt_kconstraint gt_kconstraints[] = {
     {"in_table", GT_KC_LEGAL, "every parameter takes a value of the table", in_table},
     {"family_fits", GT_KC_LEGAL,
      "SIMT is for f32 and f64, DMMA for f64 on sm_80 and later, MMA for tf32, f16 and bf16 "
-     "on sm_80 and later, WGMMA for them on 9.0 only (tf32: TN only)",
+     "on sm_80 and later, WGMMA for them on 9.0 only",
      family_fits},
     {"warp_layout", GT_KC_LEGAL,
      "warp tiles divide the block tile; thread tiles divide the warp tile into 32 lanes "
@@ -384,7 +397,7 @@ const gt_kconstraint gt_kconstraints[] = {
     {"split_has_work", GT_KC_LEGAL, "every split of K gets at least one K step",
      split_has_work},
     {"workspace_fits", GT_KC_LEGAL,
-     "at most 256 MiB of workspace (split-K partials, WGMMA's aligned copies); split-K: at "
+     "at most 512 MiB of workspace (split-K partials, WGMMA's operand copies); split-K: at "
      "most 4096 tiles (one counter each)",
      workspace_fits},
     {"dmma_k8_block", GT_KC_LEGAL,

@@ -123,15 +123,22 @@ void gt_kcfg_grid(const gt_kcfg *c, const gt_key *key, unsigned grid[3], unsigne
 /* Bytes of split-K workspace a launch needs (partials and tile counters); 0 without
  * split-K. */
 size_t gt_kcfg_workspace_bytes(const gt_kcfg *c, const gt_key *key);
-/* WGMMA below the 16-byte alignment class copies A and B into the workspace first
- * (gemm_wgmma.cu's gt_pack, which mirrors this layout). */
+/* WGMMA reads its operands through TMA, which needs 16-byte aligned strides, and tf32's
+ * wgmma reads them with k contiguous only. So before the GEMM an operand may be copied
+ * into the workspace (gemm_wgmma.cu's gt_pack, which mirrors this layout): as stored, with
+ * the leading dimension rounded up (the alignment class is under 16 bytes), or transposed
+ * so that k is contiguous (tf32 with A not transposed or B transposed). */
+typedef enum { GT_KPACK_NONE = 0, GT_KPACK_COPY = 1, GT_KPACK_TRANSPOSE = 2 } gt_kpack_mode;
 typedef struct gt_kpack {
+    gt_kpack_mode mode_a, mode_b;
     long long lda, ldb;       /* the copies' leading dimensions (rounded up to 16 bytes) */
-    long long cols_a, cols_b; /* their columns (as stored) */
+    long long rows_a, rows_b; /* their rows (the contiguous dimension) */
+    long long cols_a, cols_b; /* and columns, as the copies are stored */
     size_t off_a, off_b;      /* byte offsets in the workspace: after the split-K
                                  counters, 256-byte aligned */
+    size_t end;               /* bytes of workspace in all */
 } gt_kpack;
-/* 1 (and *p filled) when c copies its operands first, else 0. */
+/* 1 (and *p filled) when c copies an operand first, else 0. */
 int gt_kcfg_pack_layout(const gt_kcfg *c, const gt_key *key, gt_kpack *p);
 /* 1 when the kernel sums over K in the order of gt_kcfg_default's kernel (one k after
  * another into one accumulator per output), so results are bit-identical to it. */

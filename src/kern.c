@@ -138,24 +138,39 @@ gt_status gt_kern_launch(const gt_kern *k, CUstream stream, CUdeviceptr A, long 
             return gt_fail(GT_NOT_SUPPORTED, "the CUDA driver lacks cuTensorMapEncodeTiled (WGMMA)");
         CUdeviceptr ta = A, tb = B;
         long long tlda = lda, tldb = ldb;
+        /* A is read with k contiguous (K x M) when stored transposed or copied transposed;
+         * B (K x N) when stored as is or copied transposed. */
+        int ka = key->opa, kb = !key->opb;
         gt_kpack pk;
         if (gt_kcfg_pack_layout(&k->cfg, key, &pk)) {
-            /* Below TMA's 16-byte alignment: read aligned copies in the workspace. One
-             * thread per 16 bytes of copy, at most 16 blocks of 256 per SM. */
-            long long epv = 16 / gt_dtype_in_size(key->dtype);
-            long long units = pk.lda / epv * pk.cols_a + pk.ldb / epv * pk.cols_b;
-            long long blocks = (units + 255) / 256, cap = 16LL * (key->sm_count > 0 ? key->sm_count : 1);
+            /* Copies first (gemm_wgmma.cu's gt_pack; y: 0 A, 1 B): one thread per 16 bytes
+             * of a plain copy, one block per 32 x 32 tile of a transposed one; at most 16
+             * blocks of 256 per SM. */
+            long long epv = 16 / gt_dtype_in_size(key->dtype), blocks = 1;
+            for (int o = 0; o < 2; o++) {
+                gt_kpack_mode m = o ? pk.mode_b : pk.mode_a;
+                long long rows = o ? pk.rows_b : pk.rows_a, cols = o ? pk.cols_b : pk.cols_a;
+                long long ld = o ? pk.ldb : pk.lda;
+                long long b = m == GT_KPACK_TRANSPOSE ? ((rows + 31) / 32) * ((cols + 31) / 32)
+                              : m == GT_KPACK_COPY    ? (ld / epv * cols + 255) / 256
+                                                      : 0;
+                if (b > blocks) blocks = b;
+            }
+            long long cap = 16LL * (key->sm_count > 0 ? key->sm_count : 1);
             void *pargs[] = {&A, &lda, &B, &ldb, &ws};
-            CUresult r = gt_cu.launch_kernel(k->pack, (unsigned)(blocks < cap ? blocks : cap), 1, 1,
+            CUresult r = gt_cu.launch_kernel(k->pack, (unsigned)(blocks < cap ? blocks : cap), 2, 1,
                                              256, 1, 1, 0, stream, pargs, NULL);
             if (r != CUDA_SUCCESS) return gt_cu_fail(r, "cuLaunchKernel (WGMMA operand copy)");
-            ta = ws + pk.off_a, tb = ws + pk.off_b, tlda = pk.lda, tldb = pk.ldb;
+            if (pk.mode_a) ta = ws + pk.off_a, tlda = pk.lda;
+            if (pk.mode_b) tb = ws + pk.off_b, tldb = pk.ldb;
+            ka |= pk.mode_a == GT_KPACK_TRANSPOSE;
+            kb |= pk.mode_b == GT_KPACK_TRANSPOSE;
         }
-        gt_status s = key->opa ? tensor_map(&tma, k, ta, tlda, key->k, key->m, 1, k->cfg.bm)
-                               : tensor_map(&tma, k, ta, tlda, key->m, key->k, 0, 0);
+        gt_status s = ka ? tensor_map(&tma, k, ta, tlda, key->k, key->m, 1, k->cfg.bm)
+                         : tensor_map(&tma, k, ta, tlda, key->m, key->k, 0, 0);
         if (s == GT_SUCCESS)
-            s = key->opb ? tensor_map(&tmb, k, tb, tldb, key->n, key->k, 0, 0)
-                         : tensor_map(&tmb, k, tb, tldb, key->k, key->n, 1, k->cfg.bn);
+            s = kb ? tensor_map(&tmb, k, tb, tldb, key->k, key->n, 1, k->cfg.bn)
+                   : tensor_map(&tmb, k, tb, tldb, key->n, key->k, 0, 0);
         if (s != GT_SUCCESS) return s;
     }
     CUresult r = gt_cu.launch_kernel(k->fn, k->grid[0], k->grid[1], k->grid[2], k->block[0],

@@ -1008,7 +1008,8 @@ static void gpu_tc_unaligned_every_candidate(void) {
 /* The Hopper WGMMA family, on a 9.0 device: every op pair and tensor type, with leading
  * dimensions that TMA can read directly (multiples of 16 bytes) and odd ones (the
  * operands are copied to aligned memory first), odd M, N and K inside; every candidate
- * verified, none failing, and WGMMA candidates among those that passed (tf32: TN only). */
+ * verified, none failing, and WGMMA candidates among those that passed (tf32 operands
+ * stored without k contiguous are read from transposed copies). */
 static void gpu_wgmma_every_candidate(void) {
     NEED_GPU();
     gt_cu_device d;
@@ -1029,8 +1030,7 @@ static void gpu_wgmma_every_candidate(void) {
     for (int t = 0; t < N_TC_TYPES; t++)
         for (int q = 0; q < 2; q++)
             for (int op = 0; op < 4; op++) {
-                int tf32 = tc_types[t].dt == GT_DT_TF32, ta = op & 1, tb = op >> 1;
-                if (tf32 && !(ta && !tb)) continue;
+                int ta = op & 1, tb = op >> 1;
                 gt_status st;
                 tc_wgmma_verified = 0;
                 /* Rows of A, B and C are 600 or 256 (m, k) in every op pair but B's N when
@@ -1047,18 +1047,18 @@ static void gpu_wgmma_every_candidate(void) {
                           "%s op %d: %d WGMMA candidates verified", gt_dtype_name(tc_types[t].dt),
                           op, tc_wgmma_verified);
             }
-    /* The copies: a shape where they pay (odd leading dimensions, K 1003), every one of 32
-     * candidates verified, WGMMA's among them. */
+    /* The copies: a shape where they pay (odd leading dimensions, K 1003; tf32 NN: A
+     * transposed, B copied), every one of 32 candidates verified, WGMMA's among them. */
     setenv("GEMMTUNE_TUNE_MAX_CANDIDATES", "32", 1);
     for (int t = 0; t < N_TC_TYPES; t++) {
-        if (tc_types[t].dt != GT_DT_BF16) continue;
+        if (tc_types[t].dt != GT_DT_BF16 && tc_types[t].dt != GT_DT_TF32) continue;
         gt_status st;
         tc_wgmma_verified = 0;
         double e = tc_run(t, 0, 0, 1001, 999, 1003, 0, 0, 0, 1.0f, 0.25f, &st);
-        TAP_CHECK(st == GT_SUCCESS && e <= tc_tol(t, 1003), "bf16 1001x999x1003: %s err %.3g: %s",
-                  gt_status_string(st), e, gt_last_error());
-        TAP_CHECK(tc_wgmma_verified > 0, "bf16 1001x999x1003: %d WGMMA candidates verified",
-                  tc_wgmma_verified);
+        TAP_CHECK(st == GT_SUCCESS && e <= tc_tol(t, 1003), "%s 1001x999x1003: %s err %.3g: %s",
+                  gt_dtype_name(tc_types[t].dt), gt_status_string(st), e, gt_last_error());
+        TAP_CHECK(tc_wgmma_verified > 0, "%s 1001x999x1003: %d WGMMA candidates verified",
+                  gt_dtype_name(tc_types[t].dt), tc_wgmma_verified);
     }
     gt_set_log_callback(NULL, NULL);
     gt_set_log_level(2);

@@ -434,10 +434,10 @@ static void check_crafted(const crafted *cs) {
 }
 
 static void kcfg_each_constraint_rejects(void) {
-    gt_klimits threads128 = h100, regs16k = h100, sm2000 = h100;
+    gt_klimits threads128 = h100, regs16k = h100, sm2048 = h100;
     threads128.max_threads_per_block = 128;
     regs16k.regs_per_block = 16384;
-    sm2000.sm_count = 2000; /* a device whose SMs outnumber 1024 tiles */
+    sm2048.sm_count = 2048; /* a device whose SMs outnumber 1024 tiles */
     /* The base: f0_128x128x16_w32x64_t8x8_s3_v4_k1_r8 (256 threads, 128 registers,
      * 49920 bytes of shared memory) passes everything on 4096^3 f32 a16 on the H100;
      * each case changes what its constraint looks at. */
@@ -458,11 +458,10 @@ static void kcfg_each_constraint_rejects(void) {
         /* SIMT for f16: the tensor-core types have no SIMT kernel. */
         {"family_fits", CFG(0, 128, 128, 16, 32, 64, 8, 8, 3, 8, 1, 8), 90, GT_DT_F16, 0, 0,
          4096, 4096, 4096, 16, &h100, {0}},
-        /* WGMMA on sm_80 (no wgmma), and tf32 WGMMA for NN (tf32 has no transposed
-         * operands: TN only). */
+        /* WGMMA on sm_80 (no wgmma), and for exact f32 (no tensor cores). */
         {"family_fits", CFG(3, 128, 128, 64, 128, 64, 1, 1, 4, 8, 1, 8), 80, GT_DT_BF16, 0, 0,
          4096, 4096, 4096, 16, &h100, {0}},
-        {"family_fits", CFG(3, 128, 128, 32, 128, 64, 1, 1, 4, 4, 1, 8), 90, GT_DT_TF32, 0, 0,
+        {"family_fits", CFG(3, 128, 128, 32, 128, 64, 1, 1, 4, 4, 1, 8), 90, GT_DT_F32, 0, 0,
          4096, 4096, 4096, 16, &h100, {0}},
         /* WGMMA 256 x 256 with TN 2: 256 accumulators per consumer thread. */
         {"wgmma_tile", CFG(3, 256, 256, 64, 256, 128, 1, 2, 2, 8, 1, 1), 90, GT_DT_BF16, 0, 0,
@@ -499,10 +498,13 @@ static void kcfg_each_constraint_rejects(void) {
         /* K = 784: 49 steps of 16 in 16 splits of 4: the last split gets none. */
         {"split_has_work", CFG(0, 128, 128, 16, 32, 64, 8, 8, 3, 4, 16, 1), 90, GT_DT_F32, 0,
          0, 256, 256, 784, 16, &h100, {0}},
-        /* 1024 tiles x 4 splits x 128 x 128 x 4 bytes + counters > 256 MiB (on a device
+        /* 1024 tiles x 8 splits x 128 x 128 x 4 bytes + counters > 512 MiB (on a device
          * with more SMs than tiles, where split-K would be worth it). */
-        {"workspace_fits", CFG(0, 128, 128, 16, 32, 64, 8, 8, 3, 4, 4, 1), 90, GT_DT_F32, 0, 0,
-         4096, 4096, 4096, 16, &sm2000, {0}},
+        {"workspace_fits", CFG(0, 128, 128, 16, 32, 64, 8, 8, 3, 4, 8, 1), 90, GT_DT_F32, 0, 0,
+         4096, 4096, 4096, 16, &sm2048, {0}},
+        /* tf32 WGMMA NT 8192^3: both operands' transposed copies, 2 x 256 MiB. */
+        {"workspace_fits", CFG(3, 128, 128, 32, 128, 64, 1, 1, 4, 4, 1, 8), 90, GT_DT_TF32, 0, 1,
+         8192, 8192, 8192, 16, &h100, {0}},
         /* m = 1: 127 idle rows, more than a warp tile of 32. */
         {"warp_not_idle", CFG(0, 128, 128, 16, 32, 64, 8, 8, 3, 4, 1, 1), 90, GT_DT_F32, 0, 0, 1,
          65536, 4096, 16, &h100, {0}},
@@ -1160,14 +1162,14 @@ static void kcfg_space_mma(void) {
             wg += c[i].cfg.fam == GT_FAM_WGMMA;
         }
         int tensor = gt_dtype_tensor_only(types[t]) != 0;
-        /* On the H100 (9.0) the 16-bit types get both tensor families, tf32 (NT here, not
-         * TN) only MMA; f32 and f64 neither. */
-        int want_wg = tensor && types[t] != GT_DT_TF32;
+        /* On the H100 (9.0) the tensor types get WGMMA (tf32 NT through transposed
+         * copies), the 16-bit ones MMA too; f32 and f64 neither. */
+        int want_wg = tensor;
         TAP_CHECK(n == 32 && mma + wg == (tensor ? n : 0) && (wg > 0) == want_wg && (!tensor || mma > 0 || want_wg),
                   "%s 4096^3: %d candidates, %d MMA, %d WGMMA", gt_dtype_name(types[t]), n, mma, wg);
         free(c);
         if (tensor) {
-            /* tf32 TN does get WGMMA; on sm_80 no type does. */
+            /* TN gets WGMMA too; on sm_80 no type does. */
             gt_key k2 = key;
             k2.opa = 1, k2.opb = 0;
             n = gt_space_build(&k2, &h100, 32, 0, &c, &counts), wg = 0;

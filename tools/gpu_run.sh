@@ -91,7 +91,8 @@ if [ "$what" = wgmma ] || [ "$what" = memcheck-tc ]; then
       r=$?; echo "wgmma $dt $s: exit $r"; [ $r -eq 0 ] || rc=1
     done
   done
-  for s in 1000x999x1000:TN 4096x4096x4096:TN 1001x999x1003:TN; do
+  # tf32: operands stored without k contiguous are read from transposed copies.
+  for s in ${WGMMA_TF32_SHAPES:-1000x999x1000:NN 1000x1000x999:NT 1000x999x1000:TN 1000x1000x1000:TT 4096x4096x4096:NN 4096x4096x4096:TN 4095x4095x4095:NN 1001x999x1003:TT}; do
     $W run --reps 3 --dtype tf32 $s >>"$OUT/wgmma.log" 2>&1
     r=$?; echo "wgmma tf32 $s: exit $r"; [ $r -eq 0 ] || rc=1
   done

@@ -115,10 +115,17 @@ double gt_space_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_klimit
 
     double dram = es * (M * K + K * N) + esc * M * N * (key->beta0 ? 1 : 2);
     double l2 = es * (M * K * gn + K * N * gm);
-    /* gt_pack reads A and B and writes their aligned copies first, before the GEMM. */
+    /* gt_pack reads operands and writes their copies first, before the GEMM; a
+     * transposed copy (through shared memory) reaches less of DRAM's rate. */
     gt_kpack pk;
     int packs = gt_kcfg_pack_layout(c, key, &pk);
-    double pack_us = packs ? 2.0 * es * (M * K + K * N) / DRAM_BYTES_PER_US : 0.0;
+    double pack_us = 0.0;
+    if (packs)
+        for (int o = 0; o < 2; o++) {
+            gt_kpack_mode m = o ? pk.mode_b : pk.mode_a;
+            double bytes = 2.0 * es * (o ? K * N : M * K);
+            pack_us += m == GT_KPACK_NONE ? 0.0 : bytes / (DRAM_BYTES_PER_US * (m == GT_KPACK_TRANSPOSE ? 0.7 : 1.0));
+        }
     if (c->split > 1) {
         /* Every block writes its partials; the last of each tile reads them back. */
         double part = (key->dtype == GT_DT_F64 ? 8.0 : 4.0) * tiles * c->split * c->bm * c->bn * 2.0;
