@@ -7,8 +7,13 @@
 // and configuration arrive as -D macros (common.cuh lists them; src/kcfg.c holds their
 // table and constraints and mirrors the shared-memory size derived here).
 //
-// C = alpha * op(A) * op(B) + beta * C, column-major. One BM x BN tile of C per block
-// (gt::tile_of). Parameters as this family reads them:
+// C = alpha * op(A) * op(B) + beta * C, column-major. Persistent: the grid holds at most
+// one block per SM (src/kcfg.c's gt_kcfg_grid), and block b computes the BM x BN tiles b,
+// b + gridDim.x, ... (gt::tile_of's order), so that its producer loads the next tile's
+// first stages while the consumers store the last one's C. (Ping-pong, each consumer
+// warpgroup on its own half of the tile in turn so that one's epilogue hides under the
+// other's wgmma, was slower on the H100: 211 against 199 us at bf16 4096^3, 2026-11-22.)
+// Parameters as this family reads them:
 //   BM: the tile's rows of C (m): the instruction's N (64, 128, 192 or 256);
 //   BN: its columns (n): CW consumer warpgroups of WN = BN / CW columns each, every one
 //       TN instructions of 64 (WM = BM, TM = 1);
@@ -40,11 +45,12 @@
 // the main loop; only the epilogue checks.
 //
 // Pipeline: full[s] (the producer's expected bytes arrived) and empty[s] (every consumer
-// warp is done with the stage) mbarriers per stage. One producer thread waits for empty,
-// posts the stage's bytes and issues its TMA copies; consumers wait for full, issue the
-// stage's wgmma and commit them as one group, then wait until at most that group is in
-// flight and release the previous stage. The producer warpgroup gives registers to the
-// consumers (setmaxnreg).
+// warp is done with the stage) mbarriers per stage, used round after round across the
+// block's tiles. One producer thread waits for empty, posts the stage's bytes and issues
+// its TMA copies; consumers wait for full, issue the stage's wgmma and commit them as one
+// group, then wait until at most that group is in flight and release the previous stage
+// (a tile's last stage once its wgmma are done, before the epilogue). The producer
+// warpgroup gives registers to the consumers (setmaxnreg).
 #include "common.cuh"
 
 static_assert(GT_DT >= 2 && GT_DT <= 6, "gemm_wgmma is the tf32, f16 and bf16 family");
@@ -73,8 +79,10 @@ static_assert(SPLIT == 1, "no split-K in this family");
 static_assert(!TF32 || (KMA && KMB), "tf32 operands must be K-major");
 static_assert(VEC * ESI <= 16, "vectors of at most 16 bytes");
 constexpr int SA = BM * BK * ESI, SB = BN * BK * ESI, STAGE = SA + SB;
-// Tiles, the 1024 bytes their alignment may cost, then the 2 STAGES mbarriers (128 bytes).
+// Tiles, the 1024 bytes their alignment may cost, then the 2 STAGES mbarriers (in 128
+// bytes).
 constexpr int SMEM_BYTES = STAGES * STAGE + 1024 + 128;
+static_assert(8 * 2 * STAGES <= 128, "mbarriers fit their 128 bytes");
 #ifdef GT_SMEM_CHECK
 static_assert(GT_SMEM_CHECK == SMEM_BYTES, "caller's shared-memory size differs from the kernel's");
 #endif
@@ -192,6 +200,26 @@ __device__ __forceinline__ void tma_load(unsigned dst, const tmap *m, int c0, in
         : "memory");
 }
 
+// The producer's copies of one stage (at shared address sa, completing on mbarrier fb):
+// k step k0 of the tile at rows m0, columns n0, A's then B's.
+__device__ __forceinline__ void load_stage(unsigned sa, unsigned fb, int m0, int n0, int k0,
+                                           const tmap *tmA, const tmap *tmB) {
+    const unsigned sb = sa + SA;
+    bar_expect(fb, STAGE);
+    if constexpr (KMA) {
+        tma_load(sa, tmA, k0, m0, fb);
+    } else {
+#pragma unroll
+        for (int c = 0; c < BM / 64; ++c) tma_load(sa + c * BK * 128, tmA, m0 + 64 * c, k0, fb);
+    }
+    if constexpr (KMB) {
+        tma_load(sb, tmB, k0, n0, fb);
+    } else {
+#pragma unroll
+        for (int c = 0; c < BN / 64; ++c) tma_load(sb + c * BK * 128, tmB, n0 + 64 * c, k0, fb);
+    }
+}
+
 __device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wg_commit() {
     asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
@@ -217,9 +245,7 @@ extern "C" __global__ void __launch_bounds__(gt::wgm::NTW, 1)
     const unsigned full0 = base + STAGES * STAGE, empty0 = full0 + 8 * STAGES;
 
     const int tid = threadIdx.x, wgi = tid / 128;
-    int im, in;
-    tile_of(blockIdx.x, im, in);
-    const int m0 = im * BM, n0 = in * BN;
+    constexpr int TILES = GM * GN;
 
     if (tid == 0) {
         for (int s = 0; s < STAGES; ++s) {
@@ -234,26 +260,16 @@ extern "C" __global__ void __launch_bounds__(gt::wgm::NTW, 1)
         // Producer. Its registers go to the consumers.
         if constexpr (CW == 2) asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
         if (tid == 0) {
-            int st = 0;
+            int st = 0, it = 0;
             unsigned ph = 0;
-            for (int kt = 0; kt < KT; ++kt) {
-                if (kt >= STAGES) bar_wait(empty0 + 8 * st, ph ^ 1);
-                const unsigned fb = full0 + 8 * st, sa = base + st * STAGE, sb = sa + SA;
-                const int k0 = kt * BK;
-                bar_expect(fb, STAGE);
-                if constexpr (KMA) {
-                    tma_load(sa, &tmA, k0, m0, fb);
-                } else {
-#pragma unroll
-                    for (int c = 0; c < BM / 64; ++c) tma_load(sa + c * BK * 128, &tmA, m0 + 64 * c, k0, fb);
+            for (int tile = blockIdx.x; tile < TILES; tile += gridDim.x) {
+                int im, in;
+                tile_of(tile, im, in);
+                for (int kt = 0; kt < KT; ++kt, ++it) {
+                    if (it >= STAGES) bar_wait(empty0 + 8 * st, ph ^ 1);
+                    load_stage(base + st * STAGE, full0 + 8 * st, im * BM, in * BN, kt * BK, &tmA, &tmB);
+                    if (++st == STAGES) st = 0, ph ^= 1;
                 }
-                if constexpr (KMB) {
-                    tma_load(sb, &tmB, k0, n0, fb);
-                } else {
-#pragma unroll
-                    for (int c = 0; c < BN / 64; ++c) tma_load(sb + c * BK * 128, &tmB, n0 + 64 * c, k0, fb);
-                }
-                if (++st == STAGES) st = 0, ph ^= 1;
             }
         }
         return;
@@ -262,62 +278,69 @@ extern "C" __global__ void __launch_bounds__(gt::wgm::NTW, 1)
     // Consumers.
     if constexpr (CW == 2) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
     const int cw = wgi - 1, warp = (tid / 32) % 4, lane = tid % 32;
-    float acc[TN][RA];
-#pragma unroll
-    for (int i = 0; i < TN; ++i)
-#pragma unroll
-        for (int e = 0; e < RA; ++e) acc[i][e] = 0.0f;
-
     // Descriptor pieces: the instruction's A (64 n rows of op(B)), B (BM m rows of op(A)).
     constexpr unsigned A_LBO = KMB ? 16 : BK * 128, B_LBO = KMA ? 16 : BK * 128;
     constexpr unsigned SLICE_A = KMB ? 32 : KS * 128, SLICE_B = KMA ? 32 : KS * 128;
-    int st = 0;
-    unsigned ph = 0;
-    for (int kt = 0; kt < KT; ++kt) {
-        bar_wait(full0 + 8 * st, ph);
-        const unsigned sa = base + st * STAGE, sb = sa + SA;
-        wg_fence();
-#pragma unroll
-        for (int s = 0; s < NS; ++s) {
-            const unsigned long long db = desc(sa + s * SLICE_B, B_LBO, 1024);
-#pragma unroll
-            for (int i = 0; i < TN; ++i) {
-                // 64 rows of n: K-major, rows of 128 bytes; MN-major, one chunk.
-                const unsigned row = (unsigned)(cw * TN + i) * (KMB ? 64 * 128 : BK * 128);
-                wg<BM>::mma(acc[i], desc(sb + row + s * SLICE_A, A_LBO, 1024), db);
-            }
-        }
-        wg_commit();
-        // This stage's group may still run; the previous one is done: release its stage.
-        wg_wait<1>();
-        if (kt > 0 && lane == 0) bar_arrive(empty0 + 8 * (st == 0 ? STAGES - 1 : st - 1));
-        if (++st == STAGES) st = 0, ph ^= 1;
-    }
-    wg_wait<0>();
-
-    // Epilogue: d[4 j + 2 h + e] is C(m0 + 8 j + 2 t + e, n0 + 64 (cw TN + i) + 16 w + 8 h + g).
     constexpr bool M_EXACT = M % BM == 0, N_EXACT = N % BN == 0;
     const int g = lane >> 2, t = lane & 3;
+    int st = 0;
+    unsigned ph = 0;
+    for (int tile = blockIdx.x; tile < TILES; tile += gridDim.x) {
+        int im, in;
+        tile_of(tile, im, in);
+        const int m0 = im * BM, n0 = in * BN;
+        float acc[TN][RA];
 #pragma unroll
-    for (int i = 0; i < TN; ++i) {
+        for (int i = 0; i < TN; ++i)
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            const int n = n0 + 64 * (cw * TN + i) + 16 * warp + 8 * h + g;
-            if (!N_EXACT && n >= N) continue;
-            TC *col = C + (long long)n * ldc;
+            for (int e = 0; e < RA; ++e) acc[i][e] = 0.0f;
+
+        for (int kt = 0; kt < KT; ++kt) {
+            bar_wait(full0 + 8 * st, ph);
+            const unsigned sa = base + st * STAGE, sb = sa + SA;
+            wg_fence();
 #pragma unroll
-            for (int j = 0; j < BM / 8; ++j) {
-                const int m = m0 + 8 * j + 2 * t;
-                const float *a = &acc[i][4 * j + 2 * h];
-                if (M_EXACT || m + 1 < M) {
-                    if constexpr (PAIR) {
-                        store_acc<2>(col + m, a, alpha, beta);
-                    } else {
+            for (int s = 0; s < NS; ++s) {
+                const unsigned long long db = desc(sa + s * SLICE_B, B_LBO, 1024);
+#pragma unroll
+                for (int i = 0; i < TN; ++i) {
+                    // 64 rows of n: K-major, rows of 128 bytes; MN-major, one chunk.
+                    const unsigned row = (unsigned)(cw * TN + i) * (KMB ? 64 * 128 : BK * 128);
+                    wg<BM>::mma(acc[i], desc(sb + row + s * SLICE_A, A_LBO, 1024), db);
+                }
+            }
+            wg_commit();
+            // This stage's group may still run; the previous one is done: release its stage.
+            wg_wait<1>();
+            if (kt > 0 && lane == 0) bar_arrive(empty0 + 8 * (st == 0 ? STAGES - 1 : st - 1));
+            if (++st == STAGES) st = 0, ph ^= 1;
+        }
+        wg_wait<0>();
+        // The tile's last stage is free: the producer may fill it during the epilogue.
+        if (lane == 0) bar_arrive(empty0 + 8 * (st == 0 ? STAGES - 1 : st - 1));
+
+        // Epilogue: d[4 j + 2 h + e] is C(m0 + 8 j + 2 t + e, n0 + 64 (cw TN + i) + 16 w + 8 h + g).
+#pragma unroll
+        for (int i = 0; i < TN; ++i) {
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int n = n0 + 64 * (cw * TN + i) + 16 * warp + 8 * h + g;
+                if (!N_EXACT && n >= N) continue;
+                TC *col = C + (long long)n * ldc;
+#pragma unroll
+                for (int j = 0; j < BM / 8; ++j) {
+                    const int m = m0 + 8 * j + 2 * t;
+                    const float *a = &acc[i][4 * j + 2 * h];
+                    if (M_EXACT || m + 1 < M) {
+                        if constexpr (PAIR) {
+                            store_acc<2>(col + m, a, alpha, beta);
+                        } else {
+                            store_acc<1>(col + m, a, alpha, beta);
+                            store_acc<1>(col + m + 1, a + 1, alpha, beta);
+                        }
+                    } else if (m < M) {
                         store_acc<1>(col + m, a, alpha, beta);
-                        store_acc<1>(col + m + 1, a + 1, alpha, beta);
                     }
-                } else if (m < M) {
-                    store_acc<1>(col + m, a, alpha, beta);
                 }
             }
         }

@@ -153,8 +153,11 @@ int gt_kcfg_min_blocks(const gt_kcfg *c, const gt_key *key) {
 }
 
 void gt_kcfg_grid(const gt_kcfg *c, const gt_key *key, unsigned grid[3], unsigned block[3]) {
-    /* x: every tile (the kernel recovers it, rasterized, from blockIdx.x); y: splits. */
-    grid[0] = (unsigned)(cdiv(key->m, c->bm) * cdiv(key->n, c->bn));
+    /* x: every tile (the kernel recovers it, rasterized, from blockIdx.x); y: splits.
+     * WGMMA is persistent: one block per SM at most, each looping over tiles. */
+    long long tiles = cdiv(key->m, c->bm) * cdiv(key->n, c->bn);
+    if (c->fam == GT_FAM_WGMMA && key->sm_count > 0 && tiles > key->sm_count) tiles = key->sm_count;
+    grid[0] = (unsigned)tiles;
     grid[1] = (unsigned)c->split;
     grid[2] = 1;
     block[0] = (unsigned)gt_kcfg_threads(c);

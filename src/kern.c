@@ -97,7 +97,7 @@ gt_status gt_kern_build(const gt_kcfg *cfg, const gt_key *key, int arch, gt_kern
 
 /* One operand's TMA descriptor for gemm_wgmma.cu: the matrix as stored (rows x cols of
  * a column-major array with leading dimension ld), and the box one copy moves: 128 bytes
- * of the contiguous dimension by `rows` of the other when k is the contiguous one
+ * of the contiguous dimension by `tile` of the other when k is the contiguous one
  * (kcont), else 128 bytes by BK (the kernel issues one copy per 64 elements). Past the
  * matrix's edges TMA reads zeros. */
 static gt_status tensor_map(CUtensorMap *map, const gt_kern *k, CUdeviceptr p, long long ld,

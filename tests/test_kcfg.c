@@ -1254,6 +1254,16 @@ static void kcfg_derived_values(void) {
     TAP_CHECK(gt_kcfg_workspace_bytes(&s4, &k64) == (size_t)4096 * 4 + 16 * 4 * 128 * 32 * 8,
               "f64 workspace %zu", gt_kcfg_workspace_bytes(&s4, &k64));
     TAP_CHECK(gt_kcfg_workspace_bytes(&c, &k64) == 0, "f64 workspace without split-K");
+    /* WGMMA is persistent: at most one block per SM (of the key's 132); 3 x 1 warpgroups. */
+    gt_key kw;
+    make_key_dt(&kw, 90, GT_DT_BF16, 0, 0, 4096, 4096, 4096, 16, 1);
+    gt_kcfg w = CFG(3, 128, 256, 64, 128, 128, 1, 2, 4, 8, 1, 8);
+    gt_kcfg_grid(&w, &kw, grid, block);
+    TAP_CHECK(kw.sm_count == 132 && grid[0] == 132 && grid[1] == 1 && block[0] == 384,
+              "WGMMA 4096^3 (512 tiles): grid %u %u, block %u", grid[0], grid[1], block[0]);
+    make_key_dt(&kw, 90, GT_DT_BF16, 0, 0, 1000, 1000, 1000, 16, 1);
+    gt_kcfg_grid(&w, &kw, grid, block);
+    TAP_CHECK(grid[0] == 8 * 4, "WGMMA 1000^3 (32 tiles): grid %u", grid[0]);
     /* SIMT shared memory: STAGES x BK rows of each operand; 4 elements of padding only
      * for the operand whose stored contiguous dimension is k: A transposed, B as stored. */
     const struct {
