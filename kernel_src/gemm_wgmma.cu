@@ -86,8 +86,11 @@ static_assert(8 * 2 * STAGES <= 128, "mbarriers fit their 128 bytes");
 #ifdef GT_SMEM_CHECK
 static_assert(GT_SMEM_CHECK == SMEM_BYTES, "caller's shared-memory size differs from the kernel's");
 #endif
-// C is stored in pairs of consecutive rows where its alignment class allows.
+// C is stored in pairs of consecutive rows where its alignment class allows; 16-bit C
+// with beta zero in runs of 8 rows (16 bytes) where it allows that: the 4 lanes of a quad
+// exchange their pairs first (wide_store).
 constexpr bool PAIR = VEC * ESI >= 2 * ESC;
+constexpr bool WIDE = BETA0 && ESC == 2 && VEC * ESI >= 16;
 
 // PACK: gt_pack first copies an operand into the workspace, and the tensor maps read the
 // copy (src/kcfg.c's gt_kcfg_pack_layout mirrors the layout): COPY as stored, with the
@@ -220,6 +223,39 @@ __device__ __forceinline__ void load_stage(unsigned sa, unsigned fb, int m0, int
     }
 }
 
+// Two values rounded to 16-bit C, as one 32-bit word (the lower row first).
+__device__ __forceinline__ unsigned pack2(float a, float b) {
+    const TC o[2] = {from<TC>(a), from<TC>(b)};
+    const unsigned short *h = reinterpret_cast<const unsigned short *>(o);
+    return (unsigned)h[0] | ((unsigned)h[1] << 16);
+}
+__device__ __forceinline__ unsigned pick4(const unsigned (&w)[4], int i) {
+    return i == 0 ? w[0] : i == 1 ? w[1] : i == 2 ? w[2] : w[3];
+}
+// WIDE epilogue for 4 blocks of 8 rows (j = 4q .. 4q + 3) of one column: lane t of a quad
+// holds w[u] = rows 8 (4q + u) + 2t, + 1 (PTX's D layout); after a 4 x 4 exchange among
+// the quad (3 shuffles) it holds the 8 rows 8 (4q + t) .. + 7 and stores them as 16 bytes
+// at col + r0, r0 = m0 + 32 q + 8 t (rows past M one by one). Every lane must call it.
+template <bool M_EXACT>
+__device__ __forceinline__ void wide_store(TC *col, bool n_in, int r0, const unsigned (&w)[4], int t) {
+    unsigned o[4] = {w[0], w[1], w[2], w[3]};
+#pragma unroll
+    for (int r = 1; r < 4; ++r) {
+        const unsigned got = __shfl_xor_sync(0xffffffffu, pick4(w, t ^ r), r);
+#pragma unroll
+        for (int k = 0; k < 4; ++k) o[k] = k == (t ^ r) ? got : o[k];
+    }
+    if (!n_in) return;
+    if (M_EXACT || r0 + 7 < M) {
+        *reinterpret_cast<uint4 *>(col + r0) = make_uint4(o[0], o[1], o[2], o[3]);
+    } else {
+        unsigned short *h = reinterpret_cast<unsigned short *>(col);
+#pragma unroll
+        for (int e = 0; e < 8; ++e)
+            if (r0 + e < M) h[r0 + e] = (unsigned short)(o[e / 2] >> (16 * (e % 2)));
+    }
+}
+
 __device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wg_commit() {
     asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
@@ -325,6 +361,20 @@ extern "C" __global__ void __launch_bounds__(gt::wgm::NTW, 1)
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
                 const int n = n0 + 64 * (cw * TN + i) + 16 * warp + 8 * h + g;
+                if constexpr (WIDE) {
+                    TC *col = C + (long long)n * ldc;
+#pragma unroll
+                    for (int q = 0; q < BM / 32; ++q) {
+                        unsigned w[4];
+#pragma unroll
+                        for (int u = 0; u < 4; ++u) {
+                            const float *a = &acc[i][4 * (4 * q + u) + 2 * h];
+                            w[u] = pack2(alpha * a[0], alpha * a[1]);
+                        }
+                        wide_store<M_EXACT>(col, N_EXACT || n < N, m0 + 32 * q + 8 * t, w, t);
+                    }
+                    continue;
+                }
                 if (!N_EXACT && n >= N) continue;
                 TC *col = C + (long long)n * ldc;
 #pragma unroll
