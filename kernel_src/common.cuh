@@ -163,17 +163,19 @@ template <int PENDING> __device__ __forceinline__ void cp_wait() {
 
 // ---- which tile of C a block computes ----
 
-// Block b of the GM x GN tiles. RASTER == 1: column of tiles after column of tiles.
-// Otherwise tiles come in groups of RASTER tile rows, each group walked column by column,
-// so that the blocks resident at one time share A rows and B columns in L2.
+// Block b of the GMX x GN tiles (GMX: GM, or fewer rows of larger units). RASTER == 1:
+// column of tiles after column of tiles. Otherwise tiles come in groups of RASTER tile
+// rows, each group walked column by column, so that the blocks resident at one time share
+// A rows and B columns in L2.
+template <int GMX = GM>
 __device__ __forceinline__ void tile_of(int b, int &im, int &in) {
-    if constexpr (RASTER <= 1 || GM <= RASTER) {
-        im = b % GM;
-        in = b / GM;
+    if constexpr (RASTER <= 1 || GMX <= RASTER) {
+        im = b % GMX;
+        in = b / GMX;
     } else {
         const int per_group = RASTER * GN;
         const int g = b / per_group, first = g * RASTER;
-        const int rows = GM - first < RASTER ? GM - first : RASTER;
+        const int rows = GMX - first < RASTER ? GMX - first : RASTER;
         const int r = b - g * per_group;
         im = first + r % rows;
         in = r / rows;

@@ -16,7 +16,10 @@
 // Parameters as this family reads them:
 //   BM: the tile's rows of C (m): the instruction's N (64, 128, 192 or 256);
 //   BN: its columns (n): CW consumer warpgroups of WN = BN / CW columns each, every one
-//       TN instructions of 64 (WM = BM, TM = 1);
+//       TN instructions of 64 (WM = BM);
+//   TM: blocks per cluster (CL, 1 or 2). With 2, the two blocks of a cluster compute
+//       vertically adjacent tiles (the same columns n): each loads half of the B tile
+//       and multicasts it to both (TMA .multicast::cluster), halving B's L2 traffic;
 //   BK: k per stage, 128 bytes of it (64 for f16/bf16, 32 for tf32); STAGES: stages;
 //   VEC: the alignment class; under 16 bytes (TMA needs 16-byte aligned addresses and
 //       strides) the operands are first copied to aligned memory (PACK, below), as are
@@ -73,7 +76,9 @@ constexpr bool KMA = TA || TPA, KMB = !TB || TPB;
 // Transpose bits: the instruction's A is op(B)^T, K-major when B is read k contiguous.
 constexpr int TNSP_A = KMB ? 0 : 1, TNSP_B = KMA ? 0 : 1;
 static_assert(BK * ESI == 128, "a stage row is one 128-byte swizzle row");
-static_assert(WM == BM && TM == 1 && WN == 64 * TN && (CW == 1 || CW == 2), "tile layout");
+constexpr int CL = TM;                   // blocks per cluster
+static_assert(WM == BM && (CL == 1 || CL == 2) && WN == 64 * TN && (CW == 1 || CW == 2), "tile layout");
+static_assert(CL == 1 || BN % (64 * CL) == 0, "B splits into whole 64-column chunks per block");
 static_assert(BM % 64 == 0 && BM <= 256, "instruction N of 64 to 256");
 static_assert(SPLIT == 1, "no split-K in this family");
 static_assert(!TF32 || (KMA && KMB), "tf32 operands must be K-major");
@@ -203,10 +208,42 @@ __device__ __forceinline__ void tma_load(unsigned dst, const tmap *m, int c0, in
         : "memory");
 }
 
+// TMA multicast: the same box into every block of mask (same shared offsets), completing
+// on each one's mbarrier at bar's offset.
+__device__ __forceinline__ void tma_load_mc(unsigned dst, const tmap *m, int c0, int c1, unsigned bar,
+                                            unsigned short mask) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+        ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
+        "l"(reinterpret_cast<unsigned long long>(m)), "r"(c0), "r"(c1), "r"(bar), "h"(mask)
+        : "memory");
+}
+
+// ---- clusters ----
+__device__ __forceinline__ unsigned cluster_rank() {
+    unsigned r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+    return r;
+}
+// Every thread of every block of the cluster (divergent threads allowed: not .aligned).
+__device__ __forceinline__ void cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+}
+// Arrive on the mbarrier at shared offset a of block `rank` of the cluster (release at the
+// block's scope, as CUTLASS does: the wgmma that read the stage are complete; a cluster-scope
+// release in every consumer warp made each stage take about 1.5 us on the H100).
+__device__ __forceinline__ void bar_arrive_cluster(unsigned a, unsigned rank) {
+    asm volatile(
+        "{\n.reg .b32 ra;\nmapa.shared::cluster.u32 ra, %0, %1;\n"
+        "mbarrier.arrive.shared::cluster.b64 _, [ra];\n}\n" ::"r"(a), "r"(rank)
+        : "memory");
+}
+
 // The producer's copies of one stage (at shared address sa, completing on mbarrier fb):
-// k step k0 of the tile at rows m0, columns n0, A's then B's.
+// k step k0 of the tile at rows m0, columns n0, A's then B's. With clusters, block `rank`
+// copies its part of B (BN / CL columns) into every block of the cluster.
 __device__ __forceinline__ void load_stage(unsigned sa, unsigned fb, int m0, int n0, int k0,
-                                           const tmap *tmA, const tmap *tmB) {
+                                           const tmap *tmA, const tmap *tmB, int rank) {
     const unsigned sb = sa + SA;
     bar_expect(fb, STAGE);
     if constexpr (KMA) {
@@ -215,11 +252,26 @@ __device__ __forceinline__ void load_stage(unsigned sa, unsigned fb, int m0, int
 #pragma unroll
         for (int c = 0; c < BM / 64; ++c) tma_load(sa + c * BK * 128, tmA, m0 + 64 * c, k0, fb);
     }
-    if constexpr (KMB) {
-        tma_load(sb, tmB, k0, n0, fb);
-    } else {
+    constexpr int PART = BN / CL;  // B's columns per block
+    if constexpr (CL == 1) {
+        if constexpr (KMB) {
+            tma_load(sb, tmB, k0, n0, fb);
+        } else {
 #pragma unroll
-        for (int c = 0; c < BN / 64; ++c) tma_load(sb + c * BK * 128, tmB, n0 + 64 * c, k0, fb);
+            for (int c = 0; c < BN / 64; ++c) tma_load(sb + c * BK * 128, tmB, n0 + 64 * c, k0, fb);
+        }
+    } else {
+        constexpr unsigned short ALL = (1u << CL) - 1;
+        if constexpr (KMB) {
+            // Rows of 128 bytes: this block's part starts at row rank PART.
+            tma_load_mc(sb + rank * PART * 128, tmB, k0, n0 + rank * PART, fb, ALL);
+        } else {
+#pragma unroll
+            for (int c = 0; c < PART / 64; ++c) {
+                const int ch = rank * (PART / 64) + c;
+                tma_load_mc(sb + ch * BK * 128, tmB, n0 + 64 * ch, k0, fb, ALL);
+            }
+        }
     }
 }
 
@@ -281,16 +333,24 @@ extern "C" __global__ void __launch_bounds__(gt::wgm::NTW, 1)
     const unsigned full0 = base + STAGES * STAGE, empty0 = full0 + 8 * STAGES;
 
     const int tid = threadIdx.x, wgi = tid / 128;
-    constexpr int TILES = GM * GN;
+    // Work units: CL vertically adjacent tiles, one per block of a cluster (gt::tile_of's
+    // order over GMC x GN units). With GM odd, a cluster's last block may get a tile past
+    // M: it still loads its part of B for the other, computes zeros and stores nothing.
+    constexpr int GMC = (GM + CL - 1) / CL, UNITS = GMC * GN;
+    const int rank = CL > 1 ? (int)cluster_rank() : 0;
+    const int unit0 = blockIdx.x / CL, unit_step = gridDim.x / CL;
 
     if (tid == 0) {
         for (int s = 0; s < STAGES; ++s) {
             bar_init(full0 + 8 * s, 1);
-            bar_init(empty0 + 8 * s, 4 * CW);
+            // Every consumer warp of every block of the cluster releases a stage: the
+            // other blocks' copies of B write into it too.
+            bar_init(empty0 + 8 * s, 4 * CW * CL);
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
-    __syncthreads();
+    // The cluster's mbarriers are ready before any block copies into another.
+    if constexpr (CL > 1) cluster_sync(); else __syncthreads();
 
     if (wgi == 0) {
         // Producer. Its registers go to the consumers.
@@ -298,103 +358,116 @@ extern "C" __global__ void __launch_bounds__(gt::wgm::NTW, 1)
         if (tid == 0) {
             int st = 0, it = 0;
             unsigned ph = 0;
-            for (int tile = blockIdx.x; tile < TILES; tile += gridDim.x) {
-                int im, in;
-                tile_of(tile, im, in);
+            for (int u = unit0; u < UNITS; u += unit_step) {
+                int imc, in;
+                tile_of<GMC>(u, imc, in);
+                const int m0 = (imc * CL + rank) * BM, n0 = in * BN;
                 for (int kt = 0; kt < KT; ++kt, ++it) {
                     if (it >= STAGES) bar_wait(empty0 + 8 * st, ph ^ 1);
-                    load_stage(base + st * STAGE, full0 + 8 * st, im * BM, in * BN, kt * BK, &tmA, &tmB);
+                    load_stage(base + st * STAGE, full0 + 8 * st, m0, n0, kt * BK, &tmA, &tmB, rank);
                     if (++st == STAGES) st = 0, ph ^= 1;
                 }
             }
         }
-        return;
-    }
-
-    // Consumers.
-    if constexpr (CW == 2) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
-    const int cw = wgi - 1, warp = (tid / 32) % 4, lane = tid % 32;
-    // Descriptor pieces: the instruction's A (64 n rows of op(B)), B (BM m rows of op(A)).
-    constexpr unsigned A_LBO = KMB ? 16 : BK * 128, B_LBO = KMA ? 16 : BK * 128;
-    constexpr unsigned SLICE_A = KMB ? 32 : KS * 128, SLICE_B = KMA ? 32 : KS * 128;
-    constexpr bool M_EXACT = M % BM == 0, N_EXACT = N % BN == 0;
-    const int g = lane >> 2, t = lane & 3;
-    int st = 0;
-    unsigned ph = 0;
-    for (int tile = blockIdx.x; tile < TILES; tile += gridDim.x) {
-        int im, in;
-        tile_of(tile, im, in);
-        const int m0 = im * BM, n0 = in * BN;
-        float acc[TN][RA];
+    } else {
+        // Consumers.
+        if constexpr (CW == 2) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+        const int cw = wgi - 1, warp = (tid / 32) % 4, lane = tid % 32;
+        // Descriptor pieces: the instruction's A (64 n rows of op(B)), B (BM m rows of op(A)).
+        constexpr unsigned A_LBO = KMB ? 16 : BK * 128, B_LBO = KMA ? 16 : BK * 128;
+        constexpr unsigned SLICE_A = KMB ? 32 : KS * 128, SLICE_B = KMA ? 32 : KS * 128;
+        constexpr bool M_EXACT = M % BM == 0 && GM % CL == 0, N_EXACT = N % BN == 0;
+        const int g = lane >> 2, t = lane & 3;
+        // A stage is free once every consumer warp of the cluster is done with it.
+        auto release = [&](int s) {
+            if (lane != 0) return;
+            if constexpr (CL == 1) {
+                bar_arrive(empty0 + 8 * s);
+            } else {
 #pragma unroll
-        for (int i = 0; i < TN; ++i)
-#pragma unroll
-            for (int e = 0; e < RA; ++e) acc[i][e] = 0.0f;
-
-        for (int kt = 0; kt < KT; ++kt) {
-            bar_wait(full0 + 8 * st, ph);
-            const unsigned sa = base + st * STAGE, sb = sa + SA;
-            wg_fence();
-#pragma unroll
-            for (int s = 0; s < NS; ++s) {
-                const unsigned long long db = desc(sa + s * SLICE_B, B_LBO, 1024);
-#pragma unroll
-                for (int i = 0; i < TN; ++i) {
-                    // 64 rows of n: K-major, rows of 128 bytes; MN-major, one chunk.
-                    const unsigned row = (unsigned)(cw * TN + i) * (KMB ? 64 * 128 : BK * 128);
-                    wg<BM>::mma(acc[i], desc(sb + row + s * SLICE_A, A_LBO, 1024), db);
-                }
+                for (int r = 0; r < CL; ++r) bar_arrive_cluster(empty0 + 8 * s, (unsigned)r);
             }
-            wg_commit();
-            // This stage's group may still run; the previous one is done: release its stage.
-            wg_wait<1>();
-            if (kt > 0 && lane == 0) bar_arrive(empty0 + 8 * (st == 0 ? STAGES - 1 : st - 1));
-            if (++st == STAGES) st = 0, ph ^= 1;
-        }
-        wg_wait<0>();
-        // The tile's last stage is free: the producer may fill it during the epilogue.
-        if (lane == 0) bar_arrive(empty0 + 8 * (st == 0 ? STAGES - 1 : st - 1));
+        };
+        int st = 0;
+        unsigned ph = 0;
+        for (int u = unit0; u < UNITS; u += unit_step) {
+            int imc, in;
+            tile_of<GMC>(u, imc, in);
+            const int m0 = (imc * CL + rank) * BM, n0 = in * BN;
+            float acc[TN][RA];
+#pragma unroll
+            for (int i = 0; i < TN; ++i)
+#pragma unroll
+                for (int e = 0; e < RA; ++e) acc[i][e] = 0.0f;
 
-        // Epilogue: d[4 j + 2 h + e] is C(m0 + 8 j + 2 t + e, n0 + 64 (cw TN + i) + 16 w + 8 h + g).
+            for (int kt = 0; kt < KT; ++kt) {
+                bar_wait(full0 + 8 * st, ph);
+                const unsigned sa = base + st * STAGE, sb = sa + SA;
+                wg_fence();
 #pragma unroll
-        for (int i = 0; i < TN; ++i) {
+                for (int s = 0; s < NS; ++s) {
+                    const unsigned long long db = desc(sa + s * SLICE_B, B_LBO, 1024);
 #pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                const int n = n0 + 64 * (cw * TN + i) + 16 * warp + 8 * h + g;
-                if constexpr (WIDE) {
+                    for (int i = 0; i < TN; ++i) {
+                        // 64 rows of n: K-major, rows of 128 bytes; MN-major, one chunk.
+                        const unsigned row = (unsigned)(cw * TN + i) * (KMB ? 64 * 128 : BK * 128);
+                        wg<BM>::mma(acc[i], desc(sb + row + s * SLICE_A, A_LBO, 1024), db);
+                    }
+                }
+                wg_commit();
+                // This stage's group may still run; the previous one is done: release it.
+                wg_wait<1>();
+                if (kt > 0) release(st == 0 ? STAGES - 1 : st - 1);
+                if (++st == STAGES) st = 0, ph ^= 1;
+            }
+            wg_wait<0>();
+            // The tile's last stage is free: the producer may fill it during the epilogue.
+            release(st == 0 ? STAGES - 1 : st - 1);
+
+            // Epilogue: d[4 j + 2 h + e] is C(m0 + 8 j + 2 t + e, n0 + 64 (cw TN + i) + 16 w + 8 h + g).
+#pragma unroll
+            for (int i = 0; i < TN; ++i) {
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    const int n = n0 + 64 * (cw * TN + i) + 16 * warp + 8 * h + g;
+                    if constexpr (WIDE) {
+                        TC *col = C + (long long)n * ldc;
+#pragma unroll
+                        for (int q = 0; q < BM / 32; ++q) {
+                            unsigned w[4];
+#pragma unroll
+                            for (int v = 0; v < 4; ++v) {
+                                const float *a = &acc[i][4 * (4 * q + v) + 2 * h];
+                                w[v] = pack2(alpha * a[0], alpha * a[1]);
+                            }
+                            wide_store<M_EXACT>(col, N_EXACT || n < N, m0 + 32 * q + 8 * t, w, t);
+                        }
+                        continue;
+                    }
+                    if (!N_EXACT && n >= N) continue;
                     TC *col = C + (long long)n * ldc;
 #pragma unroll
-                    for (int q = 0; q < BM / 32; ++q) {
-                        unsigned w[4];
-#pragma unroll
-                        for (int u = 0; u < 4; ++u) {
-                            const float *a = &acc[i][4 * (4 * q + u) + 2 * h];
-                            w[u] = pack2(alpha * a[0], alpha * a[1]);
-                        }
-                        wide_store<M_EXACT>(col, N_EXACT || n < N, m0 + 32 * q + 8 * t, w, t);
-                    }
-                    continue;
-                }
-                if (!N_EXACT && n >= N) continue;
-                TC *col = C + (long long)n * ldc;
-#pragma unroll
-                for (int j = 0; j < BM / 8; ++j) {
-                    const int m = m0 + 8 * j + 2 * t;
-                    const float *a = &acc[i][4 * j + 2 * h];
-                    if (M_EXACT || m + 1 < M) {
-                        if constexpr (PAIR) {
-                            store_acc<2>(col + m, a, alpha, beta);
-                        } else {
+                    for (int j = 0; j < BM / 8; ++j) {
+                        const int m = m0 + 8 * j + 2 * t;
+                        const float *a = &acc[i][4 * j + 2 * h];
+                        if (M_EXACT || m + 1 < M) {
+                            if constexpr (PAIR) {
+                                store_acc<2>(col + m, a, alpha, beta);
+                            } else {
+                                store_acc<1>(col + m, a, alpha, beta);
+                                store_acc<1>(col + m + 1, a + 1, alpha, beta);
+                            }
+                        } else if (m < M) {
                             store_acc<1>(col + m, a, alpha, beta);
-                            store_acc<1>(col + m + 1, a + 1, alpha, beta);
                         }
-                    } else if (m < M) {
-                        store_acc<1>(col + m, a, alpha, beta);
                     }
                 }
             }
         }
     }
+    // No block leaves while another may still copy into its shared memory or arrive on
+    // its mbarriers.
+    if constexpr (CL > 1) cluster_sync();
 }
 
 // The copies (PACK), blockIdx.y 0 for A, 1 for B. COPY: one thread per 16 bytes, EPV

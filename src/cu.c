@@ -100,6 +100,9 @@ static void load(void) {
     }
     void *tm = dlsym(h, "cuTensorMapEncodeTiled");
     memcpy(&gt_cu.tensor_map_encode_tiled, &tm, sizeof tm);
+    void *lx = dlsym(h, "cuLaunchKernelEx"), *oc = dlsym(h, "cuOccupancyMaxActiveClusters");
+    memcpy(&gt_cu.launch_kernel_ex, &lx, sizeof lx);
+    memcpy(&gt_cu.occupancy_max_active_clusters, &oc, sizeof oc);
     CUresult r = gt_cu.init(0);
     if (r != CUDA_SUCCESS) {
         const char *name = "?";

@@ -65,6 +65,10 @@ typedef struct gt_cu_api {
                                         const cuuint32_t *, const cuuint32_t *,
                                         CUtensorMapInterleave, CUtensorMapSwizzle,
                                         CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+    /* Optional (CUDA 12.0 and later): launches with thread-block clusters, and how many
+     * clusters of a kernel fit on the device at once (WGMMA with TMA multicast). */
+    CUresult (*launch_kernel_ex)(const CUlaunchConfig *, CUfunction, void **, void **);
+    CUresult (*occupancy_max_active_clusters)(int *, CUfunction, const CUlaunchConfig *);
 } gt_cu_api;
 
 extern gt_cu_api gt_cu;

@@ -29,7 +29,8 @@ const gt_kparam gt_kparams[] = {
     {"WM", "_w", offsetof(gt_kcfg, wm), TILE_VALUES, "warp tile rows"},
     {"WN", "x", offsetof(gt_kcfg, wn), TILE_VALUES, "warp tile columns"},
     {"TM", "_t", offsetof(gt_kcfg, tm), {1, 2, 3, 4, 5, 6, 8}, 7,
-     "thread tile rows (SIMT); 8-row fragments per warp along M (DMMA, MMA)"},
+     "thread tile rows (SIMT); 8-row fragments per warp along M (DMMA, MMA); blocks per "
+     "cluster, 1 or 2, the pair sharing B's tile by TMA multicast (WGMMA)"},
     {"TN", "x", offsetof(gt_kcfg, tn), {1, 2, 3, 4, 5, 6, 8}, 7,
      "thread tile columns (SIMT); fragments along N: 8 columns (DMMA), 16 (MMA)"},
     {"STAGES", "_s", offsetof(gt_kcfg, stages), {2, 3, 4, 5}, 4,
@@ -156,7 +157,13 @@ void gt_kcfg_grid(const gt_kcfg *c, const gt_key *key, unsigned grid[3], unsigne
     /* x: every tile (the kernel recovers it, rasterized, from blockIdx.x); y: splits.
      * WGMMA is persistent: one block per SM at most, each looping over tiles. */
     long long tiles = cdiv(key->m, c->bm) * cdiv(key->n, c->bn);
-    if (c->fam == GT_FAM_WGMMA && key->sm_count > 0 && tiles > key->sm_count) tiles = key->sm_count;
+    if (c->fam == GT_FAM_WGMMA) {
+        /* Clusters of TM blocks take TM vertically adjacent tiles each (gemm_wgmma.cu);
+         * kern.c lowers this to the clusters that fit at once. */
+        long long cl = c->tm, units = cdiv(key->m, c->bm * cl) * cdiv(key->n, c->bn);
+        long long most = key->sm_count > 0 ? key->sm_count / cl : units;
+        tiles = cl * (units < most ? units : most);
+    }
     grid[0] = (unsigned)tiles;
     grid[1] = (unsigned)c->split;
     grid[2] = 1;
@@ -239,8 +246,9 @@ static int warp_layout(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     if (c->fam == GT_FAM_DMMA) return c->wm == 8 * c->tm && c->wn == 8 * c->tn;
     if (c->fam == GT_FAM_MMA) return c->wm == 8 * c->tm && c->wn == 16 * c->tn;
     if (c->fam == GT_FAM_WGMMA)
-        return c->wm == c->bm && c->tm == 1 && c->wn == 64 * c->tn && c->bm % 64 == 0 &&
-               (c->bn / c->wn == 1 || c->bn / c->wn == 2);
+        return c->wm == c->bm && c->wn == 64 * c->tn && c->bm % 64 == 0 &&
+               (c->bn / c->wn == 1 || c->bn / c->wn == 2) &&
+               (c->tm == 1 || (c->tm == 2 && c->bn % 128 == 0));
     return (c->wm / c->tm) * (c->wn / c->tn) == 32;
 }
 /* The K step holds whole instructions (MMA: k 16 for f16 and bf16, 8 for tf32); 64 is
@@ -383,7 +391,8 @@ const gt_kconstraint gt_kconstraints[] = {
     {"warp_layout", GT_KC_LEGAL,
      "warp tiles divide the block tile; thread tiles divide the warp tile into 32 lanes "
      "(SIMT), or WM = 8 TM and WN = 8 TN fragments (DMMA), WM = 8 TM and WN = 16 TN (MMA), "
-     "WM = BM, TM = 1, WN = 64 TN and 1 or 2 consumer warpgroups (WGMMA)",
+     "WM = BM, WN = 64 TN, 1 or 2 consumer warpgroups and clusters of TM = 1 or 2 blocks, "
+     "each loading whole 64-column chunks of B (WGMMA)",
      warp_layout},
     {"k_step", GT_KC_LEGAL,
      "BK holds whole MMA instructions (16 for f16 and bf16, 8 for tf32); 64 only for f16 "

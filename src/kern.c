@@ -44,6 +44,22 @@ int gt_kern_program(const gt_kcfg *cfg, const gt_key *key, char *buf, size_t siz
                     (long long)key->n, (long long)key->k, key->align, key->beta0, c);
 }
 
+/* The launch of a WGMMA kernel with clusters of TM blocks along x. */
+static void cluster_config(const gt_kern *k, CUstream stream, CUlaunchAttribute *attr,
+                           CUlaunchConfig *lc) {
+    memset(attr, 0, sizeof *attr);
+    memset(lc, 0, sizeof *lc);
+    attr->id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr->value.clusterDim.x = (unsigned)k->cfg.tm;
+    attr->value.clusterDim.y = attr->value.clusterDim.z = 1;
+    lc->gridDimX = k->grid[0], lc->gridDimY = k->grid[1], lc->gridDimZ = k->grid[2];
+    lc->blockDimX = k->block[0], lc->blockDimY = k->block[1], lc->blockDimZ = k->block[2];
+    lc->sharedMemBytes = k->smem;
+    lc->hStream = stream;
+    lc->attrs = attr;
+    lc->numAttrs = 1;
+}
+
 gt_status gt_kern_load(const void *image, const gt_kcfg *cfg, const gt_key *key, gt_kern *out) {
     memset(out, 0, sizeof *out);
     CUresult r = gt_cu.module_load_data(&out->module, image);
@@ -73,6 +89,25 @@ gt_status gt_kern_load(const void *image, const gt_kcfg *cfg, const gt_key *key,
                                       (int)out->smem)) != CUDA_SUCCESS) {
         gt_kern_unload(out);
         return gt_cu_fail(r, "cuFuncSetAttribute (dynamic shared memory)");
+    }
+    if (cfg->fam == GT_FAM_WGMMA && cfg->tm > 1) {
+        /* Clusters: the persistent grid holds no more of them than fit at once (SMs of a
+         * cluster share a GPC, so that can be fewer than SMs / TM). */
+        int n = 0;
+        CUlaunchAttribute attr;
+        CUlaunchConfig lc;
+        cluster_config(out, NULL, &attr, &lc);
+        if (!gt_cu.launch_kernel_ex || !gt_cu.occupancy_max_active_clusters) {
+            gt_kern_unload(out);
+            return gt_fail(GT_NOT_SUPPORTED, "the CUDA driver lacks cluster launches (WGMMA with TM %d)", cfg->tm);
+        }
+        if ((r = gt_cu.occupancy_max_active_clusters(&n, out->fn, &lc)) != CUDA_SUCCESS || n < 1) {
+            gt_kern_unload(out);
+            return r != CUDA_SUCCESS ? gt_cu_fail(r, "cuOccupancyMaxActiveClusters")
+                                     : gt_fail(GT_LAUNCH_FAILED, "no cluster of %d blocks fits", cfg->tm);
+        }
+        gt_log(GT_LOG_DEBUG, "WGMMA clusters of %d: %d fit at once, grid %u blocks", cfg->tm, n, out->grid[0]);
+        if (out->grid[0] > (unsigned)n * (unsigned)cfg->tm) out->grid[0] = (unsigned)n * (unsigned)cfg->tm;
     }
     int max_threads = 0;
     gt_cu.func_get_attribute(&max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, out->fn);
@@ -166,15 +201,25 @@ gt_status gt_kern_launch(const gt_kern *k, CUstream stream, CUdeviceptr A, long 
             ka |= pk.mode_a == GT_KPACK_TRANSPOSE;
             kb |= pk.mode_b == GT_KPACK_TRANSPOSE;
         }
+        /* k-contiguous boxes: A's BM rows; B's BN / TM columns (each block of a cluster
+         * copies its part of the tile). */
         gt_status s = ka ? tensor_map(&tma, k, ta, tlda, key->k, key->m, 1, k->cfg.bm)
                          : tensor_map(&tma, k, ta, tlda, key->m, key->k, 0, 0);
         if (s == GT_SUCCESS)
-            s = kb ? tensor_map(&tmb, k, tb, tldb, key->k, key->n, 1, k->cfg.bn)
+            s = kb ? tensor_map(&tmb, k, tb, tldb, key->k, key->n, 1, k->cfg.bn / k->cfg.tm)
                    : tensor_map(&tmb, k, tb, tldb, key->n, key->k, 0, 0);
         if (s != GT_SUCCESS) return s;
     }
-    CUresult r = gt_cu.launch_kernel(k->fn, k->grid[0], k->grid[1], k->grid[2], k->block[0],
-                                     k->block[1], k->block[2], k->smem, stream, args, NULL);
+    CUresult r;
+    if (k->cfg.fam == GT_FAM_WGMMA && k->cfg.tm > 1) {
+        CUlaunchAttribute attr;
+        CUlaunchConfig lc;
+        cluster_config(k, stream, &attr, &lc);
+        r = gt_cu.launch_kernel_ex(&lc, k->fn, args, NULL);
+    } else {
+        r = gt_cu.launch_kernel(k->fn, k->grid[0], k->grid[1], k->grid[2], k->block[0],
+                                k->block[1], k->block[2], k->smem, stream, args, NULL);
+    }
     if (r != CUDA_SUCCESS) return gt_cu_fail(r, "cuLaunchKernel (GEMM kernel)");
     return GT_SUCCESS;
 }

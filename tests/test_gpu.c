@@ -960,11 +960,15 @@ static void gpu_tc_all_ops_odd_shapes(void) {
 
 /* Warnings of candidates that failed verification (the tuner logs each one). */
 static int tc_verify_warnings;
-static int tc_wgmma_verified; /* WGMMA candidates ("f3_") that passed verification */
+static int tc_wgmma_verified;   /* WGMMA candidates ("f3_") that passed verification */
+static int tc_cluster_verified; /* of them, clusters of 2 (TM 2: "_t2x") */
 static void tc_log(int level, const char *message, void *user) {
     (void)user;
     if (level <= 2 && strstr(message, "failed verification")) tc_verify_warnings++;
-    if (strstr(message, "candidate f3_") && strstr(message, " verified:")) tc_wgmma_verified++;
+    if (strstr(message, "candidate f3_") && strstr(message, " verified:")) {
+        tc_wgmma_verified++;
+        tc_cluster_verified += strstr(message, "_t2x") != NULL;
+    }
 }
 
 /* Odd leading dimensions: 16-bit types fall to the 2-byte alignment class (copies through
@@ -1059,6 +1063,23 @@ static void gpu_wgmma_every_candidate(void) {
                   gt_dtype_name(tc_types[t].dt), gt_status_string(st), e, gt_last_error());
         TAP_CHECK(tc_wgmma_verified > 0, "%s 601x517x256 beta 0: %d WGMMA candidates verified",
                   gt_dtype_name(tc_types[t].dt), tc_wgmma_verified);
+    }
+    /* Clusters of 2 blocks sharing B's tile (TMA multicast), ranked among the first 16 on
+     * this shape: 1100 rows make an odd number of 128-row tiles, so the last cluster's
+     * second block computes a tile past M and must store nothing (C's padding is checked).
+     * beta 0 and not (16-byte and pairwise stores). */
+    setenv("GEMMTUNE_TUNE_MAX_CANDIDATES", "16", 1);
+    for (int t = 0; t < N_TC_TYPES; t++) {
+        if (tc_types[t].dt != GT_DT_BF16) continue;
+        for (int b = 0; b < 2; b++) {
+            gt_status st;
+            tc_cluster_verified = 0;
+            double e = tc_run(t, 0, 0, 1100, 1000, 512, 4, 8, 4, 1.0f, b ? 0.25f : 0.0f, &st);
+            TAP_CHECK(st == GT_SUCCESS && e <= tc_tol(t, 512), "bf16 1100x1000x512 beta %s: %s err %.3g: %s",
+                      b ? "0.25" : "0", gt_status_string(st), e, gt_last_error());
+            TAP_CHECK(tc_cluster_verified > 0, "bf16 1100x1000x512: %d WGMMA cluster candidates verified",
+                      tc_cluster_verified);
+        }
     }
     /* The copies: a shape where they pay (odd leading dimensions, K 1003; tf32 NN: A
      * transposed, B copied), every one of 32 candidates verified, WGMMA's among them. */

@@ -469,6 +469,11 @@ static void kcfg_each_constraint_rejects(void) {
         /* WGMMA with WN = 64 but TN = 2. */
         {"warp_layout", CFG(3, 128, 128, 64, 128, 64, 1, 2, 4, 8, 1, 8), 90, GT_DT_BF16, 0, 0,
          4096, 4096, 4096, 16, &h100, {0}},
+        /* WGMMA clusters of 2 with BN 64: B does not split into two 64-column parts; of 3. */
+        {"warp_layout", CFG(3, 128, 64, 64, 128, 64, 2, 1, 4, 8, 1, 8), 90, GT_DT_BF16, 0, 0,
+         4096, 4096, 4096, 16, &h100, {0}},
+        {"warp_layout", CFG(3, 128, 128, 64, 128, 64, 3, 1, 4, 8, 1, 8), 90, GT_DT_BF16, 0, 0,
+         4096, 4096, 4096, 16, &h100, {0}},
         /* WGMMA with BK 32 of bf16: 64 bytes, not a 128-byte swizzle row. */
         {"k_step", CFG(3, 128, 128, 32, 128, 64, 1, 1, 4, 8, 1, 8), 90, GT_DT_BF16, 0, 0,
          4096, 4096, 4096, 16, &h100, {0}},
@@ -1264,6 +1269,17 @@ static void kcfg_derived_values(void) {
     make_key_dt(&kw, 90, GT_DT_BF16, 0, 0, 1000, 1000, 1000, 16, 1);
     gt_kcfg_grid(&w, &kw, grid, block);
     TAP_CHECK(grid[0] == 8 * 4, "WGMMA 1000^3 (32 tiles): grid %u", grid[0]);
+    /* Clusters of 2: pairs of vertically adjacent tiles, 1000 rows: ceil(8 / 2) x 4 = 16
+     * pairs, 32 blocks; 4096^3: 16 x 16 pairs, 66 clusters of the 132 SMs. */
+    w.tm = 2;
+    gt_kcfg_grid(&w, &kw, grid, block);
+    TAP_CHECK(grid[0] == 2 * 16, "WGMMA 1000^3 in clusters of 2: grid %u", grid[0]);
+    make_key_dt(&kw, 90, GT_DT_BF16, 0, 0, 1100, 1000, 1000, 16, 1);
+    gt_kcfg_grid(&w, &kw, grid, block);
+    TAP_CHECK(grid[0] == 2 * 5 * 4, "WGMMA 1100 rows (9 tile rows) in clusters of 2: grid %u", grid[0]);
+    make_key_dt(&kw, 90, GT_DT_BF16, 0, 0, 4096, 4096, 4096, 16, 1);
+    gt_kcfg_grid(&w, &kw, grid, block);
+    TAP_CHECK(grid[0] == 132, "WGMMA 4096^3 in clusters of 2: grid %u", grid[0]);
     /* SIMT shared memory: STAGES x BK rows of each operand; 4 elements of padding only
      * for the operand whose stored contiguous dimension is k: A transposed, B as stored. */
     const struct {

@@ -58,6 +58,9 @@ double gt_space_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_klimit
          * one leaves gaps. */
         rate = SM_HGMMA_PER_US * (key->dtype == GT_DT_TF32 ? 0.5 : 1.0);
         eff = c->bn / c->wn == 2 ? 0.85 : 0.7;
+        /* Clusters pay for keeping the pair in step; they gain only where L2 limits
+         * (below). At bf16 4096^3 and 8192^3 they were level or slower (H100, 2026-11-22). */
+        if (c->tm > 1) eff *= 0.98;
     } else if (c->fam == GT_FAM_MMA) {
         /* A warp's fragments: TM m8 and TN n16 ones (ldmatrix) feed 2 TM x TN
          * instructions' worth of m8n8 products. */
@@ -114,7 +117,8 @@ double gt_space_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_klimit
     double compute = waves * flop_block * resident / (rate * eff);
 
     double dram = es * (M * K + K * N) + esc * M * N * (key->beta0 ? 1 : 2);
-    double l2 = es * (M * K * gn + K * N * gm);
+    /* WGMMA clusters of TM blocks read each B tile once per cluster. */
+    double l2 = es * (M * K * gn + K * N * gm / (c->fam == GT_FAM_WGMMA ? c->tm : 1));
     /* gt_pack reads operands and writes their copies first, before the GEMM; a
      * transposed copy (through shared memory) reaches less of DRAM's rate. */
     gt_kpack pk;
@@ -244,16 +248,18 @@ int gt_space_build(const gt_key *key, const gt_klimits *lim, int max, int flags,
             static const int bms[] = {64, 128, 192, 256};
             if (!gt_dtype_tensor_only(key->dtype) || key->cc_major != 9 || key->cc_minor != 0)
                 continue;
+            /* TM: clusters of 1 or 2 blocks (2: B's tile multicast to the pair). */
             for (int i = 0; i < 4; i++)
                 for (int tn = 1; tn <= 2; tn++)
-                    for (int cw = 1; cw <= 2; cw++) {
-                        c.bm = c.wm = bms[i], c.tm = 1, c.tn = tn;
-                        c.wn = 64 * tn, c.bn = cw * c.wn;
-                        if (add_variants(&b, c) != 0) {
-                            free(b.cands);
-                            return -1;
+                    for (int cw = 1; cw <= 2; cw++)
+                        for (int cl = 1; cl <= 2; cl++) {
+                            c.bm = c.wm = bms[i], c.tm = cl, c.tn = tn;
+                            c.wn = 64 * tn, c.bn = cw * c.wn;
+                            if (add_variants(&b, c) != 0) {
+                                free(b.cands);
+                                return -1;
+                            }
                         }
-                    }
             continue;
         }
         /* Families that cannot fit the key (kcfg.c, family_fits) are not generated. */
