@@ -24,7 +24,10 @@
 //   VEC: the alignment class; under 16 bytes (TMA needs 16-byte aligned addresses and
 //       strides) the operands are first copied to aligned memory (PACK, below), as are
 //       tf32 operands stored without k contiguous, transposed;
-//   SPLIT 1. Threads: 128 (CW + 1).
+//   SPLIT: splits of K (blockIdx.y), each a run of KPS K steps; the partial tiles meet in
+//       the library's workspace, the last split of a tile to arrive adds them in split
+//       order (common.cuh's layout; consumers only, on named barrier 1).
+// Threads: 128 (CW + 1).
 // Instruction: m64nBMk16 (f16, bf16) or m64nBMk8 (tf32), f32 accumulators, issued with
 // the operands swapped as in gemm_mma.cu: D^T = op(B)^T op(A)^T. The instruction's "A"
 // (64 rows) is 64 columns n of op(B), its "B" (BM columns) is BM rows m of op(A). A
@@ -80,7 +83,6 @@ constexpr int CL = TM;                   // blocks per cluster
 static_assert(WM == BM && (CL == 1 || CL == 2) && WN == 64 * TN && (CW == 1 || CW == 2), "tile layout");
 static_assert(CL == 1 || BN % (64 * CL) == 0, "B splits into whole 64-column chunks per block");
 static_assert(BM % 64 == 0 && BM <= 256, "instruction N of 64 to 256");
-static_assert(SPLIT == 1, "no split-K in this family");
 static_assert(!TF32 || (KMA && KMB), "tf32 operands must be K-major");
 static_assert(VEC * ESI <= 16, "vectors of at most 16 bytes");
 constexpr int SA = BM * BK * ESI, SB = BN * BK * ESI, STAGE = SA + SB;
@@ -308,6 +310,43 @@ __device__ __forceinline__ void wide_store(TC *col, bool n_in, int r0, const uns
     }
 }
 
+// Split-K among the consumer threads (the producer warpgroup takes no part): common.cuh's
+// splitk_reduce on named barrier 1 of the NC consumer threads, ct this thread's index
+// among them. Returns true for the split that must store the tile, acc then the sums.
+constexpr int NC = 128 * CW;
+__device__ __forceinline__ void consumers_sync() { asm volatile("bar.sync 1, %0;\n" ::"n"(NC) : "memory"); }
+__device__ __forceinline__ bool splitk_consumers(float (&acc)[TN][RA], float *ws, int tile, int z, int ct) {
+    constexpr int NACC = TN * RA;
+    __shared__ unsigned last;
+    unsigned *count = reinterpret_cast<unsigned *>(ws);
+    float *part = reinterpret_cast<float *>(count + WS_COUNTERS) + (long long)tile * SPLIT * NACC * NC;
+    float *a = &acc[0][0];
+#pragma unroll
+    for (int e = 0; e < NACC; ++e) part[((long long)z * NACC + e) * NC + ct] = a[e];
+    __threadfence();
+    consumers_sync();
+    if (ct == 0) {
+        const unsigned arrived = atomicAdd(&count[tile], 1u);
+        last = arrived == SPLIT - 1;
+        if (last) count[tile] = 0;  // ready for the next launch
+    }
+    consumers_sync();
+    const bool mine = last;
+    // Nobody reads `last` again before every consumer has passed this point.
+    consumers_sync();
+    if (!mine) return false;
+    __threadfence();
+#pragma unroll
+    for (int e = 0; e < NACC; ++e) a[e] = 0.0f;
+#pragma unroll 1
+    for (int s = 0; s < SPLIT; ++s) {
+        const float *ps = part + (long long)s * NACC * NC + ct;
+#pragma unroll
+        for (int e = 0; e < NACC; ++e) a[e] += __ldcg(ps + (long long)e * NC);
+    }
+    return true;
+}
+
 __device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wg_commit() {
     asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
@@ -339,6 +378,9 @@ extern "C" __global__ void __launch_bounds__(gt::wgm::NTW, 1)
     constexpr int GMC = (GM + CL - 1) / CL, UNITS = GMC * GN;
     const int rank = CL > 1 ? (int)cluster_rank() : 0;
     const int unit0 = blockIdx.x / CL, unit_step = gridDim.x / CL;
+    // This block's K steps: split z of SPLIT.
+    const int z = SPLIT > 1 ? (int)blockIdx.y : 0, kbeg = z * KPS;
+    const int nk = SPLIT == 1 ? KT : (KT - kbeg < KPS ? KT - kbeg : KPS);
 
     if (tid == 0) {
         for (int s = 0; s < STAGES; ++s) {
@@ -362,7 +404,7 @@ extern "C" __global__ void __launch_bounds__(gt::wgm::NTW, 1)
                 int imc, in;
                 tile_of<GMC>(u, imc, in);
                 const int m0 = (imc * CL + rank) * BM, n0 = in * BN;
-                for (int kt = 0; kt < KT; ++kt, ++it) {
+                for (int kt = kbeg; kt < kbeg + nk; ++kt, ++it) {
                     if (it >= STAGES) bar_wait(empty0 + 8 * st, ph ^ 1);
                     load_stage(base + st * STAGE, full0 + 8 * st, m0, n0, kt * BK, &tmA, &tmB, rank);
                     if (++st == STAGES) st = 0, ph ^= 1;
@@ -400,7 +442,7 @@ extern "C" __global__ void __launch_bounds__(gt::wgm::NTW, 1)
 #pragma unroll
                 for (int e = 0; e < RA; ++e) acc[i][e] = 0.0f;
 
-            for (int kt = 0; kt < KT; ++kt) {
+            for (int kt = 0; kt < nk; ++kt) {
                 bar_wait(full0 + 8 * st, ph);
                 const unsigned sa = base + st * STAGE, sb = sa + SA;
                 wg_fence();
@@ -423,6 +465,11 @@ extern "C" __global__ void __launch_bounds__(gt::wgm::NTW, 1)
             wg_wait<0>();
             // The tile's last stage is free: the producer may fill it during the epilogue.
             release(st == 0 ? STAGES - 1 : st - 1);
+            if constexpr (SPLIT > 1) {
+                const int im = imc * CL + rank;
+                if (im >= GM) continue;  // a cluster's tile past M: nothing to store
+                if (!splitk_consumers(acc, ws, im + in * GM, z, tid - 128)) continue;
+            }
 
             // Epilogue: d[4 j + 2 h + e] is C(m0 + 8 j + 2 t + e, n0 + 64 (cw TN + i) + 16 w + 8 h + g).
 #pragma unroll

@@ -155,13 +155,15 @@ int gt_kcfg_min_blocks(const gt_kcfg *c, const gt_key *key) {
 
 void gt_kcfg_grid(const gt_kcfg *c, const gt_key *key, unsigned grid[3], unsigned block[3]) {
     /* x: every tile (the kernel recovers it, rasterized, from blockIdx.x); y: splits.
-     * WGMMA is persistent: one block per SM at most, each looping over tiles. */
+     * WGMMA is persistent: one block per SM at most (splits included), each looping
+     * over tiles. */
     long long tiles = cdiv(key->m, c->bm) * cdiv(key->n, c->bn);
     if (c->fam == GT_FAM_WGMMA) {
         /* Clusters of TM blocks take TM vertically adjacent tiles each (gemm_wgmma.cu);
          * kern.c lowers this to the clusters that fit at once. */
         long long cl = c->tm, units = cdiv(key->m, c->bm * cl) * cdiv(key->n, c->bn);
-        long long most = key->sm_count > 0 ? key->sm_count / cl : units;
+        long long most = key->sm_count > 0 ? key->sm_count / (cl * c->split) : units;
+        if (most < 1) most = 1;
         tiles = cl * (units < most ? units : most);
     }
     grid[0] = (unsigned)tiles;
@@ -309,10 +311,13 @@ static int dmma_k8_block(const gt_kcfg *c, const gt_key *k, const gt_klimits *l)
 }
 
 /* WGMMA: at most 128 accumulators per consumer thread (TN instructions of BM / 2), so
- * that they fit the registers setmaxnreg gives consumers; no split-K. */
+ * that they fit the registers setmaxnreg gives consumers; split-K only without operand
+ * copies (both would claim the workspace after the counters). */
 static int wgmma_tile(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
-    (void)k, (void)l;
-    return c->fam != GT_FAM_WGMMA || (c->tn * c->bm / 2 <= 128 && c->split == 1);
+    (void)l;
+    gt_kpack p;
+    return c->fam != GT_FAM_WGMMA ||
+           (c->tn * c->bm / 2 <= 128 && (c->split == 1 || !gt_kcfg_pack_layout(c, k, &p)));
 }
 
 static int warp_not_idle(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
@@ -421,7 +426,8 @@ const gt_kconstraint gt_kconstraints[] = {
      "warps: it computed wrong results (cause not found)",
      dmma_k8_block},
     {"wgmma_tile", GT_KC_LEGAL,
-     "WGMMA: at most 128 accumulators per consumer thread (TN x BM / 2), no split-K",
+     "WGMMA: at most 128 accumulators per consumer thread (TN x BM / 2); split-K only "
+     "without operand copies",
      wgmma_tile},
     {"warp_not_idle", GT_KC_PRUNE,
      "no warp computes nothing: the tiles overhang the problem by less than a warp tile "

@@ -107,7 +107,10 @@ gt_status gt_kern_load(const void *image, const gt_kcfg *cfg, const gt_key *key,
                                      : gt_fail(GT_LAUNCH_FAILED, "no cluster of %d blocks fits", cfg->tm);
         }
         gt_log(GT_LOG_DEBUG, "WGMMA clusters of %d: %d fit at once, grid %u blocks", cfg->tm, n, out->grid[0]);
-        if (out->grid[0] > (unsigned)n * (unsigned)cfg->tm) out->grid[0] = (unsigned)n * (unsigned)cfg->tm;
+        /* The splits (y) share the clusters that fit. */
+        unsigned fit = (unsigned)n / out->grid[1];
+        if (fit < 1) fit = 1;
+        if (out->grid[0] > fit * (unsigned)cfg->tm) out->grid[0] = fit * (unsigned)cfg->tm;
     }
     int max_threads = 0;
     gt_cu.func_get_attribute(&max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, out->fn);

@@ -962,12 +962,14 @@ static void gpu_tc_all_ops_odd_shapes(void) {
 static int tc_verify_warnings;
 static int tc_wgmma_verified;   /* WGMMA candidates ("f3_") that passed verification */
 static int tc_cluster_verified; /* of them, clusters of 2 (TM 2: "_t2x") */
+static int tc_wsplit_verified;  /* of them, split-K (not "_k1_") */
 static void tc_log(int level, const char *message, void *user) {
     (void)user;
     if (level <= 2 && strstr(message, "failed verification")) tc_verify_warnings++;
     if (strstr(message, "candidate f3_") && strstr(message, " verified:")) {
         tc_wgmma_verified++;
         tc_cluster_verified += strstr(message, "_t2x") != NULL;
+        tc_wsplit_verified += strstr(message, "_k1_") == NULL;
     }
 }
 
@@ -1079,6 +1081,21 @@ static void gpu_wgmma_every_candidate(void) {
                       b ? "0.25" : "0", gt_status_string(st), e, gt_last_error());
             TAP_CHECK(tc_cluster_verified > 0, "bf16 1100x1000x512: %d WGMMA cluster candidates verified",
                       tc_cluster_verified);
+        }
+    }
+    /* Split-K: large K on few tiles, 320 rows (3 tile rows of 128: clusters too), every
+     * split's partial summed by the last to arrive; beta 0 and not. */
+    for (int t = 0; t < N_TC_TYPES; t++) {
+        if (tc_types[t].dt != GT_DT_BF16 && tc_types[t].dt != GT_DT_F16_F32) continue;
+        for (int b = 0; b < 2; b++) {
+            gt_status st;
+            tc_wsplit_verified = 0;
+            double e = tc_run(t, 0, 0, 320, 256, 8192, 8, 8, 8, 1.0f, b ? 0.25f : 0.0f, &st);
+            TAP_CHECK(st == GT_SUCCESS && e <= tc_tol(t, 8192), "%s 320x256x8192 beta %s: %s err %.3g: %s",
+                      gt_dtype_name(tc_types[t].dt), b ? "0.25" : "0", gt_status_string(st), e,
+                      gt_last_error());
+            TAP_CHECK(tc_wsplit_verified > 0, "%s 320x256x8192: %d WGMMA split-K candidates verified",
+                      gt_dtype_name(tc_types[t].dt), tc_wsplit_verified);
         }
     }
     /* The copies: a shape where they pay (odd leading dimensions, K 1003; tf32 NN: A

@@ -334,10 +334,10 @@ static void nvrtc_all_candidates_sm90(void) {
 static void nvrtc_tensor_candidates(void) {
     /* On sm_90 the WGMMA family (sm_90a) is among them: for bf16 4096^3 NN (TMA straight
      * from the operands), f16 4095^3 TN (2-byte class: aligned copies first), tf32 TN
-     * (aligned copies) and NN (A's transposed copy); not in the budget of 17x33x65 (one
-     * tile cannot fill the SMs) or 256x256x65536 (split-K's, which WGMMA lacks, rank
-     * first). tf32 NT 1000x999x1001 (both operands transposed) is left to the ranking. */
-    static const int want_wgmma[NTC] = {1, 1, -1, 0, 0, 1, 1};
+     * (aligned copies) and NN (A's transposed copy), 256x256x65536 (split-K); not in the
+     * budget of 17x33x65 (one tile cannot fill the SMs). tf32 NT 1000x999x1001 (both
+     * operands transposed) is left to the ranking. */
+    static const int want_wgmma[NTC] = {1, 1, -1, 0, 1, 1, 1};
     for (int i = 0; i < NTC; i++) {
         int w = compile_set(&tc_shapes[i], 90);
         TAP_CHECK(want_wgmma[i] < 0 || (w > 0) == want_wgmma[i], "tensor shape %d on sm_90: %d WGMMA compiled", i, w);
