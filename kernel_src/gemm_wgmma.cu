@@ -19,7 +19,9 @@
 //       TN instructions of 64 (WM = BM);
 //   TM: blocks per cluster (CL, 1 or 2). With 2, the two blocks of a cluster compute
 //       vertically adjacent tiles (the same columns n): each loads half of the B tile
-//       and multicasts it to both (TMA .multicast::cluster), halving B's L2 traffic;
+//       and multicasts it to both (TMA .multicast::cluster), halving B's L2 traffic
+//       (on the H100 level with single blocks at bf16 4096^3 and 8192^3, 2026-11-22;
+//       the tuner decides);
 //   BK: k per stage, 128 bytes of it (64 for f16/bf16, 32 for tf32); STAGES: stages;
 //   VEC: the alignment class; under 16 bytes (TMA needs 16-byte aligned addresses and
 //       strides) the operands are first copied to aligned memory (PACK, below), as are
@@ -38,21 +40,23 @@
 // Shared memory, per stage an A tile then a B tile, each as TMA writes it with 128-byte
 // swizzle (rows of 128 bytes; 16-byte units of row r XOR-ed with r % 8; atoms of 8 rows,
 // 1024 bytes, so every tile starts 1024-aligned):
-//   operand stored with k contiguous ("K-major": A when TA, B when !TB): R rows (m or n)
-//     of BK k, one TMA box {BK, R}; descriptor: SBO 1024 (8 rows), k slice s at +32 s
-//     bytes (16 k of 16-bit, 8 of tf32).
-//   operand stored with m or n contiguous ("MN-major", 16-bit only: wgmma's transpose
-//     bits; tf32 operands so stored are transposed first): R / 64 chunks, each BK rows of 64 elements (one TMA box {64, BK}, 128 B x BK);
-//     descriptor: LBO = the chunk pitch (BK x 128), SBO 1024 (8 k rows), k slice s at
-//     +16 x 128 s bytes.
+//   operand read with k contiguous ("K-major": A when TA, B when !TB, or a transposed
+//     copy): R rows (m or n) of BK k, one TMA box {BK, R} (B with clusters: each block's
+//     R / CL rows); descriptor: SBO 1024 (8 rows), k slice s at +32 s bytes (16 k of
+//     16-bit, 8 of tf32).
+//   operand read with m or n contiguous ("MN-major", 16-bit only: wgmma's transpose bits;
+//     tf32 operands so stored are transposed first): R / 64 chunks, each BK rows of 64
+//     elements (one TMA box {64, BK}, 128 B x BK); descriptor: LBO = the chunk pitch
+//     (BK x 128), SBO 1024 (8 k rows), k slice s at +16 x 128 s bytes.
 //   Bytes: STAGES (BM + BN) BK sizeof(TI), plus 1024 so the base can be aligned, plus
 //   128 for the mbarriers after the tiles.
 // TMA fills what lies past M, N or K with zeros, so odd sizes need no bounds checks in
 // the main loop; only the epilogue checks.
 //
 // Pipeline: full[s] (the producer's expected bytes arrived) and empty[s] (every consumer
-// warp is done with the stage) mbarriers per stage, used round after round across the
-// block's tiles. One producer thread waits for empty, posts the stage's bytes and issues
+// warp of every block of the cluster is done with the stage: the others' copies of B
+// write into it too) mbarriers per stage, used round after round across the block's
+// tiles. One producer thread waits for empty, posts the stage's bytes and issues
 // its TMA copies; consumers wait for full, issue the stage's wgmma and commit them as one
 // group, then wait until at most that group is in flight and release the previous stage
 // (a tile's last stage once its wgmma are done, before the epilogue). The producer
