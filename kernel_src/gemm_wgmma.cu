@@ -107,7 +107,8 @@ constexpr bool WIDE = BETA0 && ESC == 2 && VEC * ESI >= 16;
 // copy (src/kcfg.c's gt_kcfg_pack_layout mirrors the layout): COPY as stored, with the
 // leading dimension rounded up to 16 bytes, when the alignment class is under TMA's 16
 // bytes (odd leading dimensions); TRANSPOSE (tf32, TPA/TPB) with k contiguous. After
-// WS_COUNTERS counters' bytes (never touched), A at OFF_A, B at OFF_B, 256-byte aligned.
+// WS_COUNTERS counters and the split-K partials (common.cuh's layout), A at OFF_A, B at
+// OFF_B, 256-byte aligned.
 enum { P_NONE = 0, P_COPY = 1, P_TRANSPOSE = 2 };
 constexpr bool UNALIGNED = VEC * ESI < 16;
 constexpr int PMA = TPA ? P_TRANSPOSE : UNALIGNED ? P_COPY : P_NONE,
@@ -120,7 +121,8 @@ constexpr long long ROWS_A = TA ? K : M, COLS_A = TA ? M : K, ROWS_B = TB ? N : 
 constexpr long long PRA = TPA ? COLS_A : ROWS_A, PCA = TPA ? ROWS_A : COLS_A,
                     PRB = TPB ? COLS_B : ROWS_B, PCB = TPB ? ROWS_B : COLS_B;
 constexpr long long LDA_P = (PRA + EPV - 1) / EPV * EPV, LDB_P = (PRB + EPV - 1) / EPV * EPV;
-constexpr long long OFF_A = 4LL * WS_COUNTERS,
+constexpr long long PARTIALS = SPLIT > 1 ? (long long)GM * GN * SPLIT * BM * BN * 4 : 0;
+constexpr long long OFF_A = (4LL * WS_COUNTERS + PARTIALS + 255) / 256 * 256,
                     OFF_B = OFF_A + (PMA ? (LDA_P * PCA * ESI + 255) / 256 * 256 : 0);
 
 #if GT_DT == 2

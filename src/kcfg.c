@@ -196,7 +196,11 @@ int gt_kcfg_pack_layout(const gt_kcfg *c, const gt_key *key, gt_kpack *p) {
                          key->opb ? key->k : key->n, es, &p->rows_b, &p->cols_b, &p->ldb);
     if (p->mode_a == GT_KPACK_NONE && p->mode_b == GT_KPACK_NONE) return 0;
     size_t bytes_a = p->mode_a ? (size_t)(p->lda * p->cols_a * es) : 0;
-    p->off_a = (size_t)WS_COUNTERS * 4;
+    /* After the split-K counters and partials (none without split-K). */
+    size_t partials = c->split > 1 ? (size_t)(cdiv(key->m, c->bm) * cdiv(key->n, c->bn)) *
+                                         (size_t)c->split * (size_t)c->bm * (size_t)c->bn * 4
+                                   : 0;
+    p->off_a = ((size_t)WS_COUNTERS * 4 + partials + 255) / 256 * 256;
     p->off_b = p->off_a + (bytes_a + 255) / 256 * 256;
     p->end = p->off_b + (p->mode_b ? (size_t)(p->ldb * p->cols_b * es) : 0);
     return 1;
@@ -311,13 +315,10 @@ static int dmma_k8_block(const gt_kcfg *c, const gt_key *k, const gt_klimits *l)
 }
 
 /* WGMMA: at most 128 accumulators per consumer thread (TN instructions of BM / 2), so
- * that they fit the registers setmaxnreg gives consumers; split-K only without operand
- * copies (both would claim the workspace after the counters). */
+ * that they fit the registers setmaxnreg gives consumers. */
 static int wgmma_tile(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
-    (void)l;
-    gt_kpack p;
-    return c->fam != GT_FAM_WGMMA ||
-           (c->tn * c->bm / 2 <= 128 && (c->split == 1 || !gt_kcfg_pack_layout(c, k, &p)));
+    (void)k, (void)l;
+    return c->fam != GT_FAM_WGMMA || c->tn * c->bm / 2 <= 128;
 }
 
 static int warp_not_idle(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
@@ -426,8 +427,7 @@ const gt_kconstraint gt_kconstraints[] = {
      "warps: it computed wrong results (cause not found)",
      dmma_k8_block},
     {"wgmma_tile", GT_KC_LEGAL,
-     "WGMMA: at most 128 accumulators per consumer thread (TN x BM / 2); split-K only "
-     "without operand copies",
+     "WGMMA: at most 128 accumulators per consumer thread (TN x BM / 2)",
      wgmma_tile},
     {"warp_not_idle", GT_KC_PRUNE,
      "no warp computes nothing: the tiles overhang the problem by less than a warp tile "

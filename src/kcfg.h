@@ -135,7 +135,7 @@ typedef struct gt_kpack {
     long long rows_a, rows_b; /* their rows (the contiguous dimension) */
     long long cols_a, cols_b; /* and columns, as the copies are stored */
     size_t off_a, off_b;      /* byte offsets in the workspace: after the split-K
-                                 counters, 256-byte aligned */
+                                 counters and partials, 256-byte aligned */
     size_t end;               /* bytes of workspace in all */
 } gt_kpack;
 /* 1 (and *p filled) when c copies an operand first, else 0. */

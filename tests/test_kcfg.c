@@ -1269,6 +1269,20 @@ static void kcfg_derived_values(void) {
     make_key_dt(&kw, 90, GT_DT_BF16, 0, 0, 1000, 1000, 1000, 16, 1);
     gt_kcfg_grid(&w, &kw, grid, block);
     TAP_CHECK(grid[0] == 8 * 4, "WGMMA 1000^3 (32 tiles): grid %u", grid[0]);
+    /* WGMMA tf32 NN with split-K: counters, 8 x 4 tiles x 4 splits x 64 x 128 floats of
+     * partials, then A's transposed copy (8192 x 512 floats); B is read as stored. */
+    {
+        gt_key kt;
+        make_key_dt(&kt, 90, GT_DT_TF32, 0, 0, 512, 512, 8192, 16, 1);
+        gt_kcfg ws = CFG(3, 64, 128, 32, 64, 64, 2, 1, 4, 4, 4, 1);
+        gt_kpack pk;
+        size_t off = 4096 * 4 + (size_t)8 * 4 * 4 * 64 * 128 * 4;
+        TAP_CHECK(gt_kcfg_pack_layout(&ws, &kt, &pk) && pk.mode_a == GT_KPACK_TRANSPOSE &&
+                      pk.mode_b == GT_KPACK_NONE && pk.off_a == off && pk.lda == 8192 &&
+                      pk.cols_a == 512 && gt_kcfg_workspace_bytes(&ws, &kt) == off + (size_t)8192 * 512 * 4,
+                  "tf32 split-K copy layout: modes %d %d, A at %zu, ld %lld, workspace %zu", pk.mode_a,
+                  pk.mode_b, pk.off_a, pk.lda, gt_kcfg_workspace_bytes(&ws, &kt));
+    }
     /* Clusters of 2: pairs of vertically adjacent tiles, 1000 rows: ceil(8 / 2) x 4 = 16
      * pairs, 32 blocks; 4096^3: 16 x 16 pairs, 66 clusters of the 132 SMs. */
     w.tm = 2;
