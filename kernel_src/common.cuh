@@ -277,4 +277,22 @@ __device__ __forceinline__ void store_acc(TC *p, const float *acc, float alpha, 
     }
 }
 
+// Rows m and m + 1 of one column (col) from acc[0], acc[1], by store_acc: as one access
+// where C's alignment class allows a pair (PAIR), else one by one; at the edge only the
+// rows below M. M_EXACT: the caller knows no row lies past M.
+template <bool M_EXACT, bool PAIR>
+__device__ __forceinline__ void store_acc_rows2(TC *__restrict__ col, int m, const float *acc, float alpha,
+                                                float beta) {
+    if (M_EXACT || m + 1 < M) {
+        if constexpr (PAIR) {
+            store_acc<2>(col + m, acc, alpha, beta);
+        } else {
+            store_acc<1>(col + m, acc, alpha, beta);
+            store_acc<1>(col + m + 1, acc + 1, alpha, beta);
+        }
+    } else if (m < M) {
+        store_acc<1>(col + m, acc, alpha, beta);
+    }
+}
+
 }  // namespace gt

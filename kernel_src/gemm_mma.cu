@@ -350,17 +350,7 @@ extern "C" __global__ void __launch_bounds__(gt::NT, GT_MINB)
 #pragma unroll
             for (int i = 0; i < TM; ++i) {
                 const int m = mb + i * 8;
-                const float *a = &acc[(i * TN + j) * 4 + h * 2];
-                if (M_EXACT || m + 1 < M) {
-                    if constexpr (PAIR) {
-                        store_acc<2>(col + m, a, alpha, beta);
-                    } else {
-                        store_acc<1>(col + m, a, alpha, beta);
-                        store_acc<1>(col + m + 1, a + 1, alpha, beta);
-                    }
-                } else if (m < M) {
-                    store_acc<1>(col + m, a, alpha, beta);
-                }
+                store_acc_rows2<M_EXACT, PAIR>(col, m, &acc[(i * TN + j) * 4 + h * 2], alpha, beta);
             }
         }
     }

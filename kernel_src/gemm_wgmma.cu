@@ -501,18 +501,8 @@ extern "C" __global__ void __launch_bounds__(gt::wgm::NTW, 1)
                     TC *col = C + (long long)n * ldc;
 #pragma unroll
                     for (int j = 0; j < BM / 8; ++j) {
-                        const int m = m0 + 8 * j + 2 * t;
-                        const float *a = &acc[i][4 * j + 2 * h];
-                        if (M_EXACT || m + 1 < M) {
-                            if constexpr (PAIR) {
-                                store_acc<2>(col + m, a, alpha, beta);
-                            } else {
-                                store_acc<1>(col + m, a, alpha, beta);
-                                store_acc<1>(col + m + 1, a + 1, alpha, beta);
-                            }
-                        } else if (m < M) {
-                            store_acc<1>(col + m, a, alpha, beta);
-                        }
+                        store_acc_rows2<M_EXACT, PAIR>(col, m0 + 8 * j + 2 * t, &acc[i][4 * j + 2 * h],
+                                                       alpha, beta);
                     }
                 }
             }

@@ -1011,6 +1011,21 @@ static void gpu_tc_unaligned_every_candidate(void) {
     unsetenv("GEMMTUNE_TUNE_MAX_CANDIDATES");
 }
 
+/* One NN case of gpu_wgmma_every_candidate: C within the type's tolerance, and *count
+ * (one of tc_log's counters, zeroed first) above zero: candidates of the kind the case is
+ * about (`kind`) were among those verified. pad: A's, B's and C's leading-dimension pads. */
+static void wgmma_case(int t, long long m, long long n, long long k, const long long pad[3],
+                       float alpha, float beta, int *count, const char *kind) {
+    const char *dt = gt_dtype_name(tc_types[t].dt);
+    gt_status st;
+    *count = 0;
+    double e = tc_run(t, 0, 0, m, n, k, pad[0], pad[1], pad[2], alpha, beta, &st);
+    TAP_CHECK(st == GT_SUCCESS && e <= tc_tol(t, k), "%s %lldx%lldx%lld beta %g: %s err %.3g: %s", dt, m,
+              n, k, beta, gt_status_string(st), e, gt_last_error());
+    TAP_CHECK(*count > 0, "%s %lldx%lldx%lld beta %g: %d %s candidates verified", dt, m, n, k, beta,
+              *count, kind);
+}
+
 /* The Hopper WGMMA family, on a 9.0 device: every op pair and tensor type, with leading
  * dimensions that TMA can read directly (multiples of 16 bytes) and odd ones (the
  * operands are copied to aligned memory first), odd M, N and K inside; every candidate
@@ -1053,70 +1068,42 @@ static void gpu_wgmma_every_candidate(void) {
                           "%s op %d: %d WGMMA candidates verified", gt_dtype_name(tc_types[t].dt),
                           op, tc_wgmma_verified);
             }
+    static const long long pad787[3] = {7, 8, 7}, pad484[3] = {4, 8, 4}, pad888[3] = {8, 8, 8},
+                           pad000[3] = {0, 0, 0};
     /* beta 0 with 16-bit C in the 16-byte class: C stored 8 rows at a time (the quad
      * exchange); m = 601 ends in a partial run of rows, whose neighbours in the padding
      * (ldc 608) must stay as they were. */
-    for (int t = 0; t < N_TC_TYPES; t++) {
-        if (tc_types[t].dt != GT_DT_BF16 && tc_types[t].dt != GT_DT_F16) continue;
-        gt_status st;
-        tc_wgmma_verified = 0;
-        double e = tc_run(t, 0, 0, 601, 517, 256, 7, 8, 7, 1.5f, 0.0f, &st);
-        TAP_CHECK(st == GT_SUCCESS && e <= tc_tol(t, 256), "%s 601x517x256 beta 0: %s err %.3g: %s",
-                  gt_dtype_name(tc_types[t].dt), gt_status_string(st), e, gt_last_error());
-        TAP_CHECK(tc_wgmma_verified > 0, "%s 601x517x256 beta 0: %d WGMMA candidates verified",
-                  gt_dtype_name(tc_types[t].dt), tc_wgmma_verified);
-    }
+    for (int t = 0; t < N_TC_TYPES; t++)
+        if (tc_types[t].dt == GT_DT_BF16 || tc_types[t].dt == GT_DT_F16)
+            wgmma_case(t, 601, 517, 256, pad787, 1.5f, 0.0f, &tc_wgmma_verified, "WGMMA");
     /* Clusters of 2 blocks sharing B's tile (TMA multicast), ranked among the first 16 on
      * this shape: 1100 rows make an odd number of 128-row tiles, so the last cluster's
      * second block computes a tile past M and must store nothing (C's padding is checked).
      * beta 0 and not (16-byte and pairwise stores). */
     setenv("GEMMTUNE_TUNE_MAX_CANDIDATES", "16", 1);
-    for (int t = 0; t < N_TC_TYPES; t++) {
-        if (tc_types[t].dt != GT_DT_BF16) continue;
-        for (int b = 0; b < 2; b++) {
-            gt_status st;
-            tc_cluster_verified = 0;
-            double e = tc_run(t, 0, 0, 1100, 1000, 512, 4, 8, 4, 1.0f, b ? 0.25f : 0.0f, &st);
-            TAP_CHECK(st == GT_SUCCESS && e <= tc_tol(t, 512), "bf16 1100x1000x512 beta %s: %s err %.3g: %s",
-                      b ? "0.25" : "0", gt_status_string(st), e, gt_last_error());
-            TAP_CHECK(tc_cluster_verified > 0, "bf16 1100x1000x512: %d WGMMA cluster candidates verified",
-                      tc_cluster_verified);
-        }
-    }
+    for (int t = 0; t < N_TC_TYPES; t++)
+        if (tc_types[t].dt == GT_DT_BF16)
+            for (int b = 0; b < 2; b++)
+                wgmma_case(t, 1100, 1000, 512, pad484, 1.0f, b ? 0.25f : 0.0f, &tc_cluster_verified,
+                           "WGMMA cluster");
     /* Split-K: large K on few tiles, every split's partial summed by the last to arrive;
      * beta 0 and not. bf16 and f16_f32: 320 rows (3 tile rows of 128: clusters too);
      * tf32 NN: 640 x 640 x 16384, A's transposed copy after the partials in the
      * workspace (a shape where WGMMA's split-K ranks high: its copy costs). */
     setenv("GEMMTUNE_TUNE_MAX_CANDIDATES", "24", 1);
     for (int t = 0; t < N_TC_TYPES; t++) {
-        const int dt = tc_types[t].dt;
-        if (dt != GT_DT_BF16 && dt != GT_DT_F16_F32 && dt != GT_DT_TF32) continue;
-        const long long m = dt == GT_DT_TF32 ? 640 : 320, n = dt == GT_DT_TF32 ? 640 : 256;
-        const long long k = dt == GT_DT_TF32 ? 16384 : 8192;
-        for (int b = 0; b < 2; b++) {
-            gt_status st;
-            tc_wsplit_verified = 0;
-            double e = tc_run(t, 0, 0, m, n, k, 8, 8, 8, 1.0f, b ? 0.25f : 0.0f, &st);
-            TAP_CHECK(st == GT_SUCCESS && e <= tc_tol(t, k), "%s %lldx%lldx%lld beta %s: %s err %.3g: %s",
-                      gt_dtype_name(dt), m, n, k, b ? "0.25" : "0", gt_status_string(st), e,
-                      gt_last_error());
-            TAP_CHECK(tc_wsplit_verified > 0, "%s %lldx%lldx%lld beta %s: %d WGMMA split-K candidates verified",
-                      gt_dtype_name(dt), m, n, k, b ? "0.25" : "0", tc_wsplit_verified);
-        }
+        const int dt = tc_types[t].dt, tf32 = dt == GT_DT_TF32;
+        if (dt != GT_DT_BF16 && dt != GT_DT_F16_F32 && !tf32) continue;
+        for (int b = 0; b < 2; b++)
+            wgmma_case(t, tf32 ? 640 : 320, tf32 ? 640 : 256, tf32 ? 16384 : 8192, pad888, 1.0f,
+                       b ? 0.25f : 0.0f, &tc_wsplit_verified, "WGMMA split-K");
     }
     /* The copies: a shape where they pay (odd leading dimensions, K 1003; tf32 NN: A
      * transposed, B copied), every one of 32 candidates verified, WGMMA's among them. */
     setenv("GEMMTUNE_TUNE_MAX_CANDIDATES", "32", 1);
-    for (int t = 0; t < N_TC_TYPES; t++) {
-        if (tc_types[t].dt != GT_DT_BF16 && tc_types[t].dt != GT_DT_TF32) continue;
-        gt_status st;
-        tc_wgmma_verified = 0;
-        double e = tc_run(t, 0, 0, 1001, 999, 1003, 0, 0, 0, 1.0f, 0.25f, &st);
-        TAP_CHECK(st == GT_SUCCESS && e <= tc_tol(t, 1003), "%s 1001x999x1003: %s err %.3g: %s",
-                  gt_dtype_name(tc_types[t].dt), gt_status_string(st), e, gt_last_error());
-        TAP_CHECK(tc_wgmma_verified > 0, "%s 1001x999x1003: %d WGMMA candidates verified",
-                  gt_dtype_name(tc_types[t].dt), tc_wgmma_verified);
-    }
+    for (int t = 0; t < N_TC_TYPES; t++)
+        if (tc_types[t].dt == GT_DT_BF16 || tc_types[t].dt == GT_DT_TF32)
+            wgmma_case(t, 1001, 999, 1003, pad000, 1.0f, 0.25f, &tc_wgmma_verified, "WGMMA");
     gt_set_log_callback(NULL, NULL);
     gt_set_log_level(2);
     TAP_CHECK(tc_verify_warnings == 0, "%d candidates failed verification", tc_verify_warnings);
