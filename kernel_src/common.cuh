@@ -247,33 +247,25 @@ template <int V> __device__ __forceinline__ void store_c(T *p, const T *acc, T a
 template <int N>
 __device__ __forceinline__ void store_acc(TC *p, const float *acc, float alpha, float beta) {
     constexpr int ESC = (int)sizeof(TC);
-    TC out[2];
     if constexpr (N == 2) {
-        if constexpr (!BETA0) {
-            if constexpr (ESC == 4) {
+        float v0 = alpha * acc[0], v1 = alpha * acc[1];
+        if constexpr (ESC == 4) {
+            if constexpr (!BETA0) {
                 const float2 v = *reinterpret_cast<const float2 *>(p);
-                out[0] = from<TC>(alpha * acc[0] + beta * v.x);
-                out[1] = from<TC>(alpha * acc[1] + beta * v.y);
-            } else {
+                v0 += beta * v.x, v1 += beta * v.y;
+            }
+            *reinterpret_cast<float2 *>(p) = make_float2(v0, v1);
+        } else {
+            if constexpr (!BETA0) {
                 const unsigned v = *reinterpret_cast<const unsigned *>(p);
                 const unsigned short h[2] = {(unsigned short)(v & 0xffffu), (unsigned short)(v >> 16)};
                 const TC *old = reinterpret_cast<const TC *>(h);
-                out[0] = from<TC>(alpha * acc[0] + beta * to_f32(old[0]));
-                out[1] = from<TC>(alpha * acc[1] + beta * to_f32(old[1]));
+                v0 += beta * to_f32(old[0]), v1 += beta * to_f32(old[1]);
             }
-        } else {
-            out[0] = from<TC>(alpha * acc[0]);
-            out[1] = from<TC>(alpha * acc[1]);
-        }
-        if constexpr (ESC == 4) {
-            *reinterpret_cast<float2 *>(p) = make_float2(to_f32(out[0]), to_f32(out[1]));
-        } else {
-            const unsigned short *h = reinterpret_cast<const unsigned short *>(out);
-            *reinterpret_cast<unsigned *>(p) = (unsigned)h[0] | ((unsigned)h[1] << 16);
+            *reinterpret_cast<unsigned *>(p) = from2<TC>(v0, v1);
         }
     } else {
-        out[0] = from<TC>(BETA0 ? alpha * acc[0] : alpha * acc[0] + beta * to_f32(p[0]));
-        p[0] = out[0];
+        p[0] = from<TC>(BETA0 ? alpha * acc[0] : alpha * acc[0] + beta * to_f32(p[0]));
     }
 }
 

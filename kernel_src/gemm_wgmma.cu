@@ -90,18 +90,23 @@ static_assert(BM % 64 == 0 && BM <= 256, "instruction N of 64 to 256");
 static_assert(!TF32 || (KMA && KMB), "tf32 operands must be K-major");
 static_assert(VEC * ESI <= 16, "vectors of at most 16 bytes");
 constexpr int SA = BM * BK * ESI, SB = BN * BK * ESI, STAGE = SA + SB;
-// Tiles, the 1024 bytes their alignment may cost, then the 2 STAGES mbarriers (in 128
-// bytes).
-constexpr int SMEM_BYTES = STAGES * STAGE + 1024 + 128;
+// C is stored in pairs of consecutive rows where its alignment class allows. 16-bit C
+// with beta zero where it allows 16 bytes (WIDE): through shared memory and TMA stores
+// (EPI_TMA) where two staging boxes per consumer warpgroup fit beside the stages, else
+// from registers in runs of 8 rows (wide_store).
+constexpr bool PAIR = VEC * ESI >= 2 * ESC;
+constexpr bool WIDE = BETA0 && ESC == 2 && VEC * ESI >= 16;
+// Tiles, the 1024 bytes their alignment may cost, the epilogue's staging boxes (EPI_BOX
+// bytes each: 64 rows m of 128 bytes by 64 columns n, 1024-aligned as the tiles are),
+// then the 2 STAGES mbarriers (in 128 bytes). 232448: sm_90's per-block opt-in limit.
+constexpr int EPI_BOX = 64 * 64 * 2, SMEM_BASE = STAGES * STAGE + 1024 + 128;
+constexpr bool EPI_TMA = WIDE && SMEM_BASE + CW * 2 * EPI_BOX <= 232448;
+constexpr int EPI_BYTES = EPI_TMA ? CW * 2 * EPI_BOX : 0;
+constexpr int SMEM_BYTES = SMEM_BASE + EPI_BYTES;
 static_assert(8 * 2 * STAGES <= 128, "mbarriers fit their 128 bytes");
 #ifdef GT_SMEM_CHECK
 static_assert(GT_SMEM_CHECK == SMEM_BYTES, "caller's shared-memory size differs from the kernel's");
 #endif
-// C is stored in pairs of consecutive rows where its alignment class allows; 16-bit C
-// with beta zero in runs of 8 rows (16 bytes) where it allows that: the 4 lanes of a quad
-// exchange their pairs first (wide_store).
-constexpr bool PAIR = VEC * ESI >= 2 * ESC;
-constexpr bool WIDE = BETA0 && ESC == 2 && VEC * ESI >= 16;
 
 // PACK: gt_pack first copies an operand into the workspace, and the tensor maps read the
 // copy (src/kcfg.c's gt_kcfg_pack_layout mirrors the layout): COPY as stored, with the
@@ -283,12 +288,9 @@ __device__ __forceinline__ void load_stage(unsigned sa, unsigned fb, int m0, int
     }
 }
 
-// Two values rounded to 16-bit C, as one 32-bit word (the lower row first).
-__device__ __forceinline__ unsigned pack2(float a, float b) {
-    const TC o[2] = {from<TC>(a), from<TC>(b)};
-    const unsigned short *h = reinterpret_cast<const unsigned short *>(o);
-    return (unsigned)h[0] | ((unsigned)h[1] << 16);
-}
+// Two values rounded to 16-bit C, as one 32-bit word (the lower row first). Only WIDE
+// calls it (16-bit C).
+__device__ __forceinline__ unsigned pack2(float a, float b) { return from2<TC>(a, b); }
 __device__ __forceinline__ unsigned pick4(const unsigned (&w)[4], int i) {
     return i == 0 ? w[0] : i == 1 ? w[1] : i == 2 ? w[2] : w[3];
 }
@@ -353,6 +355,37 @@ __device__ __forceinline__ bool splitk_consumers(float (&acc)[TN][RA], float *ws
     return true;
 }
 
+// ---- the TMA-store epilogue (EPI_TMA) ----
+// Four 8 x 8 matrices of 16-bit values from registers to shared memory: lanes 8q .. 8q + 7
+// give the addresses of matrix q's rows, r[q] is this lane's pair of matrix q (row lane / 4,
+// columns 2 (lane % 4), + 1).
+__device__ __forceinline__ void stmatrix4(unsigned a, const unsigned (&r)[4]) {
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(a),
+                 "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3])
+                 : "memory");
+}
+// Shared-memory writes made visible to the async proxy (the TMA store that reads them).
+__device__ __forceinline__ void fence_async_smem() {
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+// One box from shared memory at src to C at (m, n); the store joins this thread's bulk group.
+__device__ __forceinline__ void tma_store(const tmap *m, unsigned src, int c0, int c1) {
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(
+                     reinterpret_cast<unsigned long long>(m)),
+                 "r"(src), "r"(c0), "r"(c1)
+                 : "memory");
+}
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+// This thread's committed stores have read their shared memory (READ) or are complete.
+template <bool READ> __device__ __forceinline__ void bulk_wait_all() {
+    if constexpr (READ) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+    else asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+}
+// The 128 threads of consumer warpgroup cw (named barriers 2, 3; 1 is split-K's).
+__device__ __forceinline__ void warpgroup_sync(int cw) {
+    asm volatile("bar.sync %0, 128;\n" ::"r"(2 + cw) : "memory");
+}
+
 __device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wg_commit() {
     asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
@@ -368,14 +401,14 @@ extern "C" __global__ void __launch_bounds__(gt::wgm::NTW, 1)
     gt_gemm(const gt::TI *__restrict__ A, long long lda, const gt::TI *__restrict__ B,
             long long ldb, gt::TC *__restrict__ C, long long ldc, float alpha, float beta,
             float *ws, const __grid_constant__ gt::wgm::tmap tmA,
-            const __grid_constant__ gt::wgm::tmap tmB) {
+            const __grid_constant__ gt::wgm::tmap tmB, const __grid_constant__ gt::wgm::tmap tmC) {
     using namespace gt;
     using namespace gt::wgm;
     (void)A, (void)B, (void)lda, (void)ldb, (void)ws;
     extern __shared__ __align__(16) unsigned char smem_raw[];
     // TMA's 128-byte swizzle and the descriptors assume 1024-byte aligned tiles.
     const unsigned base = (saddr(smem_raw) + 1023u) & ~1023u;
-    const unsigned full0 = base + STAGES * STAGE, empty0 = full0 + 8 * STAGES;
+    const unsigned epi0 = base + STAGES * STAGE, full0 = epi0 + EPI_BYTES, empty0 = full0 + 8 * STAGES;
 
     const int tid = threadIdx.x, wgi = tid / 128;
     // Work units: CL vertically adjacent tiles, one per block of a cluster (gt::tile_of's
@@ -438,6 +471,11 @@ extern "C" __global__ void __launch_bounds__(gt::wgm::NTW, 1)
         };
         int st = 0;
         unsigned ph = 0;
+        // EPI_TMA: this warpgroup's staging boxes, used in turn (round counts them across
+        // tiles); its thread 0 issues the stores.
+        const unsigned ebuf = epi0 + cw * 2 * EPI_BOX;
+        const bool eleader = tid % 128 == 0;
+        unsigned round = 0;
         for (int u = unit0; u < UNITS; u += unit_step) {
             int imc, in;
             tile_of<GMC>(u, imc, in);
@@ -478,35 +516,75 @@ extern "C" __global__ void __launch_bounds__(gt::wgm::NTW, 1)
             }
 
             // Epilogue: d[4 j + 2 h + e] is C(m0 + 8 j + 2 t + e, n0 + 64 (cw TN + i) + 16 w + 8 h + g).
+            if constexpr (EPI_TMA) {
+                // Per 64 x 64 box of C (rows m0 + 64 jm, columns of instruction i): the
+                // warpgroup writes it to a staging box as TMA's 128-byte swizzle lays it out
+                // (row n of 128 bytes of m, 16-byte chunk c at c ^ (n % 8)) with stmatrix, the
+                // 8 x 8 matrices being (j, h) pairs: rows n = 16 w + 8 h + 0..7, 8 m of j. Then
+                // thread 0 stores it by TMA, which writes nothing past M or N. Before the
+                // barrier it waits until the previous box's store has read its staging box,
+                // which the box after this one reuses: one barrier per box, and the store of
+                // the last box of a tile runs on under the next tile's main loop.
+                const int q = lane >> 3, rr = lane & 7;
+                const unsigned row = (unsigned)(16 * warp + 8 * (q & 1) + rr) * 128;
 #pragma unroll
-            for (int i = 0; i < TN; ++i) {
+                for (int i = 0; i < TN; ++i) {
 #pragma unroll
-                for (int h = 0; h < 2; ++h) {
-                    const int n = n0 + 64 * (cw * TN + i) + 16 * warp + 8 * h + g;
-                    if constexpr (WIDE) {
+                    for (int jm = 0; jm < BM / 64; ++jm, ++round) {
+                        const unsigned box = ebuf + (round & 1) * EPI_BOX;
+#pragma unroll
+                        for (int p = 0; p < 4; ++p) {
+                            // Matrices (j, 0), (j, 1), (j + 1, 0), (j + 1, 1), j = 8 jm + 2 p.
+                            const float *a = &acc[i][4 * (8 * jm + 2 * p)];
+                            unsigned r[4];
+#pragma unroll
+                            for (int v = 0; v < 4; ++v) r[v] = pack2(alpha * a[2 * v], alpha * a[2 * v + 1]);
+                            stmatrix4(box + row + ((unsigned)((2 * p + (q >> 1)) ^ rr) << 4), r);
+                        }
+                        fence_async_smem();
+                        if (eleader) bulk_wait_all<true>();
+                        warpgroup_sync(cw);
+                        if (eleader) {
+                            tma_store(&tmC, box, m0 + 64 * jm, n0 + 64 * (cw * TN + i));
+                            bulk_commit();
+                        }
+                    }
+                }
+            } else {
+#pragma unroll
+                for (int i = 0; i < TN; ++i) {
+#pragma unroll
+                    for (int h = 0; h < 2; ++h) {
+                        const int n = n0 + 64 * (cw * TN + i) + 16 * warp + 8 * h + g;
+                        if constexpr (WIDE) {
+                            TC *col = C + (long long)n * ldc;
+#pragma unroll
+                            for (int q = 0; q < BM / 32; ++q) {
+                                unsigned w[4];
+#pragma unroll
+                                for (int v = 0; v < 4; ++v) {
+                                    const float *a = &acc[i][4 * (4 * q + v) + 2 * h];
+                                    w[v] = pack2(alpha * a[0], alpha * a[1]);
+                                }
+                                wide_store<M_EXACT>(col, N_EXACT || n < N, m0 + 32 * q + 8 * t, w, t);
+                            }
+                            continue;
+                        }
+                        if (!N_EXACT && n >= N) continue;
                         TC *col = C + (long long)n * ldc;
 #pragma unroll
-                        for (int q = 0; q < BM / 32; ++q) {
-                            unsigned w[4];
-#pragma unroll
-                            for (int v = 0; v < 4; ++v) {
-                                const float *a = &acc[i][4 * (4 * q + v) + 2 * h];
-                                w[v] = pack2(alpha * a[0], alpha * a[1]);
-                            }
-                            wide_store<M_EXACT>(col, N_EXACT || n < N, m0 + 32 * q + 8 * t, w, t);
+                        for (int j = 0; j < BM / 8; ++j) {
+                            store_acc_rows2<M_EXACT, PAIR>(col, m0 + 8 * j + 2 * t, &acc[i][4 * j + 2 * h],
+                                                           alpha, beta);
                         }
-                        continue;
-                    }
-                    if (!N_EXACT && n >= N) continue;
-                    TC *col = C + (long long)n * ldc;
-#pragma unroll
-                    for (int j = 0; j < BM / 8; ++j) {
-                        store_acc_rows2<M_EXACT, PAIR>(col, m0 + 8 * j + 2 * t, &acc[i][4 * j + 2 * h],
-                                                       alpha, beta);
                     }
                 }
             }
         }
+    }
+    // A block's TMA stores are complete (so done reading its shared memory) before it leaves.
+    if constexpr (EPI_TMA) {
+        if (wgi > 0 && tid % 128 == 0) bulk_wait_all<false>();
     }
     // No block leaves while another may still copy into its shared memory or arrive on
     // its mbarriers.

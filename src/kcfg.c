@@ -62,12 +62,26 @@ int gt_kcfg_threads(const gt_kcfg *c) {
  * whose stored contiguous dimension is k gets 4 elements of padding per row.
  * DMMA (gemm_dmma.cu, which states the same formula): each operand kept in its stored
  * orientation, rows padded by 4 doubles. */
+/* gemm_wgmma.cu, which states the same formulas: unpadded swizzled tiles, 1024 bytes to
+ * align them, 128 for the mbarriers; with EPI_TMA two 64 x 64 16-bit staging boxes per
+ * consumer warpgroup, where they fit within sm_90's 232448 bytes. */
+#define WGMMA_EPI_BOX (64 * 64 * 2)
+#define WGMMA_SMEM_MAX 232448
+static int wgmma_smem_base(const gt_kcfg *c, const gt_key *key) {
+    return c->stages * (c->bm + c->bn) * c->bk * esize(key) + 1024 + 128;
+}
+
+int gt_kcfg_wgmma_tma_store(const gt_kcfg *c, const gt_key *key) {
+    if (c->fam != GT_FAM_WGMMA || !key->beta0 || gt_dtype_out_size(key->dtype) != 2 ||
+        c->vec * esize(key) < 16)
+        return 0;
+    return wgmma_smem_base(c, key) + (c->bn / c->wn) * 2 * WGMMA_EPI_BOX <= WGMMA_SMEM_MAX;
+}
+
 int gt_kcfg_smem_bytes(const gt_kcfg *c, const gt_key *key) {
-    if (c->fam == GT_FAM_WGMMA) {
-        /* gemm_wgmma.cu, which states the same formula: unpadded swizzled tiles, 1024
-         * bytes to align them, 128 for the mbarriers. */
-        return c->stages * (c->bm + c->bn) * c->bk * esize(key) + 1024 + 128;
-    }
+    if (c->fam == GT_FAM_WGMMA)
+        return wgmma_smem_base(c, key) +
+               (gt_kcfg_wgmma_tma_store(c, key) ? (c->bn / c->wn) * 2 * WGMMA_EPI_BOX : 0);
     if (c->fam == GT_FAM_MMA) {
         /* gemm_mma.cu, which states the same formula: each operand in its stored
          * orientation; rows along k padded by 16 bytes, rows along m or n by 8 elements. */

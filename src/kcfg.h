@@ -112,6 +112,11 @@ int gt_kcfg_threads(const gt_kcfg *c);
  * estimate, so that small blocks keep several resident without forcing spills. */
 int gt_kcfg_min_blocks(const gt_kcfg *c, const gt_key *key);
 int gt_kcfg_smem_bytes(const gt_kcfg *c, const gt_key *key);
+/* 1 when a WGMMA configuration stores C through shared memory and TMA (gemm_wgmma.cu's
+ * EPI_TMA: 16-bit C, beta 0, the 16-byte class, and two 8 KiB staging boxes per consumer
+ * warpgroup fit beside the stages within 227 KiB): its launch then takes a tensor map of
+ * C too. */
+int gt_kcfg_wgmma_tma_store(const gt_kcfg *c, const gt_key *key);
 /* Resident blocks per SM by threads, registers (estimate) and shared memory, at most 32
  * (0 when one does not fit): the occupancy constraint and the cost model both use it. */
 int gt_kcfg_blocks_per_sm(const gt_kcfg *c, const gt_key *key, const gt_klimits *lim);

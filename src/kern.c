@@ -142,20 +142,25 @@ static gt_status tensor_map(CUtensorMap *map, const gt_kern *k, CUdeviceptr p, l
                             long long rows, long long cols, int kcont, int tile) {
     const gt_kcfg *c = &k->cfg;
     int dtype = k->key.dtype, es = gt_dtype_in_size(dtype);
+    /* C (tile < 0): 16-bit, boxes of 64 x 64 (the kernel's staging boxes). */
+    if (tile < 0) es = gt_dtype_out_size(dtype);
     CUtensorMapDataType dt = es == 4                   ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
                              : dtype == GT_DT_F16 || dtype == GT_DT_F16_F32
                                  ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
                                  : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
     cuuint64_t dims[2] = {(cuuint64_t)rows, (cuuint64_t)cols};
     cuuint64_t strides[1] = {(cuuint64_t)ld * (cuuint64_t)es};
-    cuuint32_t box[2] = {(cuuint32_t)(128 / es), (cuuint32_t)(kcont ? tile : c->bk)};
+    cuuint32_t box[2] = {(cuuint32_t)(128 / es), (cuuint32_t)(tile < 0 ? 64 : kcont ? tile : c->bk)};
     cuuint32_t estr[2] = {1, 1};
     CUresult r = gt_cu.tensor_map_encode_tiled(map, dt, 2, (void *)(uintptr_t)p, dims, strides, box,
                                                estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
                                                CU_TENSOR_MAP_SWIZZLE_128B,
-                                               CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                               tile < 0 ? CU_TENSOR_MAP_L2_PROMOTION_NONE
+                                                        : CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                                                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    return r == CUDA_SUCCESS ? GT_SUCCESS : gt_cu_fail(r, "cuTensorMapEncodeTiled (WGMMA operand)");
+    if (r == CUDA_SUCCESS) return GT_SUCCESS;
+    return gt_cu_fail(r, tile < 0 ? "cuTensorMapEncodeTiled (WGMMA C)"
+                                  : "cuTensorMapEncodeTiled (WGMMA operand)");
 }
 
 gt_status gt_kern_launch(const gt_kern *k, CUstream stream, CUdeviceptr A, long long lda,
@@ -164,9 +169,11 @@ gt_status gt_kern_launch(const gt_kern *k, CUstream stream, CUdeviceptr A, long 
     /* Scalars are passed in the kernel's element type. */
     float fa = (float)alpha, fb = (float)beta;
     int f64 = k->key.dtype == GT_DT_F64;
-    CUtensorMap tma, tmb;
+    /* tmc: C's tensor map for a TMA-store epilogue, zeros (unread) otherwise. */
+    CUtensorMap tma, tmb, tmc;
+    memset(&tmc, 0, sizeof tmc);
     void *args[] = {&A, &lda, &B, &ldb, &C, &ldc, f64 ? (void *)&alpha : (void *)&fa,
-                    f64 ? (void *)&beta : (void *)&fb, &ws, &tma, &tmb};
+                    f64 ? (void *)&beta : (void *)&fb, &ws, &tma, &tmb, &tmc};
     if (k->ws_bytes && !ws) return gt_fail(GT_INTERNAL, "split-K kernel launched without a workspace");
     if (k->cfg.fam == GT_FAM_WGMMA) {
         /* Descriptors hold the addresses, so they are made per launch (host work of about
@@ -211,6 +218,8 @@ gt_status gt_kern_launch(const gt_kern *k, CUstream stream, CUdeviceptr A, long 
         if (s == GT_SUCCESS)
             s = kb ? tensor_map(&tmb, k, tb, tldb, key->k, key->n, 1, k->cfg.bn / k->cfg.tm)
                    : tensor_map(&tmb, k, tb, tldb, key->n, key->k, 0, 0);
+        if (s == GT_SUCCESS && gt_kcfg_wgmma_tma_store(&k->cfg, key))
+            s = tensor_map(&tmc, k, C, ldc, key->m, key->n, 0, -1);
         if (s != GT_SUCCESS) return s;
     }
     CUresult r;

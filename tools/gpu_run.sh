@@ -4,7 +4,7 @@
 # (bench: f32 then f64, each with a fresh cache, then bench/plot.py to bench_ratio.png;
 # bench-tc: the same for the tensor-core types, $TC_DTYPES, default "bf16 f16 tf32", to
 # bench_tc_ratio.png; not part of all).
-# Usage: bash tools/gpu_run.sh [all|tests|gpu|quick|memcheck|memcheck-tc|wgmma|bench|bench-tc|devices] (gpu: only the
+# Usage: bash tools/gpu_run.sh [all|tests|gpu|quick|memcheck|memcheck-tc|wgmma|bench|bench-tc|devices|profile-tc] (gpu: only the
 # suites that need the GPU; wgmma: the Hopper family on every op pair, all candidates
 # verified, and its SASS; memcheck-tc runs it under memcheck too; devices: tune --devices on one GPU vs all, shards + merge) ; logs and JSON go to $OUT
 # (default ./gpu-out). On the project's device machine: copy ../shared/device to .device
@@ -143,6 +143,29 @@ if [ "$what" = bench-tc ]; then
   # TC_DTYPES="f16_f32 bf16_f32" runs the fp32-output types in a second call.
   # shellcheck disable=SC2086  # the list splits into words on purpose
   bench_suite "$OUT/bench_tc_ratio.png" ${TC_DTYPES:-bf16 f16 tf32}
+fi
+if [ "$what" = profile-tc ]; then
+  # Where bf16 4096^3 loses to cuBLAS: every candidate's time (show), a K sweep of
+  # 4096 x 4096 x K side by side with cuBLAS (a fixed cost per tile shows as the intercept
+  # of time against K), then Nsight Compute on one run of each library's 4096^3 kernel
+  # (clocks left alone).
+  P="$OUT/profile.db"
+  rm -f "$P"*
+  ./$B/gemmtune --cache "$P" tune --dtype bf16 4096x4096x4096 || rc=1
+  ./$B/gemmtune --cache "$P" show --dtype bf16 4096x4096x4096 >"$OUT/show_4096.txt" 2>&1
+  head -40 "$OUT/show_4096.txt"
+  GEMMTUNE_CACHE="$P" ./$B/gemmtune-bench --dtype bf16 --file bench/ksweep.txt \
+    --json "$OUT/ksweep.json" 2>&1 | tee "$OUT/ksweep.txt" || rc=1
+  echo "4096 4096 4096 N N" >"$OUT/one.txt"
+  NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+  for who in gt_gemm 'regex:nvjet|sm90|xmma|cutlass|gemm_'; do
+    GEMMTUNE_CACHE="$P" $NCU --clock-control none --kernel-name "$who" --launch-skip 3 --launch-count 1 \
+      --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
+      --section WarpStateStats --section LaunchStats --section Occupancy \
+      --metrics sm__cycles_elapsed.avg.per_second,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_elapsed,lts__t_bytes.sum.per_second,l1tex__m_xbar2l1tex_read_bytes.sum.per_second \
+      ./$B/gemmtune-bench --dtype bf16 --file "$OUT/one.txt" >>"$OUT/ncu.txt" 2>&1
+  done
+  grep -E "gt_gemm|nvjet|sm90|Duration|SM Frequency|Throughput|gmma|lts__t_bytes|xbar2l1tex|Registers|Shared Memory Config|Stall|Issued|Eligible|Active Warps|No Eligible|Block Size|Grid Size|==PROF==|==ERROR==|==WARNING==" "$OUT/ncu.txt" | head -120
 fi
 if [ "$what" = devices ]; then
   # The same shape list tuned on GPU 0 alone, then on every GPU; then two shards into two

@@ -487,6 +487,10 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
         cands[i].status = GT_TR_OK;
         cands[i].time_us = us;
         rep->timed++;
+        /* Every time, also of candidates that later fail verification (experiments). */
+        char text[64];
+        gt_kcfg_format(&cands[i].cfg, text, sizeof text);
+        gt_log(GT_LOG_DEBUG, "candidate %s timed: %.1f us", text, us);
     }
     rep->time_seconds = gt_tune_now_s() - t1;
     job.stop = 1; /* nothing more will be timed: skip the compiles not yet started */
