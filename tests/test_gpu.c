@@ -1070,9 +1070,10 @@ static void gpu_wgmma_every_candidate(void) {
             }
     static const long long pad787[3] = {7, 8, 7}, pad484[3] = {4, 8, 4}, pad888[3] = {8, 8, 8},
                            pad000[3] = {0, 0, 0};
-    /* beta 0 with 16-bit C in the 16-byte class: C stored 8 rows at a time (the quad
-     * exchange); m = 601 ends in a partial run of rows, whose neighbours in the padding
-     * (ldc 608) must stay as they were. */
+    /* beta 0 with 16-bit C in the 16-byte class: C stored through shared memory by TMA
+     * (or 8 rows at a time from registers where the staging does not fit); m = 601 ends
+     * in a partial box and a partial run of rows, whose neighbours in the padding (ldc
+     * 608) must stay as they were. */
     for (int t = 0; t < N_TC_TYPES; t++)
         if (tc_types[t].dt == GT_DT_BF16 || tc_types[t].dt == GT_DT_F16)
             wgmma_case(t, 601, 517, 256, pad787, 1.5f, 0.0f, &tc_wgmma_verified, "WGMMA");

@@ -1294,6 +1294,41 @@ static void kcfg_derived_values(void) {
     make_key_dt(&kw, 90, GT_DT_BF16, 0, 0, 4096, 4096, 4096, 16, 1);
     gt_kcfg_grid(&w, &kw, grid, block);
     TAP_CHECK(grid[0] == 132, "WGMMA 4096^3 in clusters of 2: grid %u", grid[0]);
+    /* WGMMA's TMA-store epilogue (16-bit C, beta 0, 16-byte class): two 8 KiB staging
+     * boxes per consumer warpgroup beside the stages, where they fit in 232448 bytes. */
+    {
+        const struct {
+            int dt, align, beta0, bm, bn, wn, stages, tma, bytes;
+        } e[] = {
+            /* 4 x 48 KiB stages + 1152, + 2 x 2 x 8 KiB: 230528, fits. */
+            {GT_DT_BF16, 16, 1, 256, 128, 64, 4, 1, 197760 + 32768},
+            {GT_DT_F16, 16, 1, 128, 256, 128, 4, 1, 197760 + 32768},
+            /* One consumer warpgroup: one pair of boxes. */
+            {GT_DT_BF16, 16, 1, 128, 64, 64, 4, 1, 4 * 24576 + 1152 + 16384},
+            /* 5 x 40 KiB + 1152 + 32 KiB = 238720: too much; registers store C. */
+            {GT_DT_BF16, 16, 1, 192, 128, 64, 5, 0, 5 * 40960 + 1152},
+            /* beta != 0, 32-bit C, under 16 bytes: registers store C. */
+            {GT_DT_BF16, 16, 0, 256, 128, 64, 4, 0, 197760},
+            {GT_DT_BF16_F32, 16, 1, 256, 128, 64, 4, 0, 197760},
+            {GT_DT_BF16, 8, 1, 256, 128, 64, 4, 0, 197760},
+        };
+        for (size_t i = 0; i < sizeof e / sizeof e[0]; i++) {
+            gt_key ke;
+            make_key_dt(&ke, 90, e[i].dt, 0, 0, 4096, 4096, 4096, e[i].align, e[i].beta0);
+            gt_kcfg c3 = CFG(3, e[i].bm, e[i].bn, 64, e[i].bm, e[i].wn, 1, e[i].wn / 64, e[i].stages,
+                             e[i].align / 2, 1, 8);
+            TAP_CHECK(gt_kcfg_wgmma_tma_store(&c3, &ke) == e[i].tma &&
+                          gt_kcfg_smem_bytes(&c3, &ke) == e[i].bytes,
+                      "WGMMA epilogue case %zu: TMA store %d (want %d), smem %d (want %d)", i,
+                      gt_kcfg_wgmma_tma_store(&c3, &ke), e[i].tma, gt_kcfg_smem_bytes(&c3, &ke),
+                      e[i].bytes);
+        }
+        /* Other families never store through TMA. */
+        gt_key ke;
+        make_key_dt(&ke, 90, GT_DT_BF16, 0, 0, 4096, 4096, 4096, 16, 1);
+        gt_kcfg m2 = CFG(2, 128, 128, 32, 64, 64, 4, 8, 3, 8, 1, 8);
+        TAP_CHECK(!gt_kcfg_wgmma_tma_store(&m2, &ke), "MMA with TMA store");
+    }
     /* SIMT shared memory: STAGES x BK rows of each operand; 4 elements of padding only
      * for the operand whose stored contiguous dimension is k: A transposed, B as stored. */
     const struct {
