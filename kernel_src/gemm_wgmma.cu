@@ -101,15 +101,17 @@ static_assert(VEC * ESI <= 16, "vectors of at most 16 bytes");
 constexpr int SA = BM * BK * ESI, SB = BN * BK * ESI, STAGE = SA + SB;
 // C is stored in pairs of consecutive rows where its alignment class allows. 16-bit C
 // with beta zero where it allows 16 bytes (WIDE): through shared memory and TMA stores
-// (EPI_TMA) where two staging boxes per consumer warpgroup fit beside the stages, else
-// from registers in runs of 8 rows (wide_store).
+// (EPI_TMA) where M is a multiple of 8 and two staging boxes per consumer warpgroup fit
+// beside the stages, else from registers in runs of 8 rows (wide_store).
 constexpr bool PAIR = VEC * ESI >= 2 * ESC;
 constexpr bool WIDE = BETA0 && ESC == 2 && VEC * ESI >= 16;
 // Tiles, the 1024 bytes their alignment may cost, the epilogue's staging boxes (EPI_BOX
 // bytes each: 64 rows m of 128 bytes by 64 columns n, 1024-aligned as the tiles are),
 // then the 2 STAGES mbarriers (in 128 bytes). 232448: sm_90's per-block opt-in limit.
 constexpr int EPI_BOX = 64 * 64 * 2, SMEM_BASE = STAGES * STAGE + 1024 + 128;
-constexpr bool EPI_TMA = WIDE && SMEM_BASE + CW * 2 * EPI_BOX <= 232448;
+// TMA stores whole 16-byte chunks: with M not a multiple of 8 the last one of each column
+// would write past M (into C's padding or the next column), so such M store from registers.
+constexpr bool EPI_TMA = WIDE && M % 8 == 0 && SMEM_BASE + CW * 2 * EPI_BOX <= 232448;
 constexpr int EPI_BYTES = EPI_TMA ? CW * 2 * EPI_BOX : 0;
 constexpr int SMEM_BYTES = SMEM_BASE + EPI_BYTES;
 static_assert(8 * 2 * STAGES <= 128, "mbarriers fit their 128 bytes");

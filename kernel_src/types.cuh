@@ -59,6 +59,7 @@ template <> __device__ __forceinline__ bf16 from<bf16>(float v) {
     return b;
 }
 template <class T> __device__ __forceinline__ T from(double v) { return from<T>((float)v); }
+template <> __device__ __forceinline__ double from<double>(double v) { return v; }
 
 // from2<T>(lo, hi): two floats rounded to the 16-bit T (nearest even), packed as one
 // 32-bit word, lo in the lower half (the lower address). One cvt on sm_80 and later, where

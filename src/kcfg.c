@@ -64,7 +64,8 @@ int gt_kcfg_threads(const gt_kcfg *c) {
  * orientation, rows padded by 4 doubles. */
 /* gemm_wgmma.cu, which states the same formulas: unpadded swizzled tiles, 1024 bytes to
  * align them, 128 for the mbarriers; with EPI_TMA two 64 x 64 16-bit staging boxes per
- * consumer warpgroup, where they fit within sm_90's 232448 bytes. */
+ * consumer warpgroup, where they fit within sm_90's 232448 bytes (and M is a multiple of
+ * 8). */
 #define WGMMA_EPI_BOX (64 * 64 * 2)
 #define WGMMA_SMEM_MAX 232448
 static int wgmma_smem_base(const gt_kcfg *c, const gt_key *key) {
@@ -72,8 +73,10 @@ static int wgmma_smem_base(const gt_kcfg *c, const gt_key *key) {
 }
 
 int gt_kcfg_wgmma_tma_store(const gt_kcfg *c, const gt_key *key) {
+    /* TMA stores whole 16-byte chunks: M a multiple of 8, or the last chunk of a column
+     * would write past it. */
     if (c->fam != GT_FAM_WGMMA || !key->beta0 || gt_dtype_out_size(key->dtype) != 2 ||
-        c->vec * esize(key) < 16)
+        c->vec * esize(key) < 16 || key->m % 8 != 0)
         return 0;
     return wgmma_smem_base(c, key) + (c->bn / c->wn) * 2 * WGMMA_EPI_BOX <= WGMMA_SMEM_MAX;
 }

@@ -113,9 +113,9 @@ int gt_kcfg_threads(const gt_kcfg *c);
 int gt_kcfg_min_blocks(const gt_kcfg *c, const gt_key *key);
 int gt_kcfg_smem_bytes(const gt_kcfg *c, const gt_key *key);
 /* 1 when a WGMMA configuration stores C through shared memory and TMA (gemm_wgmma.cu's
- * EPI_TMA: 16-bit C, beta 0, the 16-byte class, and two 8 KiB staging boxes per consumer
- * warpgroup fit beside the stages within 227 KiB): its launch then takes a tensor map of
- * C too. */
+ * EPI_TMA: 16-bit C, beta 0, the 16-byte class, M a multiple of 8, and two 8 KiB staging
+ * boxes per consumer warpgroup fit beside the stages within 227 KiB): its launch then
+ * takes a tensor map of C too. */
 int gt_kcfg_wgmma_tma_store(const gt_kcfg *c, const gt_key *key);
 /* Resident blocks per SM by threads, registers (estimate) and shared memory, at most 32
  * (0 when one does not fit): the occupancy constraint and the cost model both use it. */

@@ -900,13 +900,17 @@ static double tc_run(int t, int opa, int opb, long long m, long long n, long lon
             size_t c = (size_t)(i + j * ldc);
             double ref = alpha * sum + (beta == 0.0f ? 0.0 : beta * st_get(ct, C0, c));
             double v = st_get(ct, C, c);
-            if (!isfinite(v)) bad = 1;
+            if (!isfinite(v)) {
+                printf("# C(%lld, %lld) = %g, not finite\n", i, j, v);
+                bad = 1;
+            }
             d2 += (v - ref) * (v - ref);
             r2 += ref * ref;
         }
         for (long long i = m; i < ldc && !bad; i++) {
             size_t off = (size_t)(i + j * ldc) * ec;
             bad = memcmp((const char *)C + off, (const char *)C0 + off, ec) != 0;
+            if (bad) printf("# padding row %lld of column %lld (ldc %lld, m %lld) changed\n", i, j, ldc, m);
         }
     }
     gt_cu.mem_free(dA), gt_cu.mem_free(dB), gt_cu.mem_free(dC);
@@ -1070,23 +1074,27 @@ static void gpu_wgmma_every_candidate(void) {
             }
     static const long long pad787[3] = {7, 8, 7}, pad484[3] = {4, 8, 4}, pad888[3] = {8, 8, 8},
                            pad000[3] = {0, 0, 0};
-    /* beta 0 with 16-bit C in the 16-byte class: C stored through shared memory by TMA
-     * (or 8 rows at a time from registers where the staging does not fit); m = 601 ends
-     * in a partial box and a partial run of rows, whose neighbours in the padding (ldc
-     * 608) must stay as they were. */
+    /* beta 0 with 16-bit C in the 16-byte class. m = 1000: C stored through shared
+     * memory by TMA, the last box of each column ending at row 1000, the padding after it
+     * (ldc 1008) left as it was. m = 601 (ldc 608): from registers, 8 rows at a time (a
+     * TMA store would write rows 601 to 607 with row 600's chunk), the last run partial. */
     for (int t = 0; t < N_TC_TYPES; t++)
-        if (tc_types[t].dt == GT_DT_BF16 || tc_types[t].dt == GT_DT_F16)
+        if (tc_types[t].dt == GT_DT_BF16 || tc_types[t].dt == GT_DT_F16) {
+            wgmma_case(t, 1000, 517, 256, pad888, 1.5f, 0.0f, &tc_wgmma_verified, "WGMMA");
             wgmma_case(t, 601, 517, 256, pad787, 1.5f, 0.0f, &tc_wgmma_verified, "WGMMA");
+        }
     /* Clusters of 2 blocks sharing B's tile (TMA multicast), ranked among the first 16 on
      * this shape: 1100 rows make an odd number of 128-row tiles, so the last cluster's
      * second block computes a tile past M and must store nothing (C's padding is checked).
-     * beta 0 and not (16-byte and pairwise stores). */
+     * beta 0 and not (16-byte and pairwise stores); 1096 rows with beta 0: TMA stores. */
     setenv("GEMMTUNE_TUNE_MAX_CANDIDATES", "16", 1);
     for (int t = 0; t < N_TC_TYPES; t++)
-        if (tc_types[t].dt == GT_DT_BF16)
+        if (tc_types[t].dt == GT_DT_BF16) {
             for (int b = 0; b < 2; b++)
                 wgmma_case(t, 1100, 1000, 512, pad484, 1.0f, b ? 0.25f : 0.0f, &tc_cluster_verified,
                            "WGMMA cluster");
+            wgmma_case(t, 1096, 1000, 512, pad888, 1.0f, 0.0f, &tc_cluster_verified, "WGMMA cluster");
+        }
     /* Split-K: large K on few tiles, every split's partial summed by the last to arrive;
      * beta 0 and not. bf16 and f16_f32: 320 rows (3 tile rows of 128: clusters too);
      * tf32 NN: 640 x 640 x 16384, A's transposed copy after the partials in the

@@ -1299,22 +1299,26 @@ static void kcfg_derived_values(void) {
     {
         const struct {
             int dt, align, beta0, bm, bn, wn, stages, tma, bytes;
+            long long m;
         } e[] = {
             /* 4 x 48 KiB stages + 1152, + 2 x 2 x 8 KiB: 230528, fits. */
-            {GT_DT_BF16, 16, 1, 256, 128, 64, 4, 1, 197760 + 32768},
-            {GT_DT_F16, 16, 1, 128, 256, 128, 4, 1, 197760 + 32768},
+            {GT_DT_BF16, 16, 1, 256, 128, 64, 4, 1, 197760 + 32768, 0},
+            {GT_DT_F16, 16, 1, 128, 256, 128, 4, 1, 197760 + 32768, 0},
             /* One consumer warpgroup: one pair of boxes. */
-            {GT_DT_BF16, 16, 1, 128, 64, 64, 4, 1, 4 * 24576 + 1152 + 16384},
+            {GT_DT_BF16, 16, 1, 128, 64, 64, 4, 1, 4 * 24576 + 1152 + 16384, 0},
             /* 5 x 40 KiB + 1152 + 32 KiB = 238720: too much; registers store C. */
-            {GT_DT_BF16, 16, 1, 192, 128, 64, 5, 0, 5 * 40960 + 1152},
+            {GT_DT_BF16, 16, 1, 192, 128, 64, 5, 0, 5 * 40960 + 1152, 0},
             /* beta != 0, 32-bit C, under 16 bytes: registers store C. */
-            {GT_DT_BF16, 16, 0, 256, 128, 64, 4, 0, 197760},
-            {GT_DT_BF16_F32, 16, 1, 256, 128, 64, 4, 0, 197760},
-            {GT_DT_BF16, 8, 1, 256, 128, 64, 4, 0, 197760},
+            {GT_DT_BF16, 16, 0, 256, 128, 64, 4, 0, 197760, 0},
+            {GT_DT_BF16_F32, 16, 1, 256, 128, 64, 4, 0, 197760, 0},
+            {GT_DT_BF16, 8, 1, 256, 128, 64, 4, 0, 197760, 0},
+            /* M = 601 (ldc 608): TMA would store the 16 bytes of rows 600 .. 607. */
+            {GT_DT_BF16, 16, 1, 256, 128, 64, 4, 0, 197760, 601},
         };
         for (size_t i = 0; i < sizeof e / sizeof e[0]; i++) {
             gt_key ke;
-            make_key_dt(&ke, 90, e[i].dt, 0, 0, 4096, 4096, 4096, e[i].align, e[i].beta0);
+            make_key_dt(&ke, 90, e[i].dt, 0, 0, e[i].m ? e[i].m : 4096, 4096, 4096, e[i].align,
+                        e[i].beta0);
             gt_kcfg c3 = CFG(3, e[i].bm, e[i].bn, 64, e[i].bm, e[i].wn, 1, e[i].wn / 64, e[i].stages,
                              e[i].align / 2, 1, 8);
             TAP_CHECK(gt_kcfg_wgmma_tma_store(&c3, &ke) == e[i].tma &&
