@@ -69,23 +69,21 @@ template <> __device__ __forceinline__ double from<double>(double v) { return v;
 // defined only so that their code compiles.
 template <class T> __device__ __forceinline__ unsigned from2(float, float) { return 0u; }
 // cvt.rn.{f16x2,bf16x2}.f32 d, a, b puts a in the upper half, b in the lower.
-template <> __device__ __forceinline__ unsigned from2<f16>(float lo, float hi) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    unsigned r;
-    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-    return r;
+#define GT_FROM2(T, CVT)                                                            \
+    template <> __device__ __forceinline__ unsigned from2<T>(float lo, float hi) {  \
+        unsigned r;                                                                 \
+        asm(CVT " %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));                       \
+        return r;                                                                   \
+    }
 #else
-    return (unsigned)from<f16>(lo).x | ((unsigned)from<f16>(hi).x << 16);
+#define GT_FROM2(T, CVT)                                                            \
+    template <> __device__ __forceinline__ unsigned from2<T>(float lo, float hi) {  \
+        return (unsigned)from<T>(lo).x | ((unsigned)from<T>(hi).x << 16);           \
+    }
 #endif
-}
-template <> __device__ __forceinline__ unsigned from2<bf16>(float lo, float hi) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    unsigned r;
-    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-    return r;
-#else
-    return (unsigned)from<bf16>(lo).x | ((unsigned)from<bf16>(hi).x << 16);
-#endif
-}
+GT_FROM2(f16, "cvt.rn.f16x2.f32")
+GT_FROM2(bf16, "cvt.rn.bf16x2.f32")
+#undef GT_FROM2
 
 }  // namespace gt
