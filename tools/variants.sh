@@ -6,6 +6,8 @@
 # Usage: OUT=dir bash tools/variants.sh DTYPE SHAPE VARIANT...
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# The project's device machine lacks SQLite's headers: .device/prep.sh installs them.
+if [ -f .device/prep.sh ] && ! pkg-config --exists sqlite3 2>/dev/null; then bash .device/prep.sh; fi
 OUT=${OUT:-$PWD/variants-out}
 mkdir -p "$OUT"
 dt=$1 shape=$2
