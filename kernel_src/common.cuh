@@ -195,26 +195,37 @@ __device__ __forceinline__ void tile_of(int b, int &im, int &in) {
 // SPLIT partials in split order 0, 1, ..., so the result does not depend on which block
 // came last. Returns true for the block that must write the tile (always when SPLIT ==
 // 1), with acc then holding the full sums.
-template <int NACC> __device__ __forceinline__ bool splitk_reduce(T (&acc)[NACC], T *ws, int tile,
-                                                                  int z) {
+// Taking part: P threads, this one `tid` among them; BAR 0 is the whole block (P = NT,
+// __syncthreads), another BAR a named barrier of the P threads (WGMMA's consumers,
+// the producer warpgroup apart). A block may call it again for another tile (WGMMA is
+// persistent): the third barrier keeps thread 0 from setting `last` again before every
+// thread has read it.
+template <int BAR, int P> __device__ __forceinline__ void splitk_sync() {
+    if constexpr (BAR == 0) __syncthreads();
+    else asm volatile("bar.sync %0, %1;\n" ::"n"(BAR), "n"(P) : "memory");
+}
+template <int NACC, int P = NT, int BAR = 0>
+__device__ __forceinline__ bool splitk_reduce(T (&acc)[NACC], T *ws, int tile, int z,
+                                              int tid = (int)threadIdx.x) {
     if constexpr (SPLIT == 1) {
         return true;
     } else {
         __shared__ unsigned last;
-        const int tid = threadIdx.x;
         unsigned *count = reinterpret_cast<unsigned *>(ws);
-        T *part = reinterpret_cast<T *>(count + WS_COUNTERS) + (long long)tile * SPLIT * NACC * NT;
+        T *part = reinterpret_cast<T *>(count + WS_COUNTERS) + (long long)tile * SPLIT * NACC * P;
 #pragma unroll
-        for (int e = 0; e < NACC; ++e) part[((long long)z * NACC + e) * NT + tid] = acc[e];
+        for (int e = 0; e < NACC; ++e) part[((long long)z * NACC + e) * P + tid] = acc[e];
         __threadfence();
-        __syncthreads();
+        splitk_sync<BAR, P>();
         if (tid == 0) {
             const unsigned arrived = atomicAdd(&count[tile], 1u);
             last = arrived == SPLIT - 1;
             if (last) count[tile] = 0;  // ready for the next launch
         }
-        __syncthreads();
-        if (!last) return false;
+        splitk_sync<BAR, P>();
+        const bool mine = last;
+        splitk_sync<BAR, P>();
+        if (!mine) return false;
         __threadfence();
         // Split by split, all NACC loads of one split in flight together (a loop over
         // splits inside one per element would wait on L2 NACC x SPLIT times in a row).
@@ -224,9 +235,9 @@ template <int NACC> __device__ __forceinline__ bool splitk_reduce(T (&acc)[NACC]
         for (int e = 0; e < NACC; ++e) acc[e] = T(0);
 #pragma unroll 1
         for (int s = 0; s < SPLIT; ++s) {
-            const T *ps = part + (long long)s * NACC * NT + tid;
+            const T *ps = part + (long long)s * NACC * P + tid;
 #pragma unroll
-            for (int e = 0; e < NACC; ++e) acc[e] += __ldcg(ps + (long long)e * NT);
+            for (int e = 0; e < NACC; ++e) acc[e] += __ldcg(ps + (long long)e * P);
         }
         return true;
     }

@@ -329,43 +329,6 @@ __device__ __forceinline__ void wide_store(TC *col, bool n_in, int r0, const uns
     }
 }
 
-// Split-K among the consumer threads (the producer warpgroup takes no part): common.cuh's
-// splitk_reduce on named barrier 1 of the NC consumer threads, ct this thread's index
-// among them. Returns true for the split that must store the tile, acc then the sums.
-constexpr int NC = 128 * CW;
-__device__ __forceinline__ void consumers_sync() { asm volatile("bar.sync 1, %0;\n" ::"n"(NC) : "memory"); }
-__device__ __forceinline__ bool splitk_consumers(float (&acc)[TN][RA], float *ws, int tile, int z, int ct) {
-    constexpr int NACC = TN * RA;
-    __shared__ unsigned last;
-    unsigned *count = reinterpret_cast<unsigned *>(ws);
-    float *part = reinterpret_cast<float *>(count + WS_COUNTERS) + (long long)tile * SPLIT * NACC * NC;
-    float *a = &acc[0][0];
-#pragma unroll
-    for (int e = 0; e < NACC; ++e) part[((long long)z * NACC + e) * NC + ct] = a[e];
-    __threadfence();
-    consumers_sync();
-    if (ct == 0) {
-        const unsigned arrived = atomicAdd(&count[tile], 1u);
-        last = arrived == SPLIT - 1;
-        if (last) count[tile] = 0;  // ready for the next launch
-    }
-    consumers_sync();
-    const bool mine = last;
-    // Nobody reads `last` again before every consumer has passed this point.
-    consumers_sync();
-    if (!mine) return false;
-    __threadfence();
-#pragma unroll
-    for (int e = 0; e < NACC; ++e) a[e] = 0.0f;
-#pragma unroll 1
-    for (int s = 0; s < SPLIT; ++s) {
-        const float *ps = part + (long long)s * NACC * NC + ct;
-#pragma unroll
-        for (int e = 0; e < NACC; ++e) a[e] += __ldcg(ps + (long long)e * NC);
-    }
-    return true;
-}
-
 // ---- the TMA-store epilogue (EPI_TMA) ----
 // Four 8 x 8 matrices of 16-bit values from registers to shared memory: lanes 8q .. 8q + 7
 // give the addresses of matrix q's rows, r[q] is this lane's pair of matrix q (row lane / 4,
@@ -523,7 +486,10 @@ extern "C" __global__ void __launch_bounds__(gt::wgm::NTW, 1)
             if constexpr (SPLIT > 1) {
                 const int im = imc * CL + rank;
                 if (im >= GM) continue;  // a cluster's tile past M: nothing to store
-                if (!splitk_consumers(acc, ws, im + in * GM, z, tid - 128)) continue;
+                // Consumers only (named barrier 1): the producer warpgroup takes no part.
+                if (!splitk_reduce<TN * RA, 128 * CW, 1>(reinterpret_cast<float(&)[TN * RA]>(acc), ws,
+                                                         im + in * GM, z, tid - 128))
+                    continue;
             }
 
             // Epilogue: d[4 j + 2 h + e] is C(m0 + 8 j + 2 t + e, n0 + 64 (cw TN + i) + 16 w + 8 h + g).
