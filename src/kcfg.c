@@ -58,10 +58,6 @@ int gt_kcfg_threads(const gt_kcfg *c) {
     return 32 * (c->bm / c->wm) * (c->bn / c->wn);
 }
 
-/* SIMT (gemm_simt.cu): STAGES x BK rows of op(A) [k][m] and op(B) [k][n]; an operand
- * whose stored contiguous dimension is k gets 4 elements of padding per row.
- * DMMA (gemm_dmma.cu, which states the same formula): each operand kept in its stored
- * orientation, rows padded by 4 doubles. */
 /* gemm_wgmma.cu, which states the same formulas: unpadded swizzled tiles, 1024 bytes to
  * align them, 128 for the mbarriers; with EPI_TMA two 64 x 64 16-bit staging boxes per
  * consumer warpgroup, where they fit within sm_90's 232448 bytes (and M is a multiple of
@@ -71,6 +67,7 @@ int gt_kcfg_threads(const gt_kcfg *c) {
 static int wgmma_smem_base(const gt_kcfg *c, const gt_key *key) {
     return c->stages * (c->bm + c->bn) * c->bk * esize(key) + 1024 + 128;
 }
+static int wgmma_staging_bytes(const gt_kcfg *c) { return (c->bn / c->wn) * 2 * WGMMA_EPI_BOX; }
 
 int gt_kcfg_wgmma_tma_store(const gt_kcfg *c, const gt_key *key) {
     /* TMA stores whole 16-byte chunks: M a multiple of 8, or the last chunk of a column
@@ -78,13 +75,16 @@ int gt_kcfg_wgmma_tma_store(const gt_kcfg *c, const gt_key *key) {
     if (c->fam != GT_FAM_WGMMA || !key->beta0 || gt_dtype_out_size(key->dtype) != 2 ||
         c->vec * esize(key) < 16 || key->m % 8 != 0)
         return 0;
-    return wgmma_smem_base(c, key) + (c->bn / c->wn) * 2 * WGMMA_EPI_BOX <= WGMMA_SMEM_MAX;
+    return wgmma_smem_base(c, key) + wgmma_staging_bytes(c) <= WGMMA_SMEM_MAX;
 }
 
+/* SIMT (gemm_simt.cu): STAGES x BK rows of op(A) [k][m] and op(B) [k][n]; an operand
+ * whose stored contiguous dimension is k gets 4 elements of padding per row.
+ * DMMA (gemm_dmma.cu, which states the same formula): each operand kept in its stored
+ * orientation, rows padded by 4 doubles. */
 int gt_kcfg_smem_bytes(const gt_kcfg *c, const gt_key *key) {
     if (c->fam == GT_FAM_WGMMA)
-        return wgmma_smem_base(c, key) +
-               (gt_kcfg_wgmma_tma_store(c, key) ? (c->bn / c->wn) * 2 * WGMMA_EPI_BOX : 0);
+        return wgmma_smem_base(c, key) + (gt_kcfg_wgmma_tma_store(c, key) ? wgmma_staging_bytes(c) : 0);
     if (c->fam == GT_FAM_MMA) {
         /* gemm_mma.cu, which states the same formula: each operand in its stored
          * orientation; rows along k padded by 16 bytes, rows along m or n by 8 elements. */
@@ -193,6 +193,13 @@ void gt_kcfg_grid(const gt_kcfg *c, const gt_key *key, unsigned grid[3], unsigne
 /* GT_KCFG_WS_COUNTERS tile counters at a fixed place, then partials [tile][split][BM * BN]
  * (common.cuh, splitk_reduce, which gets the number as GT_WS_COUNTERS). */
 #define WS_COUNTERS GT_KCFG_WS_COUNTERS
+/* Split-K's partial tiles (none without split-K): every split of every tile, in the
+ * accumulator type. */
+static size_t splitk_partial_bytes(const gt_kcfg *c, const gt_key *key) {
+    if (c->split <= 1) return 0;
+    return (size_t)(cdiv(key->m, c->bm) * cdiv(key->n, c->bn)) * (size_t)c->split *
+           (size_t)c->bm * (size_t)c->bn * (size_t)acc_size(key);
+}
 /* One operand's copy. Stored r x c (r contiguous); when k is not the contiguous
  * dimension (kcont 0), c is k and a transposed copy is c x r. */
 static gt_kpack_mode pack_one(int tf32, int kcont, int unaligned, long long r, long long c, int es,
@@ -214,10 +221,7 @@ int gt_kcfg_pack_layout(const gt_kcfg *c, const gt_key *key, gt_kpack *p) {
     if (p->mode_a == GT_KPACK_NONE && p->mode_b == GT_KPACK_NONE) return 0;
     size_t bytes_a = p->mode_a ? (size_t)(p->lda * p->cols_a * es) : 0;
     /* After the split-K counters and partials (none without split-K). */
-    size_t partials = c->split > 1 ? (size_t)(cdiv(key->m, c->bm) * cdiv(key->n, c->bn)) *
-                                         (size_t)c->split * (size_t)c->bm * (size_t)c->bn * 4
-                                   : 0;
-    p->off_a = ((size_t)WS_COUNTERS * 4 + partials + 255) / 256 * 256;
+    p->off_a = ((size_t)WS_COUNTERS * 4 + splitk_partial_bytes(c, key) + 255) / 256 * 256;
     p->off_b = p->off_a + (bytes_a + 255) / 256 * 256;
     p->end = p->off_b + (p->mode_b ? (size_t)(p->ldb * p->cols_b * es) : 0);
     return 1;
@@ -227,9 +231,7 @@ size_t gt_kcfg_workspace_bytes(const gt_kcfg *c, const gt_key *key) {
     gt_kpack p;
     if (gt_kcfg_pack_layout(c, key, &p)) return p.end;
     if (c->split <= 1) return 0;
-    size_t tiles = (size_t)(cdiv(key->m, c->bm) * cdiv(key->n, c->bn));
-    return WS_COUNTERS * 4 +
-           tiles * (size_t)c->split * (size_t)c->bm * (size_t)c->bn * (size_t)acc_size(key);
+    return WS_COUNTERS * 4 + splitk_partial_bytes(c, key);
 }
 
 /* SIMT and MMA kernels without split-K add k after k (MMA: one instruction's k slice
