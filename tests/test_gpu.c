@@ -977,17 +977,31 @@ static void tc_log(int level, const char *message, void *user) {
     }
 }
 
+/* A verify-all case: every candidate checked (at most `max` per shape), tc_log counting
+ * the failures, at log level `level` (4 also brings the "verified" lines tc_log counts
+ * by family); its end asserts that none failed and restores the defaults. */
+static void tc_verify_all_begin(const char *max, int level) {
+    setenv("GEMMTUNE_TUNE_MAX_CANDIDATES", max, 1);
+    setenv("GEMMTUNE_TUNE_VERIFY_ALL", "1", 1);
+    tc_verify_warnings = 0;
+    gt_set_log_callback(tc_log, NULL);
+    gt_set_log_level(level);
+}
+static void tc_verify_all_end(void) {
+    gt_set_log_callback(NULL, NULL);
+    gt_set_log_level(2);
+    TAP_CHECK(tc_verify_warnings == 0, "%d candidates failed verification", tc_verify_warnings);
+    unsetenv("GEMMTUNE_TUNE_VERIFY_ALL");
+    unsetenv("GEMMTUNE_TUNE_MAX_CANDIDATES");
+}
+
 /* Odd leading dimensions: 16-bit types fall to the 2-byte alignment class (copies through
  * registers), tf32 to 4 bytes; C's own class with its wider elements for the _f32 types.
  * Every candidate is checked (verify-all) and none may fail. */
 static void gpu_tc_unaligned_every_candidate(void) {
     NEED_GPU();
     if (!tc_supported()) TAP_SKIP("skipped: device below sm_80");
-    setenv("GEMMTUNE_TUNE_MAX_CANDIDATES", "8", 1);
-    setenv("GEMMTUNE_TUNE_VERIFY_ALL", "1", 1);
-    tc_verify_warnings = 0;
-    gt_set_log_callback(tc_log, NULL);
-    gt_set_log_level(2);
+    tc_verify_all_begin("8", 2);
     const long long pads[][3] = {{1, 3, 1}, {8, 8, 8}};
     for (int t = 0; t < N_TC_TYPES; t++)
         for (int q = 0; q < 2; q++)
@@ -1009,10 +1023,7 @@ static void gpu_tc_unaligned_every_candidate(void) {
                           (unsigned long long)after.tunes, (unsigned long long)before.fallbacks,
                           (unsigned long long)after.fallbacks);
             }
-    gt_set_log_callback(NULL, NULL);
-    TAP_CHECK(tc_verify_warnings == 0, "%d candidates failed verification", tc_verify_warnings);
-    unsetenv("GEMMTUNE_TUNE_VERIFY_ALL");
-    unsetenv("GEMMTUNE_TUNE_MAX_CANDIDATES");
+    tc_verify_all_end();
 }
 
 /* One NN case of gpu_wgmma_every_candidate: C within the type's tolerance, and *count
@@ -1042,11 +1053,7 @@ static void gpu_wgmma_every_candidate(void) {
     if (gt_cu.ctx_get_device(&dev) != CUDA_SUCCESS || gt_cu_device_query(dev, &d) != GT_SUCCESS ||
         d.cc_major != 9 || d.cc_minor != 0)
         TAP_SKIP("skipped: WGMMA needs a 9.0 device");
-    setenv("GEMMTUNE_TUNE_MAX_CANDIDATES", "8", 1);
-    setenv("GEMMTUNE_TUNE_VERIFY_ALL", "1", 1);
-    tc_verify_warnings = 0;
-    gt_set_log_callback(tc_log, NULL);
-    gt_set_log_level(4);
+    tc_verify_all_begin("8", 4);
     /* Pads of 8 keep 600 and 256 rows at multiples of 8 elements: TMA reads the operands
      * themselves. Pads of 1 and 3 make them odd: the cost model ranks WGMMA's (which copy
      * the operands first) below the first 8 on these small shapes, so whether any is
@@ -1113,11 +1120,7 @@ static void gpu_wgmma_every_candidate(void) {
     for (int t = 0; t < N_TC_TYPES; t++)
         if (tc_types[t].dt == GT_DT_BF16 || tc_types[t].dt == GT_DT_TF32)
             wgmma_case(t, 1001, 999, 1003, pad000, 1.0f, 0.25f, &tc_wgmma_verified, "WGMMA");
-    gt_set_log_callback(NULL, NULL);
-    gt_set_log_level(2);
-    TAP_CHECK(tc_verify_warnings == 0, "%d candidates failed verification", tc_verify_warnings);
-    unsetenv("GEMMTUNE_TUNE_VERIFY_ALL");
-    unsetenv("GEMMTUNE_TUNE_MAX_CANDIDATES");
+    tc_verify_all_end();
 }
 
 int main(int argc, char **argv) {
