@@ -4,7 +4,7 @@
 # (bench: f32 then f64, each with a fresh cache, then bench/plot.py to bench_ratio.png;
 # bench-tc: the same for the tensor-core types, $TC_DTYPES, default "bf16 f16 tf32", to
 # bench_tc_ratio.png; not part of all).
-# Usage: bash tools/gpu_run.sh [all|tests|gpu|quick|memcheck|memcheck-tc|wgmma|bench|bench-tc|devices|profile-tc] (gpu: only the
+# Usage: bash tools/gpu_run.sh [all|tests|gpu|quick|memcheck|memcheck-tc|wgmma|bench|bench-tc|space|devices|profile-tc] (gpu: only the
 # suites that need the GPU; wgmma: the Hopper family on every op pair, all candidates
 # verified, and its SASS; memcheck-tc runs it under memcheck too; devices: tune --devices on one GPU vs all, shards + merge) ; logs and JSON go to $OUT
 # (default ./gpu-out). On the project's device machine: copy ../shared/device to .device
@@ -129,6 +129,10 @@ bench_suite() {
     [ -s "$OUT/bench_$dt.json" ] && plot_in+=("$OUT/bench_$dt.json")
     # The winner of each shape, for the record next to the table.
     ./$B/gemmtune --cache "$OUT/bench-cache-$dt.db" list >"$OUT/winners_$dt.txt" 2>&1
+    # Every timed candidate of every shape (what the tuner saw), for the analysis.
+    grep -v '^#' bench/suite.txt | while read -r m n k a b; do
+      [ -n "$m" ] && ./$B/gemmtune --cache "$OUT/bench-cache-$dt.db" show --dtype "$dt" "${m}x${n}x${k}:$a$b"
+    done >"$OUT/show_$dt.txt" 2>&1
   done
   if [ ${#plot_in[@]} -gt 0 ]; then
     python3 bench/plot.py "$png" "${plot_in[@]}" || rc=1
@@ -136,6 +140,18 @@ bench_suite() {
 }
 if [ "$what" = all ] || [ "$what" = bench ]; then
   bench_suite "$OUT/bench_ratio.png" f32 f64
+fi
+if [ "$what" = space ]; then
+  # Whether the ranking misses better candidates: each of $SPACE_SHAPES ("dtype:shape ...")
+  # tuned with every candidate the space keeps timed (no budget), then the 15 fastest.
+  export GEMMTUNE_TUNE_BUDGET_S=100000 GEMMTUNE_TUNE_MAX_CANDIDATES=${SPACE_MAX:-400}
+  rm -f "$OUT/space.db"*
+  for ds in ${SPACE_SHAPES:-f64:65536x64x64 f32:65536x64x64 f64:1024x1024x1024 f32:256x256x65536 f64:256x256x65536}; do
+    dt=${ds%%:*} s=${ds#*:}
+    ./$B/gemmtune --cache "$OUT/space.db" tune --dtype "$dt" "$s" >>"$OUT/space.log" 2>&1 || rc=1
+    ./$B/gemmtune --cache "$OUT/space.db" show --dtype "$dt" "$s" >"$OUT/space_${dt}_$s.txt" 2>&1
+    echo "== $dt $s: $(grep -c ' ok ' "$OUT/space_${dt}_$s.txt") timed"; grep ' ok ' "$OUT/space_${dt}_$s.txt" | sort -k3 -n | head -15
+  done
 fi
 if [ "$what" = bench-tc ]; then
   # Tensor cores (gemm_tuned_ex vs cublasGemmEx), apart from bench so that one stays short.
