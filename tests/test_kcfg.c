@@ -1086,6 +1086,30 @@ static void kcfg_space_split_k(void) {
         }
 }
 
+/* What the H100 measured (2026-11-22, every candidate timed) and the model must keep:
+ * f64 65536 x 64 x 64 is bound by its bytes, yet DMMA (29 us) beat DFMA (44 us), so the
+ * faster arithmetic ranks first; f64 1024^3 ran in 47 us as 128 x 64 tiles unsplit and
+ * 61 us as 128 x 128 tiles split in 2 (the same blocks and FLOPs per block), so split-K's
+ * serial reduction ranks the unsplit tiles first. */
+static void kcfg_space_model_measured(void) {
+    gt_key key;
+    make_key_dt(&key, 90, GT_DT_F64, 0, 0, 65536, 64, 64, 16, 1);
+    gt_cand *c = NULL;
+    gt_space_counts counts;
+    int n = gt_space_build(&key, &h100, DEFAULT_MAX_CANDIDATES, 0, &c, &counts);
+    TAP_CHECK(n > 0 && c[0].cfg.fam == GT_FAM_DMMA, "f64 65536x64x64: first %s",
+              n > 0 ? fmt(&c[0].cfg).s : "-");
+    free(c);
+    make_key_dt(&key, 90, GT_DT_F64, 0, 0, 1024, 1024, 1024, 16, 1);
+    n = gt_space_build(&key, &h100, DEFAULT_MAX_CANDIDATES, 0, &c, &counts);
+    TAP_CHECK(n > 0 && c[0].cfg.split == 1, "f64 1024^3: first %s", n > 0 ? fmt(&c[0].cfg).s : "-");
+    gt_kcfg split2 = CFG(GT_FAM_DMMA, 128, 128, 16, 32, 64, 4, 8, 3, 2, 2, 1),
+            unsplit = CFG(GT_FAM_DMMA, 128, 64, 16, 32, 32, 4, 4, 3, 2, 1, 1);
+    double ts = gt_space_estimate_us(&split2, &key, &h100), tu = gt_space_estimate_us(&unsplit, &key, &h100);
+    TAP_CHECK(tu < ts, "f64 1024^3: unsplit 128x64 %.1f us, 128x128 split in 2 %.1f us", tu, ts);
+    free(c);
+}
+
 static void kcfg_space_odd_thread_tiles(void) {
     /* 40 x 1920 x 4096: 40 rows are 8 lanes x 5, so a thread tile of 5 rows is ranked
      * among the best. */
@@ -1501,6 +1525,7 @@ int main(void) {
     TAP_RUN(kcfg_space_candidates);
     TAP_RUN(kcfg_space_families);
     TAP_RUN(kcfg_space_split_k);
+    TAP_RUN(kcfg_space_model_measured);
     TAP_RUN(kcfg_space_odd_thread_tiles);
     TAP_RUN(kcfg_space_tiny_and_big);
     TAP_RUN(kcfg_space_mma);

@@ -31,7 +31,8 @@ int main(int argc, char **argv) {
     int show = argc > 4 ? atoi(argv[4]) : 30;
     gt_cand *c = NULL;
     gt_space_counts counts;
-    int total = gt_space_build(&key, &h100, 0, 0, &c, &counts);
+    const char *mx = getenv("RANK_MAX");
+    int total = gt_space_build(&key, &h100, mx ? atoi(mx) : 0, 0, &c, &counts);
     printf("%d legal candidates\n", total);
     for (int i = 0; i < total; i++) {
         char text[96];

@@ -35,6 +35,9 @@
 #define DRAM_BYTES_PER_US 3.0e6
 #define L2_BYTES_PER_US 5.5e6
 #define LAUNCH_US 3.0
+/* Split-K's reduction per SM (bytes/us; about 16 bytes a clock): see below. */
+#define SM_REDUCE_BYTES_PER_US 2.8e4
+#define OVERLAP_LOSS 0.25
 
 static double cdivd(double a, double b) { return ceil(a / b); }
 
@@ -130,11 +133,21 @@ double gt_space_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_klimit
             double bytes = 2.0 * es * (o ? K * N : M * K);
             pack_us += m == GT_KPACK_NONE ? 0.0 : bytes / (DRAM_BYTES_PER_US * (m == GT_KPACK_TRANSPOSE ? 0.7 : 1.0));
         }
+    double reduce_us = 0.0;
     if (c->split > 1) {
         /* Every block writes its partials; the last of each tile reads them back. */
-        double part = (key->dtype == GT_DT_F64 ? 8.0 : 4.0) * tiles * c->split * c->bm * c->bn * 2.0;
+        double acc = key->dtype == GT_DT_F64 ? 8.0 : 4.0;
+        double part = acc * tiles * c->split * c->bm * c->bn * 2.0;
         dram += part;
         l2 += part;
+        /* And that is serial at the end of each tile: one block writes its partial, the
+         * last one reads all SPLIT of them, each at one SM's share of L2. The rate is
+         * fitted to the H100 (2026-11-22, every candidate timed): f64 1024^3 took 61 us
+         * as 128 x 128 tiles split in 2 and 47 us as 128 x 64 tiles unsplit, the same
+         * blocks and FLOPs per block; f32 1024^3, 128 x 128 tiles, 62 us split in 4 and
+         * 77 us in 8. */
+        reduce_us = acc * c->bm * c->bn * (1.0 + c->split) /
+                    (c->fam == GT_FAM_SIMT ? 4.0 * SM_REDUCE_BYTES_PER_US : SM_REDUCE_BYTES_PER_US);
     }
     /* Without grouping, a wave of blocks sweeps whole tile columns and re-reads A from
      * DRAM once per column; grouping keeps it in L2. */
@@ -147,7 +160,11 @@ double gt_space_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_klimit
      * 4096^3 bf16 moves 1.6 GB of 256 x 128 tiles through L2 in 170 us. */
     double l2_rate = L2_BYTES_PER_US * (c->fam == GT_FAM_WGMMA ? 2.0 : 1.0);
     double memory = fmax(dram / (DRAM_BYTES_PER_US * mem_eff), l2 / l2_rate);
-    return fmax(compute, memory) + pack_us + LAUNCH_US * (c->split > 1 || packs ? 1.5 : 1.0);
+    /* Arithmetic and copies overlap only in part (each block first waits for its data,
+     * and the last ones compute alone): where memory bounds, a faster kernel still
+     * gains. f64 65536 x 64 x 64 (22 us of bytes): DMMA took 29 us, DFMA 44 (H100). */
+    return fmax(compute, memory) + OVERLAP_LOSS * fmin(compute, memory) + reduce_us + pack_us +
+           LAUNCH_US * (c->split > 1 || packs ? 1.5 : 1.0);
 }
 
 /* By estimate, ties broken by the parameters in table order, so that the kept set is
