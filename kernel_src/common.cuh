@@ -6,7 +6,8 @@
 // sizes used here (shared memory, workspace, grid):
 //   problem: GT_DT (src/key.h's gt_dtype: 0 f32, 1 f64, 2 tf32, 3 f16, 4 f16_f32, 5 bf16,
 //            6 bf16_f32) GT_M GT_N GT_K (exact sizes) GT_OPA GT_OPB (0 N, 1 T)
-//            GT_BETA0 (beta == 0: C is never read)
+//            GT_BETA0 (beta == 0: C is never read) GT_ALIGN (the alignment class in
+//            bytes: every pointer and leading dimension is a multiple of it)
 //   config:  GT_BM GT_BN GT_BK (block tile and K step) GT_WM GT_WN (warp tile) GT_TM GT_TN
 //            (thread tile, or MMA fragments per warp) GT_STAGES (shared-memory stages)
 //            GT_VEC (global vector width in elements) GT_SPLIT (split-K factor)
@@ -240,6 +241,27 @@ __device__ __forceinline__ bool splitk_reduce(T (&acc)[NACC], T *ws, int tile, i
             for (int e = 0; e < NACC; ++e) acc[e] += __ldcg(ps + (long long)e * P);
         }
         return true;
+    }
+}
+
+// One operand's copy into the workspace (PACK: gemm_wgmma.cu and gemm_simt.cu, whose
+// gt_pack kernels call it with the layout src/kcfg.c's gt_kcfg_pack_layout mirrors): the
+// matrix as stored, rows x cols with rows contiguous, to dst with leading dimension ldp,
+// a multiple of 16 bytes. One thread per 16 bytes (a grid-stride loop of 256-thread
+// blocks along x): the elements down a column read one by one (the source may be aligned
+// to an element only), written as one 16-byte store; rows past the matrix's are zeros.
+template <class W>
+__device__ __forceinline__ void pack_copy(const W *__restrict__ src, long long ld, long long rows,
+                                          long long cols, W *__restrict__ dst, long long ldp) {
+    constexpr int EPV = 16 / (int)sizeof(W);
+    const long long ch = ldp / EPV, units = ch * cols;
+    for (long long u = blockIdx.x * 256LL + threadIdx.x; u < units; u += gridDim.x * 256LL) {
+        const long long col = u / ch, r0 = (u % ch) * EPV;
+        const W *s = src + col * ld + r0;
+        alignas(16) W e[EPV];
+#pragma unroll
+        for (int q = 0; q < EPV; ++q) e[q] = r0 + q < rows ? s[q] : W(0);
+        *reinterpret_cast<uint4 *>(dst + col * ldp + r0) = *reinterpret_cast<const uint4 *>(e);
     }
 }
 

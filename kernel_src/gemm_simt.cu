@@ -35,8 +35,22 @@ constexpr int RVN = TN % 4 == 0 ? 4 : TN % 2 == 0 ? 2 : 1;
 constexpr int PAD = 4;
 constexpr int LDSA = BM + (TA ? PAD : 0), LDSB = BN + (TB ? 0 : PAD);
 constexpr int STAGE_A = BK * LDSA, STAGE_B = BK * LDSB;
+// PACK (src/kcfg.c's gt_kcfg_simt_packs): 16-byte vectors on a key of a narrower
+// alignment class (odd leading dimensions) read A and B from copies that gt_pack makes
+// first in the workspace, leading dimensions rounded up to 16 bytes, after the split-K
+// counters and partials (src/kcfg.c's gt_kcfg_pack_layout mirrors the layout; the launch
+// passes the copies as A and B). C is accessed within the class.
+constexpr bool PACK = VEC * ES == 16 && GT_ALIGN < 16;
+constexpr int CVEC = !PACK ? VEC : GT_ALIGN >= ES ? GT_ALIGN / ES : 1;
+constexpr long long EPV = 16 / ES;
+constexpr long long ROWS_A = TA ? K : M, COLS_A = TA ? M : K, ROWS_B = TB ? N : K,
+                    COLS_B = TB ? K : N;
+constexpr long long LDA_P = (ROWS_A + EPV - 1) / EPV * EPV, LDB_P = (ROWS_B + EPV - 1) / EPV * EPV;
+constexpr long long PARTIALS = SPLIT > 1 ? (long long)GM * GN * SPLIT * BM * BN * ES : 0;
+constexpr long long OFF_A = (4LL * WS_COUNTERS + PARTIALS + 255) / 256 * 256,
+                    OFF_B = OFF_A + (LDA_P * COLS_A * ES + 255) / 256 * 256;
 // Width of the epilogue's accesses to C.
-constexpr int SV = RVM < VEC ? RVM : VEC;
+constexpr int SV = RVM < CVEC ? RVM : CVEC;
 constexpr int NACC = TM * TN;
 #ifdef GT_SMEM_CHECK
 static_assert(GT_SMEM_CHECK == STAGES * (STAGE_A + STAGE_B) * ES,
@@ -253,4 +267,16 @@ extern "C" __global__ void __launch_bounds__(NT, GT_MINB)
             }
         }
     }
+}
+
+// The copies (PACK), blockIdx.y 0 for A, 1 for B: common.cuh's pack_copy, as stored.
+extern "C" __global__ void __launch_bounds__(256)
+    gt_pack(const gt::T *__restrict__ A, long long lda, const gt::T *__restrict__ B,
+            long long ldb, unsigned char *ws) {
+    using namespace gt;
+    typedef typename pick<ES == 8, unsigned long long, unsigned>::type W;
+    const bool a = blockIdx.y == 0;
+    pack_copy<W>(reinterpret_cast<const W *>(a ? A : B), a ? lda : ldb, a ? ROWS_A : ROWS_B,
+                 a ? COLS_A : COLS_B, reinterpret_cast<W *>(ws + (a ? OFF_A : OFF_B)),
+                 a ? LDA_P : LDB_P);
 }

@@ -568,10 +568,8 @@ extern "C" __global__ void __launch_bounds__(gt::wgm::NTW, 1)
     if constexpr (CL > 1) cluster_sync();
 }
 
-// The copies (PACK), blockIdx.y 0 for A, 1 for B. COPY: one thread per 16 bytes, EPV
-// elements down a column, read one by one (the source may be 2-byte aligned only),
-// written as one 16-byte store; rows past the matrix's are written as zeros. TRANSPOSE:
-// one block per 32 x 32 tile, through shared memory, both sides coalesced.
+// The copies (PACK), blockIdx.y 0 for A, 1 for B. COPY: common.cuh's pack_copy.
+// TRANSPOSE: one block per 32 x 32 tile, through shared memory, both sides coalesced.
 extern "C" __global__ void __launch_bounds__(256)
     gt_pack(const gt::TI *__restrict__ A, long long lda, const gt::TI *__restrict__ B,
             long long ldb, unsigned char *ws) {
@@ -585,15 +583,7 @@ extern "C" __global__ void __launch_bounds__(256)
     const W *src = reinterpret_cast<const W *>(a ? A : B);
     W *dst = reinterpret_cast<W *>(ws + (a ? OFF_A : OFF_B));
     if (mode == P_COPY) {
-        const long long ch = ldp / EPV, units = ch * cols;
-        for (long long u = blockIdx.x * 256LL + threadIdx.x; u < units; u += gridDim.x * 256LL) {
-            const long long col = u / ch, r0 = (u % ch) * EPV;
-            const W *s = src + col * ld + r0;
-            alignas(16) W e[EPV];
-#pragma unroll
-            for (int q = 0; q < EPV; ++q) e[q] = r0 + q < rows ? s[q] : W(0);
-            *reinterpret_cast<uint4 *>(dst + col * ldp + r0) = *reinterpret_cast<const uint4 *>(e);
-        }
+        pack_copy<W>(src, ld, rows, cols, dst, ldp);
     } else if (mode == P_TRANSPOSE) {
         // dst(c, r) = src(r, c): the copy has `cols` rows (contiguous) and `rows` columns.
         __shared__ W tile[32][33];

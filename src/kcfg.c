@@ -210,9 +210,13 @@ static gt_kpack_mode pack_one(int tf32, int kcont, int unaligned, long long r, l
     *ld = cdiv(*rows, 16 / es) * (16 / es);
     return m;
 }
+int gt_kcfg_simt_packs(const gt_kcfg *c, const gt_key *key) {
+    return c->fam == GT_FAM_SIMT && c->vec * esize(key) == 16 && key->align < 16;
+}
 int gt_kcfg_pack_layout(const gt_kcfg *c, const gt_key *key, gt_kpack *p) {
     int es = esize(key), tf32 = key->dtype == GT_DT_TF32, unaligned = c->vec * es < 16;
-    if (c->fam != GT_FAM_WGMMA) return 0;
+    if (gt_kcfg_simt_packs(c, key)) unaligned = 1; /* both operands, as stored */
+    else if (c->fam != GT_FAM_WGMMA) return 0;
     /* A is M x K as stored (K x M transposed), B K x N (N x K). */
     p->mode_a = pack_one(tf32, key->opa, unaligned, key->opa ? key->k : key->m,
                          key->opa ? key->m : key->k, es, &p->rows_a, &p->cols_a, &p->lda);
@@ -298,7 +302,7 @@ static int whole_vectors(const gt_kcfg *c, const gt_key *k, const gt_klimits *l)
 }
 static int aligned(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     (void)l;
-    return c->vec * esize(k) <= k->align;
+    return c->vec * esize(k) <= k->align || gt_kcfg_simt_packs(c, k);
 }
 static int smem_fits(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     return gt_kcfg_smem_bytes(c, k) <= l->smem_per_block;
@@ -352,7 +356,7 @@ static int widest_vector(const gt_kcfg *c, const gt_key *k, const gt_klimits *l)
     (void)l;
     int widest = k->align / esize(k);
     if (widest * esize(k) > 16) widest = 16 / esize(k);
-    return c->vec == (widest < 1 ? 1 : widest);
+    return c->vec == (widest < 1 ? 1 : widest) || gt_kcfg_simt_packs(c, k);
 }
 static int reasonable_block(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     (void)k, (void)l;
@@ -429,7 +433,9 @@ const gt_kconstraint gt_kconstraints[] = {
      "vectors of at most 16 bytes; each thread copies the same number of whole vectors of "
      "each operand tile (WGMMA: no per-thread copies)",
      whole_vectors},
-    {"aligned", GT_KC_LEGAL, "vector accesses are legal only within the alignment class",
+    {"aligned", GT_KC_LEGAL,
+     "vector accesses are legal only within the alignment class (SIMT's 16-byte vectors "
+     "beyond it read aligned copies of A and B)",
      aligned},
     {"smem_fits", GT_KC_LEGAL, "the shared-memory stages fit the device's per-block limit",
      smem_fits},
@@ -453,7 +459,8 @@ const gt_kconstraint gt_kconstraints[] = {
      "(WGMMA exempt: one block per SM, waves count for more)",
      warp_not_idle},
     {"widest_vector", GT_KC_PRUNE,
-     "a narrower vector than the alignment allows only moves fewer bytes per load",
+     "a narrower vector than the alignment allows only moves fewer bytes per load (or, "
+     "SIMT, than 16 bytes from aligned copies)",
      widest_vector},
     {"reasonable_block", GT_KC_PRUNE, "at most 512 threads: more limit registers per thread",
      reasonable_block},
@@ -592,6 +599,7 @@ int gt_kcfg_options(const gt_kcfg *c, const gt_key *key, char storage[][64], con
     OPT("-DGT_OPA=%d", key->opa);
     OPT("-DGT_OPB=%d", key->opb);
     OPT("-DGT_BETA0=%d", key->beta0);
+    OPT("-DGT_ALIGN=%d", key->align);
     for (int i = 0; i < gt_nkparams; i++) OPT("-DGT_%s=%d", gt_kparams[i].name, gt_kcfg_get(c, i));
     OPT("-DGT_MINB=%d", gt_kcfg_min_blocks(c, key));
     OPT("-DGT_WS_COUNTERS=%d", WS_COUNTERS);

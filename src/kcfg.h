@@ -132,7 +132,10 @@ size_t gt_kcfg_workspace_bytes(const gt_kcfg *c, const gt_key *key);
  * wgmma reads them with k contiguous only. So before the GEMM an operand may be copied
  * into the workspace (gemm_wgmma.cu's gt_pack, which mirrors this layout): as stored, with
  * the leading dimension rounded up (the alignment class is under 16 bytes), or transposed
- * so that k is contiguous (tf32 with A not transposed or B transposed). */
+ * so that k is contiguous (tf32 with A not transposed or B transposed).
+ * SIMT does the same by choice (gt_kcfg_simt_packs): a configuration whose vectors are
+ * 16 bytes on a key of a narrower alignment class reads A and B from such copies
+ * (gemm_simt.cu's gt_pack), and C with the class's width. */
 typedef enum { GT_KPACK_NONE = 0, GT_KPACK_COPY = 1, GT_KPACK_TRANSPOSE = 2 } gt_kpack_mode;
 typedef struct gt_kpack {
     gt_kpack_mode mode_a, mode_b;
@@ -143,6 +146,9 @@ typedef struct gt_kpack {
                                  counters and partials, 256-byte aligned */
     size_t end;               /* bytes of workspace in all */
 } gt_kpack;
+/* 1 when c is a SIMT configuration that copies A and B first: 16-byte vectors on a key
+ * whose alignment class is narrower. */
+int gt_kcfg_simt_packs(const gt_kcfg *c, const gt_key *key);
 /* 1 (and *p filled) when c copies an operand first, else 0. */
 int gt_kcfg_pack_layout(const gt_kcfg *c, const gt_key *key, gt_kpack *p);
 /* 1 when the kernel sums over K in the order of gt_kcfg_default's kernel (one k after

@@ -175,39 +175,44 @@ gt_status gt_kern_launch(const gt_kern *k, CUstream stream, CUdeviceptr A, long 
     void *args[] = {&A, &lda, &B, &ldb, &C, &ldc, f64 ? (void *)&alpha : (void *)&fa,
                     f64 ? (void *)&beta : (void *)&fb, &ws, &tma, &tmb, &tmc};
     if (k->ws_bytes && !ws) return gt_fail(GT_INTERNAL, "split-K kernel launched without a workspace");
+    const gt_key *key = &k->key;
+    /* Operand copies first (the family's gt_pack; y: 0 A, 1 B): one thread per 16 bytes
+     * of a plain copy, one block per 32 x 32 tile of a transposed one; at most 16 blocks
+     * of 256 per SM. The GEMM then reads the copies. */
+    CUdeviceptr ta = A, tb = B;
+    long long tlda = lda, tldb = ldb;
+    gt_kpack pk;
+    int packs = gt_kcfg_pack_layout(&k->cfg, key, &pk);
+    if (packs) {
+        long long epv = 16 / gt_dtype_in_size(key->dtype), blocks = 1;
+        for (int o = 0; o < 2; o++) {
+            gt_kpack_mode m = o ? pk.mode_b : pk.mode_a;
+            long long rows = o ? pk.rows_b : pk.rows_a, cols = o ? pk.cols_b : pk.cols_a;
+            long long ld = o ? pk.ldb : pk.lda;
+            long long b = m == GT_KPACK_TRANSPOSE ? ((rows + 31) / 32) * ((cols + 31) / 32)
+                          : m == GT_KPACK_COPY    ? (ld / epv * cols + 255) / 256
+                                                  : 0;
+            if (b > blocks) blocks = b;
+        }
+        long long cap = 16LL * (key->sm_count > 0 ? key->sm_count : 1);
+        void *pargs[] = {&A, &lda, &B, &ldb, &ws};
+        CUresult r = gt_cu.launch_kernel(k->pack, (unsigned)(blocks < cap ? blocks : cap), 2, 1,
+                                         256, 1, 1, 0, stream, pargs, NULL);
+        if (r != CUDA_SUCCESS) return gt_cu_fail(r, "cuLaunchKernel (operand copy)");
+        if (pk.mode_a) ta = ws + pk.off_a, tlda = pk.lda;
+        if (pk.mode_b) tb = ws + pk.off_b, tldb = pk.ldb;
+        /* SIMT takes the copies as its A and B (args points at these). */
+        if (k->cfg.fam == GT_FAM_SIMT) A = ta, lda = tlda, B = tb, ldb = tldb;
+    }
     if (k->cfg.fam == GT_FAM_WGMMA) {
         /* Descriptors hold the addresses, so they are made per launch (host work of about
          * a microsecond). A is M x K as stored (K x M when transposed), B K x N (N x K). */
-        const gt_key *key = &k->key;
         if (!gt_cu.tensor_map_encode_tiled)
             return gt_fail(GT_NOT_SUPPORTED, "the CUDA driver lacks cuTensorMapEncodeTiled (WGMMA)");
-        CUdeviceptr ta = A, tb = B;
-        long long tlda = lda, tldb = ldb;
         /* A is read with k contiguous (K x M) when stored transposed or copied transposed;
          * B (K x N) when stored as is or copied transposed. */
         int ka = key->opa, kb = !key->opb;
-        gt_kpack pk;
-        if (gt_kcfg_pack_layout(&k->cfg, key, &pk)) {
-            /* Copies first (gemm_wgmma.cu's gt_pack; y: 0 A, 1 B): one thread per 16 bytes
-             * of a plain copy, one block per 32 x 32 tile of a transposed one; at most 16
-             * blocks of 256 per SM. */
-            long long epv = 16 / gt_dtype_in_size(key->dtype), blocks = 1;
-            for (int o = 0; o < 2; o++) {
-                gt_kpack_mode m = o ? pk.mode_b : pk.mode_a;
-                long long rows = o ? pk.rows_b : pk.rows_a, cols = o ? pk.cols_b : pk.cols_a;
-                long long ld = o ? pk.ldb : pk.lda;
-                long long b = m == GT_KPACK_TRANSPOSE ? ((rows + 31) / 32) * ((cols + 31) / 32)
-                              : m == GT_KPACK_COPY    ? (ld / epv * cols + 255) / 256
-                                                      : 0;
-                if (b > blocks) blocks = b;
-            }
-            long long cap = 16LL * (key->sm_count > 0 ? key->sm_count : 1);
-            void *pargs[] = {&A, &lda, &B, &ldb, &ws};
-            CUresult r = gt_cu.launch_kernel(k->pack, (unsigned)(blocks < cap ? blocks : cap), 2, 1,
-                                             256, 1, 1, 0, stream, pargs, NULL);
-            if (r != CUDA_SUCCESS) return gt_cu_fail(r, "cuLaunchKernel (WGMMA operand copy)");
-            if (pk.mode_a) ta = ws + pk.off_a, tlda = pk.lda;
-            if (pk.mode_b) tb = ws + pk.off_b, tldb = pk.ldb;
+        if (packs) {
             ka |= pk.mode_a == GT_KPACK_TRANSPOSE;
             kb |= pk.mode_b == GT_KPACK_TRANSPOSE;
         }

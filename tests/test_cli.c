@@ -810,10 +810,12 @@ static void cli_merge(void) {
     fixture_key(&k4, 90, 0, 0, 1000, 1000, 8, 16, 1); /* tampered in B: unknown parameter */
     fixture_key(&k5, 80, 1, 1, 96, 96, 96, 16, 0);  /* only in B */
     fixture_key(&k6, 90, 1, 0, 640, 480, 320, 16, 1); /* a tie: A's stays */
-    fixture_key(&k7, 90, 0, 0, 33, 33, 33, 4, 1);   /* align 4: v4 is illegal */
+    fixture_key(&k7, 90, 0, 0, 33, 33, 33, 4, 1);   /* align 4: v2 is illegal */
     fixture_key(&k8, 90, 1, 1, 44, 44, 44, 4, 0);   /* align 4, and not whole vectors */
     /* BM = 999 is outside the table; "_q3" is no parameter; 64 x 8 floats in vectors of 4
-     * are 128 vectors, not a whole number for each of 256 threads. */
+     * are 128 vectors, not a whole number for each of 256 threads; 8-byte vectors on the
+     * 4-byte class (16-byte ones would read aligned copies). */
+    const char *bad_align = "f0_64x64x16_w32x16_t4x4_s2_v2_k1_r1";
     const char *bad_tile = "f0_999x64x8_w32x16_t4x4_s2_v1_k1_r1",
                *bad_param = "f0_64x64x8_w32x16_t4x4_s2_v1_k1_r1_q3",
                *bad_vec = "f0_64x64x8_w32x16_t4x4_s2_v4_k1_r1";
@@ -822,7 +824,7 @@ static void cli_merge(void) {
     fx_put(db, &k2, gt_kernel_source_hash, CFG_64, 20.0, "alpha", 1700000002, "0.1.0");
     fx_put(db, &k3, gt_kernel_source_hash, bad_tile, 1.0, "alpha", 1700000003, "0.1.0");
     fx_put(db, &k6, gt_kernel_source_hash, CFG_64, 7.0, "alpha", 1700000006, "0.1.0");
-    fx_put(db, &k7, gt_kernel_source_hash, CFG_64, 1.0, "alpha", 1700000007, "0.1.0");
+    fx_put(db, &k7, gt_kernel_source_hash, bad_align, 1.0, "alpha", 1700000007, "0.1.0");
     fx_put(db, &k8, gt_kernel_source_hash, bad_vec, 1.0, "alpha", 1700000008, "0.1.0");
     fx_put(db, &k1, OLD_SRC, CFG_64, 0.5, "alpha", 1600000000, "0.0.1");
     if (db) gt_db_close(db);
@@ -841,7 +843,7 @@ static void cli_merge(void) {
     CHECK_RUN(&r, strstr(r.err, bad_tile) != NULL, "out-of-range tile not named");
     CHECK_RUN(&r, strstr(r.err, bad_param) != NULL, "unknown parameter not named");
     CHECK_RUN(&r, strstr(r.err, "breaks aligned") != NULL,
-              "v4 on align 4 not rejected as unaligned");
+              "v2 on align 4 not rejected as unaligned");
     CHECK_RUN(&r, strstr(r.err, "|TT|44x44x44|") != NULL, "%s on align 4 accepted", bad_vec);
     CHECK_RUN(&r, count_substr(r.err, ": rejected ") == 4, "not 4 rejections");
     CHECK_RUN(&r, strstr(r.err, "|NN|17x33x65|") != NULL, "the rejected key is not named");

@@ -966,6 +966,7 @@ static void gpu_tc_all_ops_odd_shapes(void) {
 static int tc_verify_warnings;
 static int tc_wgmma_verified;   /* WGMMA candidates ("f3_") that passed verification */
 static int tc_cluster_verified; /* of them, clusters of 2 (TM 2: "_t2x") */
+static int simt_packed_verified; /* SIMT f32 candidates with 16-byte vectors ("f0_", "_v4_") */
 static int tc_wsplit_verified;  /* of them, split-K (not "_k1_") */
 static void tc_log(int level, const char *message, void *user) {
     (void)user;
@@ -975,6 +976,8 @@ static void tc_log(int level, const char *message, void *user) {
         tc_cluster_verified += strstr(message, "_t2x") != NULL;
         tc_wsplit_verified += strstr(message, "_k1_") == NULL;
     }
+    if (strstr(message, "candidate f0_") && strstr(message, "_v4_") && strstr(message, " verified:"))
+        simt_packed_verified++;
 }
 
 /* A verify-all case: every candidate checked (at most `max` per shape), tc_log counting
@@ -1123,6 +1126,35 @@ static void gpu_wgmma_every_candidate(void) {
     tc_verify_all_end();
 }
 
+/* SIMT f32 on odd leading dimensions (the 4-byte class): candidates with 16-byte vectors
+ * read copies of A and B made first in the workspace (gt_kcfg_simt_packs), and access C
+ * 4 bytes at a time. Every op pair, beta 0 and not, split-K among them (1000 x 999 in
+ * tiles of 128 x 128 fills the SMs only split; the cost model ranks packed candidates
+ * first on this shape); every candidate verified, none failing, and packed ones among
+ * those that passed; C's padding untouched (prob_error). */
+static void gpu_simt_packed_every_candidate(void) {
+    NEED_GPU();
+    tc_verify_all_begin("12", 4);
+    const long long pads[][3] = {{1, 3, 5}, {3, 1, 0}};
+    for (int q = 0; q < 2; q++)
+        for (int op = q; op < 4; op += 2) {
+            prob p;
+            double beta = op < 2 ? 0.5 : 0.0;
+            simt_packed_verified = 0;
+            prob_init(&p, GT_DT_F32, op & 1, op >> 1, 1000, 999, 1001, pads[q][0], pads[q][1],
+                      pads[q][2], 1.0, beta);
+            gt_status st = prob_run(&p, NULL);
+            double e = prob_error(&p);
+            TAP_CHECK(st == GT_SUCCESS && e <= tol(p.k), "pads %lld,%lld,%lld op %d beta %g: %s err %.3g: %s",
+                      pads[q][0], pads[q][1], pads[q][2], op, beta, gt_status_string(st), e,
+                      gt_last_error());
+            TAP_CHECK(simt_packed_verified > 0, "op %d: %d packed SIMT candidates verified", op,
+                      simt_packed_verified);
+            prob_free(&p);
+        }
+    tc_verify_all_end();
+}
+
 int main(int argc, char **argv) {
     if (argc > 1 && strcmp(argv[1], "--child") == 0) return child();
     /* A cache of this run's own, so that "this call tunes" holds on every run. */
@@ -1156,6 +1188,7 @@ int main(int argc, char **argv) {
     TAP_RUN(gpu_f64_misaligned_launches_nothing);
     TAP_RUN(gpu_f32_and_f64_same_shape);
     TAP_RUN(gpu_splitk_two_shapes_one_stream);
+    TAP_RUN(gpu_simt_packed_every_candidate);
     TAP_RUN(gpu_tc_all_ops_odd_shapes);
     TAP_RUN(gpu_tc_unaligned_every_candidate);
     TAP_RUN(gpu_wgmma_every_candidate);

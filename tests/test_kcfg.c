@@ -486,9 +486,13 @@ static void kcfg_each_constraint_rejects(void) {
         /* 256 threads, 64 x 8 / 4 = 128 vectors of A per stage. */
         {"whole_vectors", CFG(0, 64, 64, 8, 32, 16, 4, 4, 2, 4, 1, 8), 90, GT_DT_F32, 0, 0,
          4096, 4096, 4096, 16, &h100, {0}},
-        /* 16-byte vectors on an 8-byte alignment class; a vector wider than the class is
-         * necessarily not the widest that the class allows. */
-        {"aligned", CFG(0, 128, 128, 16, 32, 64, 8, 8, 3, 4, 1, 8), 90, GT_DT_F32, 0, 0, 4096,
+        /* 8-byte vectors on a 4-byte alignment class (16-byte ones read aligned copies:
+         * gt_kcfg_simt_packs); a vector wider than the class is necessarily not the widest
+         * that the class allows. */
+        {"aligned", CFG(0, 128, 128, 16, 32, 64, 8, 8, 3, 2, 1, 8), 90, GT_DT_F32, 0, 0, 4096,
+         4096, 4096, 4, &h100, {"widest_vector"}},
+        /* DMMA copies nothing: 16 bytes of f64 on an 8-byte class. */
+        {"aligned", CFG(1, 128, 128, 16, 32, 64, 4, 8, 3, 2, 1, 8), 90, GT_DT_F64, 0, 0, 4096,
          4096, 4096, 8, &h100, {"widest_vector"}},
         /* f64: 4 x 32 x (128 + 128 + 2) x 8 = 264192 bytes > 227 KiB; no block is
          * resident then either. */
@@ -759,7 +763,7 @@ static void kcfg_validate_messages(void) {
     /* Constraint failures: the text, "breaks", the name and the reason. */
     gt_key a4 = key;
     a4.align = 4;
-    const char *wide = "f0_64x64x16_w32x16_t4x4_s2_v4_k1_r1";
+    const char *wide = "f0_64x64x16_w32x16_t4x4_s2_v2_k1_r1";
     TAP_CHECK(gt_kcfg_validate(wide, &a4, &h100, &out, why, sizeof why) == -1 &&
                   strstr(why, wide) && strstr(why, "breaks aligned") &&
                   strstr(why, constraint("aligned")->reason),
@@ -1434,6 +1438,66 @@ static void kcfg_derived_values(void) {
               "same order");
 }
 
+/* SIMT on odd leading dimensions: 16-byte vectors read copies of A and B (COPY, as
+ * stored, leading dimensions rounded up to 4 floats or 2 doubles) after the split-K
+ * counters and partials; the natural width copies nothing; other widths and families
+ * are not copied. */
+static void kcfg_simt_pack(void) {
+    gt_key key;
+    make_key(&key, 0, 0, 1000, 999, 1001, 4, 0);
+    gt_kcfg c = CFG(0, 128, 128, 16, 32, 64, 8, 8, 2, 4, 4, 1);
+    gt_kpack pk;
+    TAP_CHECK(gt_kcfg_simt_packs(&c, &key) && !gt_kcfg_check(&c, &key, &h100, GT_KC_LEGAL | GT_KC_PRUNE),
+              "f32 v4 on the 4-byte class: packs, legal");
+    /* 8 x 8 tiles x 4 splits x 128 x 128 floats of partials after 4096 counters. */
+    size_t off = (size_t)4096 * 4 + (size_t)8 * 8 * 4 * 128 * 128 * 4;
+    size_t bytes_a = (size_t)1000 * 1001 * 4, bytes_b = (size_t)1004 * 999 * 4;
+    int laid = gt_kcfg_pack_layout(&c, &key, &pk);
+    TAP_CHECK(laid && pk.mode_a == GT_KPACK_COPY && pk.mode_b == GT_KPACK_COPY && pk.off_a == off &&
+                  pk.lda == 1000 && pk.rows_a == 1000 && pk.cols_a == 1001 && pk.ldb == 1004 &&
+                  pk.rows_b == 1001 && pk.cols_b == 999 &&
+                  pk.off_b == off + (bytes_a + 255) / 256 * 256 &&
+                  gt_kcfg_workspace_bytes(&c, &key) == pk.off_b + bytes_b,
+              "f32 NN copies: modes %d %d, A at %zu ld %lld, B at %zu ld %lld, workspace %zu",
+              pk.mode_a, pk.mode_b, pk.off_a, pk.lda, pk.off_b, pk.ldb,
+              gt_kcfg_workspace_bytes(&c, &key));
+    /* TT: A is K x M stored (1001 rows -> ld 1004), B N x K (999 -> 1000). */
+    make_key(&key, 1, 1, 1000, 999, 1001, 4, 0);
+    c.split = 1;
+    laid = gt_kcfg_pack_layout(&c, &key, &pk);
+    TAP_CHECK(laid && pk.off_a == (size_t)4096 * 4 && pk.lda == 1004 && pk.cols_a == 1000 &&
+                  pk.ldb == 1000 && pk.cols_b == 1001,
+              "f32 TT copies: A at %zu ld %lld x %lld, B ld %lld x %lld", pk.off_a, pk.lda,
+              pk.cols_a, pk.ldb, pk.cols_b);
+    /* The class's own width, or the 16-byte class: nothing copied. */
+    gt_kcfg n1 = c;
+    n1.vec = 1;
+    TAP_CHECK(!gt_kcfg_simt_packs(&n1, &key) && !gt_kcfg_pack_layout(&n1, &key, &pk) &&
+                  gt_kcfg_workspace_bytes(&n1, &key) == 0,
+              "v1 on the 4-byte class copies nothing");
+    key.align = 16;
+    TAP_CHECK(!gt_kcfg_simt_packs(&c, &key) && !gt_kcfg_pack_layout(&c, &key, &pk),
+              "v4 on the 16-byte class copies nothing");
+    /* f64: 2 doubles on the 8-byte class; DMMA never copies. */
+    make_key_dt(&key, 90, GT_DT_F64, 0, 0, 1000, 999, 1001, 8, 1);
+    gt_kcfg d = CFG(0, 64, 64, 16, 32, 16, 4, 4, 2, 2, 1, 1);
+    TAP_CHECK(gt_kcfg_simt_packs(&d, &key) && gt_kcfg_pack_layout(&d, &key, &pk) && pk.ldb == 1002,
+              "f64 v2 on the 8-byte class packs, B's ld %lld", pk.ldb);
+    d.fam = GT_FAM_DMMA, d.tm = 4, d.tn = 2;
+    TAP_CHECK(!gt_kcfg_simt_packs(&d, &key) && gt_kcfg_check(&d, &key, &h100, GT_KC_LEGAL),
+              "DMMA v2 on the 8-byte class: not packed, not legal");
+    /* The space offers both widths on an odd class; at 4095^3 the copies rank first. */
+    make_key(&key, 0, 0, 4095, 4095, 4095, 4, 1);
+    gt_cand *cands = NULL;
+    gt_space_counts counts;
+    int n = gt_space_build(&key, &h100, 0, 0, &cands, &counts), v1 = 0, v4 = 0;
+    for (int i = 0; i < n; i++) v1 += cands[i].cfg.vec == 1, v4 += cands[i].cfg.vec == 4;
+    TAP_CHECK(v1 > 0 && v4 > 0 && n > 0 && gt_kcfg_simt_packs(&cands[0].cfg, &key),
+              "4095^3: %d with 1 float, %d with 4 (packed); first %s", v1, v4,
+              n > 0 ? fmt(&cands[0].cfg).s : "-");
+    free(cands);
+}
+
 static void kcfg_nvrtc_options(void) {
     gt_key key;
     make_key_dt(&key, 90, GT_DT_F64, 1, 0, 4097, 129, 257, 8, 1);
@@ -1441,16 +1505,16 @@ static void kcfg_nvrtc_options(void) {
     char storage[32][64];
     const char *opts[32];
     int n = gt_kcfg_options(&c, &key, storage, opts, 32);
-    TAP_CHECK(n == 10 + gt_nkparams, "%d options", n);
+    TAP_CHECK(n == 11 + gt_nkparams, "%d options", n);
     char minb[32], smem[32], wsc[32];
     snprintf(minb, sizeof minb, "-DGT_MINB=%d", gt_kcfg_min_blocks(&c, &key));
     snprintf(smem, sizeof smem, "-DGT_SMEM_CHECK=%d", gt_kcfg_smem_bytes(&c, &key));
     snprintf(wsc, sizeof wsc, "-DGT_WS_COUNTERS=%d", GT_KCFG_WS_COUNTERS);
     const char *want_problem[] = {"-DGT_DT=1",    "-DGT_M=4097", "-DGT_N=129",
                                   "-DGT_K=257",   "-DGT_OPA=1",  "-DGT_OPB=0",
-                                  "-DGT_BETA0=1", minb,          smem,
-                                  wsc};
-    for (int w = 0; w < 10; w++) {
+                                  "-DGT_BETA0=1", "-DGT_ALIGN=8", minb,
+                                  smem,           wsc};
+    for (int w = 0; w < 11; w++) {
         int found = 0;
         for (int i = 0; i < n; i++) found |= strcmp(opts[i], want_problem[w]) == 0;
         TAP_CHECK(found, "no %s", want_problem[w]);
@@ -1530,6 +1594,7 @@ int main(void) {
     TAP_RUN(kcfg_space_tiny_and_big);
     TAP_RUN(kcfg_space_mma);
     TAP_RUN(kcfg_derived_values);
+    TAP_RUN(kcfg_simt_pack);
     TAP_RUN(kcfg_nvrtc_options);
     TAP_RUN(kcfg_help_text);
     return tap_done();

@@ -109,6 +109,8 @@ static const shape shapes[] = {
     {0, 1, 4097, 129, 257, 4, 0, GT_DT_F32},
     {0, 1, 16, 4096, 4096, 16, 0, GT_DT_F32},
     {1, 1, 1, 1, 1, 8, 1, GT_DT_F32},
+    /* The 4-byte class where SIMT's aligned copies rank first (gt_pack, 4-byte C). */
+    {0, 0, 1000, 999, 1001, 4, 0, GT_DT_F32},
 };
 #define NSHAPES ((int)(sizeof shapes / sizeof shapes[0]))
 

@@ -88,6 +88,10 @@ double gt_space_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_klimit
         double waves_b = (double)c->tn / rvn * ceil(ln * rvn * es / 128.0);
         double fma = (double)c->tm * c->tn * (key->dtype == GT_DT_F64 ? 2.0 : 1.0);
         eff = fma / (fma + loads + 1.0);
+        /* Copies of under 16 bytes: more copy instructions and requests per K step. f32
+         * 4095^3 (4-byte class) ran at 39 TFLOP/s against 47 for 4096^3 (H100). */
+        int vb = c->vec * (int)es;
+        eff *= vb >= 16 ? 1.0 : vb == 8 ? 0.92 : 0.83;
         double smem_eff = fma / (4.0 * (waves_a + waves_b));
         if (smem_eff < 1.0) eff *= smem_eff;
     }
@@ -122,8 +126,8 @@ double gt_space_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_klimit
     double dram = es * (M * K + K * N) + esc * M * N * (key->beta0 ? 1 : 2);
     /* WGMMA clusters of TM blocks read each B tile once per cluster. */
     double l2 = es * (M * K * gn + K * N * gm / (c->fam == GT_FAM_WGMMA ? c->tm : 1));
-    /* gt_pack reads operands and writes their copies first, before the GEMM; a
-     * transposed copy (through shared memory) reaches less of DRAM's rate. */
+    /* gt_pack reads operands and writes their copies first, in a launch of its own before
+     * the GEMM; a transposed copy (through shared memory) reaches less of DRAM's rate. */
     gt_kpack pk;
     int packs = gt_kcfg_pack_layout(c, key, &pk);
     double pack_us = 0.0;
@@ -164,7 +168,7 @@ double gt_space_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_klimit
      * and the last ones compute alone): where memory bounds, a faster kernel still
      * gains. f64 65536 x 64 x 64 (22 us of bytes): DMMA took 29 us, DFMA 44 (H100). */
     return fmax(compute, memory) + OVERLAP_LOSS * fmin(compute, memory) + reduce_us + pack_us +
-           LAUNCH_US * (c->split > 1 || packs ? 1.5 : 1.0);
+           LAUNCH_US * (1.0 + (c->split > 1 ? 0.5 : 0.0) + (packs ? 1.0 : 0.0));
 }
 
 /* By estimate, ties broken by the parameters in table order, so that the kept set is
@@ -201,11 +205,16 @@ static int add_variants(builder *b, gt_kcfg c) {
     int es = gt_dtype_in_size(b->key->dtype);
     int widest = b->key->align / es;
     if (widest * es > 16) widest = 16 / es;
-    c.vec = widest < 1 ? 1 : widest;
+    if (widest < 1) widest = 1;
+    /* SIMT on a narrower class than 16 bytes: also 16-byte vectors from aligned copies
+     * of A and B (kcfg.h, gt_kcfg_simt_packs). */
+    int packed = c.fam == GT_FAM_SIMT && widest * es < 16 ? 16 / es : 0;
+    for (int iv = 0; iv < (packed ? 2 : 1); iv++)
     for (int ik = 0; ik < pk->nvalues; ik++)
         for (int is = 0; is < ps->nvalues; is++)
             for (int il = 0; il < pl->nvalues; il++)
                 for (int ir = 0; ir < pr->nvalues; ir++) {
+                    c.vec = iv ? packed : widest;
                     c.bk = pk->values[ik];
                     c.stages = ps->values[is];
                     /* 5 stages are for MMA's short K steps (SIMT and DMMA were as fast with
