@@ -244,8 +244,25 @@ __device__ __forceinline__ bool splitk_reduce(T (&acc)[NACC], T *ws, int tile, i
     }
 }
 
+// The workspace's layout (src/kcfg.c's gt_kcfg_pack_layout and gt_kcfg_workspace_bytes
+// mirror it): WS_COUNTERS split-K tile counters, the split-K partials (splitk_reduce:
+// every split of every tile, in T), then the operands' copies (PACK), from WS_COPIES on,
+// each 256-byte aligned. A and B as stored: rows (contiguous) x columns.
+constexpr long long ROWS_A = TA ? K : M, COLS_A = TA ? M : K, ROWS_B = TB ? N : K,
+                    COLS_B = TB ? K : N;
+constexpr long long WS_PARTIALS = SPLIT > 1 ? (long long)GM * GN * SPLIT * BM * BN * ES : 0;
+constexpr long long WS_COPIES = (4LL * WS_COUNTERS + WS_PARTIALS + 255) / 256 * 256;
+// A copy's leading dimension: `rows` elements of `es` bytes rounded up to 16 bytes.
+constexpr long long pack_ld(long long rows, int es) {
+    return (rows + 16 / es - 1) / (16 / es) * (16 / es);
+}
+// Bytes a copy of `cols` columns takes, up to the next copy (256-byte aligned).
+constexpr long long pack_span(long long ld, long long cols, int es) {
+    return (ld * cols * es + 255) / 256 * 256;
+}
+
 // One operand's copy into the workspace (PACK: gemm_wgmma.cu and gemm_simt.cu, whose
-// gt_pack kernels call it with the layout src/kcfg.c's gt_kcfg_pack_layout mirrors): the
+// gt_pack kernels call it with the layout above): the
 // matrix as stored, rows x cols with rows contiguous, to dst with leading dimension ldp,
 // a multiple of 16 bytes. One thread per 16 bytes (a grid-stride loop of 256-thread
 // blocks along x): the elements down a column read one by one (the source may be aligned
@@ -302,21 +319,25 @@ __device__ __forceinline__ void store_acc(TC *p, const float *acc, float alpha, 
     }
 }
 
-// Rows m and m + 1 of one column (col) from acc[0], acc[1], by store_acc: as one access
-// where C's alignment class allows a pair (PAIR), else one by one; at the edge only the
-// rows below M. M_EXACT: the caller knows no row lies past M.
-template <bool M_EXACT, bool PAIR>
-__device__ __forceinline__ void store_acc_rows2(TC *__restrict__ col, int m, const float *acc, float alpha,
-                                                float beta) {
+// Rows m and m + 1 of one column (col) from acc[0], acc[1]: as one access where C's
+// alignment class allows a pair (PAIR), else one by one; at the edge only the rows below
+// M. M_EXACT: the caller knows no row lies past M. Accumulators A are f32 (the tf32, f16
+// and bf16 families: store_acc) or of the compute type T (DMMA's doubles: store_c).
+template <bool M_EXACT, bool PAIR, class A>
+__device__ __forceinline__ void store_rows2(TC *__restrict__ col, int m, const A *acc, A alpha, A beta) {
+    auto store = [&](int r, auto n) {
+        if constexpr (sizeof(A) == 8) store_c<decltype(n)::value>(col + r, acc + (r - m), alpha, beta);
+        else store_acc<decltype(n)::value>(col + r, acc + (r - m), alpha, beta);
+    };
     if (M_EXACT || m + 1 < M) {
         if constexpr (PAIR) {
-            store_acc<2>(col + m, acc, alpha, beta);
+            store(m, ic<2>());
         } else {
-            store_acc<1>(col + m, acc, alpha, beta);
-            store_acc<1>(col + m + 1, acc + 1, alpha, beta);
+            store(m, ic<1>());
+            store(m + 1, ic<1>());
         }
     } else if (m < M) {
-        store_acc<1>(col + m, acc, alpha, beta);
+        store(m, ic<1>());
     }
 }
 

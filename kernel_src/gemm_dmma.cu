@@ -427,17 +427,7 @@ extern "C" __global__ void __launch_bounds__(gt::NT, GT_MINB)
 #pragma unroll
         for (int i = 0; i < TM; ++i) {
             const int m = mb + i * 8;
-            const double *a = &acc[(i * TN + j) * 2];
-            if (M_EXACT || m + 1 < M) {
-                if constexpr (VEC == 2) {
-                    store_c<2>(col + m, a, alpha, beta);
-                } else {
-                    store_c<1>(col + m, a, alpha, beta);
-                    store_c<1>(col + m + 1, a + 1, alpha, beta);
-                }
-            } else if (m < M) {
-                store_c<1>(col + m, a, alpha, beta);
-            }
+            store_rows2<M_EXACT, VEC == 2>(col, m, &acc[(i * TN + j) * 2], alpha, beta);
         }
     }
 }

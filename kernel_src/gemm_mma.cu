@@ -350,7 +350,7 @@ extern "C" __global__ void __launch_bounds__(gt::NT, GT_MINB)
 #pragma unroll
             for (int i = 0; i < TM; ++i) {
                 const int m = mb + i * 8;
-                store_acc_rows2<M_EXACT, PAIR>(col, m, &acc[(i * TN + j) * 4 + h * 2], alpha, beta);
+                store_rows2<M_EXACT, PAIR>(col, m, &acc[(i * TN + j) * 4 + h * 2], alpha, beta);
             }
         }
     }

@@ -37,18 +37,12 @@ constexpr int LDSA = BM + (TA ? PAD : 0), LDSB = BN + (TB ? 0 : PAD);
 constexpr int STAGE_A = BK * LDSA, STAGE_B = BK * LDSB;
 // PACK (src/kcfg.c's gt_kcfg_simt_packs): 16-byte vectors on a key of a narrower
 // alignment class (odd leading dimensions) read A and B from copies that gt_pack makes
-// first in the workspace, leading dimensions rounded up to 16 bytes, after the split-K
-// counters and partials (src/kcfg.c's gt_kcfg_pack_layout mirrors the layout; the launch
-// passes the copies as A and B). C is accessed within the class.
+// first in the workspace, leading dimensions rounded up to 16 bytes (common.cuh's
+// layout; the launch passes the copies as A and B). C is accessed within the class.
 constexpr bool PACK = VEC * ES == 16 && GT_ALIGN < 16;
 constexpr int CVEC = !PACK ? VEC : GT_ALIGN >= ES ? GT_ALIGN / ES : 1;
-constexpr long long EPV = 16 / ES;
-constexpr long long ROWS_A = TA ? K : M, COLS_A = TA ? M : K, ROWS_B = TB ? N : K,
-                    COLS_B = TB ? K : N;
-constexpr long long LDA_P = (ROWS_A + EPV - 1) / EPV * EPV, LDB_P = (ROWS_B + EPV - 1) / EPV * EPV;
-constexpr long long PARTIALS = SPLIT > 1 ? (long long)GM * GN * SPLIT * BM * BN * ES : 0;
-constexpr long long OFF_A = (4LL * WS_COUNTERS + PARTIALS + 255) / 256 * 256,
-                    OFF_B = OFF_A + (LDA_P * COLS_A * ES + 255) / 256 * 256;
+constexpr long long LDA_P = pack_ld(ROWS_A, ES), LDB_P = pack_ld(ROWS_B, ES);
+constexpr long long OFF_A = WS_COPIES, OFF_B = OFF_A + pack_span(LDA_P, COLS_A, ES);
 // Width of the epilogue's accesses to C.
 constexpr int SV = RVM < CVEC ? RVM : CVEC;
 constexpr int NACC = TM * TN;

@@ -69,7 +69,7 @@
 // (wide_store, still used where the staging does not fit) and integer bf16 rounding: the
 // epilogue had cost 16 of bf16 4096^3's 182 us on the H100 (the time with it left out);
 // with TMA stores the whole took 173.6 us (2026-11-22). Otherwise pairs of rows
-// (store_acc_rows2), C read for beta.
+// (store_rows2), C read for beta.
 #include "common.cuh"
 
 static_assert(GT_DT >= 2 && GT_DT <= 6, "gemm_wgmma is the tf32, f16 and bf16 family");
@@ -122,24 +122,18 @@ static_assert(GT_SMEM_CHECK == SMEM_BYTES, "caller's shared-memory size differs 
 // PACK: gt_pack first copies an operand into the workspace, and the tensor maps read the
 // copy (src/kcfg.c's gt_kcfg_pack_layout mirrors the layout): COPY as stored, with the
 // leading dimension rounded up to 16 bytes, when the alignment class is under TMA's 16
-// bytes (odd leading dimensions); TRANSPOSE (tf32, TPA/TPB) with k contiguous. After
-// WS_COUNTERS counters and the split-K partials (common.cuh's layout), A at OFF_A, B at
-// OFF_B, 256-byte aligned.
+// bytes (odd leading dimensions); TRANSPOSE (tf32, TPA/TPB) with k contiguous. In
+// common.cuh's workspace layout: A at OFF_A, B at OFF_B.
 enum { P_NONE = 0, P_COPY = 1, P_TRANSPOSE = 2 };
 constexpr bool UNALIGNED = VEC * ESI < 16;
 constexpr int PMA = TPA ? P_TRANSPOSE : UNALIGNED ? P_COPY : P_NONE,
               PMB = TPB ? P_TRANSPOSE : UNALIGNED ? P_COPY : P_NONE;
-constexpr int EPV = 16 / ESI;  // elements per 16 bytes
-// As stored: rows (contiguous) x columns.
-constexpr long long ROWS_A = TA ? K : M, COLS_A = TA ? M : K, ROWS_B = TB ? N : K,
-                    COLS_B = TB ? K : N;
-// The copies: a transposed one swaps them.
+// The copies of A and B as stored (common.cuh's ROWS_ and COLS_): a transposed one swaps
+// rows and columns.
 constexpr long long PRA = TPA ? COLS_A : ROWS_A, PCA = TPA ? ROWS_A : COLS_A,
                     PRB = TPB ? COLS_B : ROWS_B, PCB = TPB ? ROWS_B : COLS_B;
-constexpr long long LDA_P = (PRA + EPV - 1) / EPV * EPV, LDB_P = (PRB + EPV - 1) / EPV * EPV;
-constexpr long long PARTIALS = SPLIT > 1 ? (long long)GM * GN * SPLIT * BM * BN * 4 : 0;
-constexpr long long OFF_A = (4LL * WS_COUNTERS + PARTIALS + 255) / 256 * 256,
-                    OFF_B = OFF_A + (PMA ? (LDA_P * PCA * ESI + 255) / 256 * 256 : 0);
+constexpr long long LDA_P = pack_ld(PRA, ESI), LDB_P = pack_ld(PRB, ESI);
+constexpr long long OFF_A = WS_COPIES, OFF_B = OFF_A + (PMA ? pack_span(LDA_P, PCA, ESI) : 0);
 
 #if GT_DT == 2
 #define WG_KIND "k8.f32.tf32.tf32"
@@ -551,7 +545,7 @@ extern "C" __global__ void __launch_bounds__(gt::wgm::NTW, 1)
                         TC *col = C + (long long)n * ldc;
 #pragma unroll
                         for (int j = 0; j < BM / 8; ++j) {
-                            store_acc_rows2<M_EXACT, PAIR>(col, m0 + 8 * j + 2 * t, &acc[i][4 * j + 2 * h],
+                            store_rows2<M_EXACT, PAIR>(col, m0 + 8 * j + 2 * t, &acc[i][4 * j + 2 * h],
                                                            alpha, beta);
                         }
                     }
