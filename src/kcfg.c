@@ -210,6 +210,11 @@ static gt_kpack_mode pack_one(int tf32, int kcont, int unaligned, long long r, l
     *ld = cdiv(*rows, 16 / es) * (16 / es);
     return m;
 }
+int gt_kcfg_widest_vec(const gt_key *key) {
+    int es = esize(key), widest = key->align / es;
+    if (widest * es > 16) widest = 16 / es;
+    return widest < 1 ? 1 : widest;
+}
 int gt_kcfg_simt_packs(const gt_kcfg *c, const gt_key *key) {
     return c->fam == GT_FAM_SIMT && c->vec * esize(key) == 16 && key->align < 16;
 }
@@ -354,9 +359,7 @@ static int warp_not_idle(const gt_kcfg *c, const gt_key *k, const gt_klimits *l)
 }
 static int widest_vector(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     (void)l;
-    int widest = k->align / esize(k);
-    if (widest * esize(k) > 16) widest = 16 / esize(k);
-    return c->vec == (widest < 1 ? 1 : widest) || gt_kcfg_simt_packs(c, k);
+    return c->vec == gt_kcfg_widest_vec(k) || gt_kcfg_simt_packs(c, k);
 }
 static int reasonable_block(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     (void)k, (void)l;
@@ -623,7 +626,7 @@ void gt_kcfg_default(gt_kcfg *c, const gt_key *key) {
         c->wm = 32, c->wn = 32;
         c->tm = 4, c->tn = 2;
         c->stages = 3;
-        c->vec = key->align >= 16 ? 16 / es : key->align >= es ? key->align / es : 1;
+        c->vec = gt_kcfg_widest_vec(key);
         c->split = 1;
         c->raster = 1;
         return;

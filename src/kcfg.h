@@ -146,6 +146,9 @@ typedef struct gt_kpack {
                                  counters and partials, 256-byte aligned */
     size_t end;               /* bytes of workspace in all */
 } gt_kpack;
+/* The widest vector, in elements of A and B, that the key's alignment class allows: 16
+ * bytes at most, one element at least. */
+int gt_kcfg_widest_vec(const gt_key *key);
 /* 1 when c is a SIMT configuration that copies A and B first: 16-byte vectors on a key
  * whose alignment class is narrower. */
 int gt_kcfg_simt_packs(const gt_kcfg *c, const gt_key *key);

@@ -202,10 +202,7 @@ static int param_index(const char *name) {
 static int add_variants(builder *b, gt_kcfg c) {
     const gt_kparam *pk = &gt_kparams[param_index("BK")], *ps = &gt_kparams[param_index("STAGES")],
                     *pl = &gt_kparams[param_index("SPLIT")], *pr = &gt_kparams[param_index("RASTER")];
-    int es = gt_dtype_in_size(b->key->dtype);
-    int widest = b->key->align / es;
-    if (widest * es > 16) widest = 16 / es;
-    if (widest < 1) widest = 1;
+    int es = gt_dtype_in_size(b->key->dtype), widest = gt_kcfg_widest_vec(b->key);
     /* SIMT on a narrower class than 16 bytes: also 16-byte vectors from aligned copies
      * of A and B (kcfg.h, gt_kcfg_simt_packs). */
     int packed = c.fam == GT_FAM_SIMT && widest * es < 16 ? 16 / es : 0;
