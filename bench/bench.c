@@ -2,7 +2,8 @@
  * bench.c: gemmtune-bench, gemmtune against cuBLAS, shape by shape, in one data type per
  * run (--dtype): fp32 (gemm_tuned vs cublasSgemm, the default), fp64 (gemm_tuned_d vs
  * cublasDgemm), or a tensor-core type (gemm_tuned_ex vs cublasGemmEx with the same types:
- * tf32, f16, f16_f32, bf16, bf16_f32; the table DTYPES below). One method for all; the
+ * tf32, f16, f16_f32, bf16, bf16_f32), or fp32 emulated on tensor cores (f32_3xtf32:
+ * gemm_tuned_ex vs cublasSgemm); the table DTYPES below. One method for all; the
  * type is a run-time choice (element sizes and a switch at the few call sites that need it).
  *
  * Method (the llm.c harness: reference first, then time):
@@ -58,8 +59,10 @@
 #include "gemmtune.h"
 
 /* Which pair of functions a type calls: gemm_tuned/cublasSgemm, gemm_tuned_d/cublasDgemm,
- * or gemm_tuned_ex/cublasGemmEx with the types of dtype_info. */
-typedef enum { CALL_S, CALL_D, CALL_EX } call_kind;
+ * gemm_tuned_ex/cublasGemmEx with the types of dtype_info, or gemm_tuned_ex/cublasSgemm
+ * (f32_3xtf32: fp32 emulated, against cuBLAS's true fp32, on the same full-precision
+ * random inputs as f32). */
+typedef enum { CALL_S, CALL_D, CALL_EX, CALL_EX_S } call_kind;
 
 /* The data type: all that differs between types outside the call sites. */
 typedef struct {
@@ -102,6 +105,11 @@ static const dtype_info DTYPES[] = {
     {"bf16_f32", CALL_EX, GT_R_16BF, GT_R_32F, GT_COMPUTE_32F, CUDA_R_16BF, CUDA_R_32F,
      CUBLAS_COMPUTE_32F, 1e-4, 990e12, 3.0e12, "gemm_tuned_ex", "cublasGemmEx",
      "bf16 A/B, fp32 C, COMPUTE_32F"},
+    /* cuBLAS has no fp32 emulation on the H100: the comparison is with its SGEMM, and the
+     * floor's ceiling is tf32's over three instructions. */
+    {"f32_3xtf32", CALL_EX_S, GT_R_32F, GT_R_32F, GT_COMPUTE_32F_EMULATED_3XTF32, CUDA_R_32F,
+     CUDA_R_32F, CUBLAS_COMPUTE_32F, 1e-4, 165e12, 3.0e12, "gemm_tuned_ex", "cublasSgemm",
+     "fp32 A/B/C, gemmtune COMPUTE_32F_EMULATED_3XTF32 vs cuBLAS fp32 (TF32 off)"},
 };
 enum { NDTYPES = sizeof DTYPES / sizeof DTYPES[0] };
 
@@ -193,6 +201,7 @@ static void usage(FILE *f)
                "  --dtype: f32 (gemm_tuned vs cublasSgemm, default), f64 (gemm_tuned_d vs "
                "cublasDgemm),\n"
                "    or gemm_tuned_ex vs cublasGemmEx: tf32, f16, f16_f32, bf16, bf16_f32\n"
+               "    or gemm_tuned_ex (COMPUTE_32F_EMULATED_3XTF32) vs cublasSgemm: f32_3xtf32\n"
                "  SHAPES: lines 'M N K opA opB' (op N or T), '#' starts a comment line\n"
                "  MxNxK[:AB]: a shape on the command line, ops default to NN\n");
 }
@@ -381,7 +390,7 @@ static int launch(const run_ctx *c, int lib)
     if (lib == LIB_GT) {
         gt_op a = s->opa == 'T' ? GT_OP_T : GT_OP_N, b = s->opb == 'T' ? GT_OP_T : GT_OP_N;
         gt_status st =
-            dt->call == CALL_EX
+            dt->call == CALL_EX || dt->call == CALL_EX_S
                 ? gemm_tuned_ex(a, b, s->m, s->n, s->k, &onef, c->A, dt->ab, c->lda, c->B, dt->ab,
                                 c->ldb, &zerof, c->C_gt, dt->c, c->ldc, dt->compute, c->stream)
             : f64 ? gemm_tuned_d(a, b, s->m, s->n, s->k, 1.0, c->A, c->lda, c->B, c->ldb, 0.0,

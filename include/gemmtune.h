@@ -92,11 +92,21 @@ typedef enum { GT_R_32F = 0, GT_R_64F = 1, GT_R_16F = 2, GT_R_16BF = 3 } gt_data
 
 /* Compute types of gemm_tuned_ex (cublasComputeType_t's roles). GT_COMPUTE_32F_FAST_TF32
  * rounds fp32 inputs to tf32 (10-bit mantissa) for the tensor cores: faster, less exact,
- * used only when asked for. */
+ * used only when asked for.
+ * GT_COMPUTE_32F_EMULATED_3XTF32 emulates fp32 products on the tf32 tensor cores (as
+ * CUTLASS's 3xTF32): each element x of A and B is split into a high part h (x with its
+ * low 13 mantissa bits cleared) and a low part l = x - h rounded to tf32, and
+ * a * b = ha hb + ha lb + la hb is accumulated in fp32. The error of a product is about
+ * 2^-20 of |a b| at most, against fp32's 2^-24 per rounding, so over a sum of K products
+ * it is close to fp32's own; the tuner verifies every candidate with fp32's tolerance and
+ * may also pick an exact fp32 (FFMA) kernel where that is faster. Opt-in, like cuBLAS's
+ * fp32 emulation. One difference from fp32 beyond rounding: an inf in A or B gives NaN
+ * where fp32 may give inf (inf times a low part of zero). */
 typedef enum {
     GT_COMPUTE_32F = 0,
     GT_COMPUTE_64F = 1,
     GT_COMPUTE_32F_FAST_TF32 = 2,
+    GT_COMPUTE_32F_EMULATED_3XTF32 = 3,
 } gt_compute_type;
 
 /*
@@ -106,14 +116,15 @@ typedef enum {
  *   A/B       C        compute                    key type   (gemmtune --dtype)
  *   32F       32F      COMPUTE_32F                f32        same as gemm_tuned
  *   32F       32F      COMPUTE_32F_FAST_TF32      tf32
+ *   32F       32F      COMPUTE_32F_EMULATED_3XTF32  f32_3xtf32
  *   64F       64F      COMPUTE_64F                f64        same as gemm_tuned_d
  *   16F       16F      COMPUTE_32F                f16
  *   16F       32F      COMPUTE_32F                f16_f32
  *   16BF      16BF     COMPUTE_32F                bf16
  *   16BF      32F      COMPUTE_32F                bf16_f32
- * alpha and beta are host pointers to scalars of the compute type (float for
- * COMPUTE_32F and COMPUTE_32F_FAST_TF32, double for COMPUTE_64F). Products accumulate in
- * the compute type; a 16-bit C is rounded once, at the end.
+ * alpha and beta are host pointers to scalars of the compute type (double for
+ * COMPUTE_64F, float for the others). Products accumulate in the compute type; a 16-bit
+ * C is rounded once, at the end.
  * tf32, f16 and bf16 run on tensor cores only and need compute capability 8.0 or later;
  * on older devices the call returns GT_NOT_SUPPORTED and changes nothing.
  * Argument positions (gt_last_error_arg) follow cublasGemmEx without its handle:

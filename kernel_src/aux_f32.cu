@@ -106,6 +106,7 @@ GT_REF(f16, f16, f16)
 GT_REF(f16_f32, f16, float)
 GT_REF(bf16, bf16, bf16)
 GT_REF(bf16_f32, bf16, float)
+GT_REF(f32_3xtf32, float, float)
 
 template <typename T>
 __device__ void cmp(const T *C, long long ldc, const int *rows, int nr, const int *cols,

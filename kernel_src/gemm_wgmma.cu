@@ -1,5 +1,5 @@
-// gemm_wgmma.cu: gemmtune's Hopper tensor-core GEMM family for tf32, f16 and bf16
-// ("wgmma"), sm_90a only: warpgroup MMA (wgmma.mma_async) reading both operands from
+// gemm_wgmma.cu: gemmtune's Hopper tensor-core GEMM family for tf32, f16, bf16 and
+// f32_3xtf32 ("wgmma"), sm_90a only: warpgroup MMA (wgmma.mma_async) reading both operands from
 // shared memory that the tensor memory accelerator (TMA) fills, 128-byte swizzled, on an
 // mbarrier pipeline, with one producer warpgroup and CW consumer warpgroups.
 //
@@ -62,6 +62,15 @@
 // (a tile's last stage once its wgmma are done, before the epilogue). The producer
 // warpgroup gives registers to the consumers (setmaxnreg).
 //
+// f32_3xtf32 (X3): fp32 operands, each element x taken as a high part h (x with its low 13
+// mantissa bits cleared: the tf32 instruction reads the fp32 bits as stored and ignores
+// those, so h is the stage itself) and a low part l = x - h (exact in fp32), rounded to
+// tf32. Every stage has a second copy, at LOW bytes after it, that the consumers fill with
+// the low parts once TMA has filled the stage (split_stage: each 16 bytes of the stage to
+// the same offset of the copy, so the copy has the stage's swizzle and descriptors), then
+// a * b is la hb + ha lb + ha hb: three instructions (CUTLASS's 3xTF32; la lb, at most
+// 2^-22 |a b|, is left out). An inf or NaN element gets a low part of zero.
+//
 // Epilogue: the consumers store their own accumulators. 16-bit C with beta 0 in the
 // 16-byte class (EPI_TMA, where the staging fits): each warpgroup writes 64 x 64 boxes of
 // C to shared memory with stmatrix and its thread 0 stores them by TMA (asynchronously,
@@ -72,13 +81,15 @@
 // (store_rows2), C read for beta.
 #include "common.cuh"
 
-static_assert(GT_DT >= 2 && GT_DT <= 6, "gemm_wgmma is the tf32, f16 and bf16 family");
+static_assert((GT_DT >= 2 && GT_DT <= 6) || GT_DT == 7,
+              "gemm_wgmma is the tf32, f16, bf16 and f32_3xtf32 family");
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
 
 namespace gt {
 namespace wgm {
 
-constexpr bool TF32 = GT_DT == 2;
+constexpr bool X3 = GT_DT == 7;               // f32_3xtf32: high and low tf32 parts
+constexpr bool TF32 = GT_DT == 2 || X3;        // tf32 instructions
 constexpr int ESI = (int)sizeof(TI), ESC = (int)sizeof(TC);
 constexpr int CW = BN / WN;              // consumer warpgroups
 constexpr int NTW = 128 * (CW + 1);      // threads of the block
@@ -99,6 +110,9 @@ static_assert(BM % 64 == 0 && BM <= 256, "instruction N of 64 to 256");
 static_assert(!TF32 || (KMA && KMB), "tf32 operands must be K-major");
 static_assert(VEC * ESI <= 16, "vectors of at most 16 bytes");
 constexpr int SA = BM * BK * ESI, SB = BN * BK * ESI, STAGE = SA + SB;
+// X3: the low parts of stage s at LOW bytes after it (1024-aligned: STAGE is a multiple
+// of 8 KiB); TILES: the bytes of all stages (and their low parts).
+constexpr int LOW = STAGES * STAGE, TILES = (X3 ? 2 : 1) * STAGES * STAGE;
 // C is stored in pairs of consecutive rows where its alignment class allows. 16-bit C
 // with beta zero where it allows 16 bytes (WIDE): through shared memory and TMA stores
 // (EPI_TMA) where M is a multiple of 8 and two staging boxes per consumer warpgroup fit
@@ -108,7 +122,7 @@ constexpr bool WIDE = BETA0 && ESC == 2 && VEC * ESI >= 16;
 // Tiles, the 1024 bytes their alignment may cost, the epilogue's staging boxes (EPI_BOX
 // bytes each: 64 rows m of 128 bytes by 64 columns n, 1024-aligned as the tiles are),
 // then the 2 STAGES mbarriers (in 128 bytes). 232448: sm_90's per-block opt-in limit.
-constexpr int EPI_BOX = 64 * 64 * 2, SMEM_BASE = STAGES * STAGE + 1024 + 128;
+constexpr int EPI_BOX = 64 * 64 * 2, SMEM_BASE = TILES + 1024 + 128;
 // TMA stores whole 16-byte chunks: with M not a multiple of 8 the last one of each column
 // would write past M (into C's padding or the next column), so such M store from registers.
 constexpr bool EPI_TMA = WIDE && M % 8 == 0 && SMEM_BASE + CW * 2 * EPI_BOX <= 232448;
@@ -135,7 +149,7 @@ constexpr long long PRA = TPA ? COLS_A : ROWS_A, PCA = TPA ? ROWS_A : COLS_A,
 constexpr long long LDA_P = pack_ld(PRA, ESI), LDB_P = pack_ld(PRB, ESI);
 constexpr long long OFF_A = WS_COPIES, OFF_B = OFF_A + (PMA ? pack_span(LDA_P, PCA, ESI) : 0);
 
-#if GT_DT == 2
+#if GT_DT == 2 || GT_DT == 7
 #define WG_KIND "k8.f32.tf32.tf32"
 #define WG_TNSP(a, b) ""
 #elif GT_DT == 5 || GT_DT == 6
@@ -362,6 +376,35 @@ template <int P> __device__ __forceinline__ void wg_wait() {
     asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(P) : "memory");
 }
 
+// X3: the low tf32 part of x (see the top): x - h, exact, rounded to nearest tf32; zero for
+// inf and NaN, whose high part is x itself.
+__device__ __forceinline__ unsigned low_part(unsigned x) {
+    const float l = __uint_as_float(x) - __uint_as_float(x & 0xffffe000u);
+    unsigned r;
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(l));
+    return (x & 0x7f800000u) == 0x7f800000u ? 0u : r;
+}
+// X3: the low parts of the stage at shared address sa into its copy at sa + LOW; thread
+// ct of the NC consumer threads takes every NC-th 16 bytes.
+template <int NC> __device__ __forceinline__ void split_stage(unsigned sa, int ct) {
+    static_assert(STAGE % (16 * NC) == 0, "whole 16-byte units per consumer thread");
+#pragma unroll 4
+    for (int i = ct; i < STAGE / 16; i += NC) {
+        const unsigned a = sa + 16 * i;
+        unsigned v[4];
+        asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
+                     : "=r"(v[0]), "=r"(v[1]), "=r"(v[2]), "=r"(v[3])
+                     : "r"(a));
+        asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(a + LOW), "r"(low_part(v[0])),
+                     "r"(low_part(v[1])), "r"(low_part(v[2])), "r"(low_part(v[3]))
+                     : "memory");
+    }
+}
+// The 128 CW consumer threads (named barrier 1, as split-K's reduction).
+__device__ __forceinline__ void consumers_sync() {
+    asm volatile("bar.sync 1, %0;\n" ::"n"(128 * CW) : "memory");
+}
+
 }  // namespace wgm
 }  // namespace gt
 
@@ -376,7 +419,7 @@ extern "C" __global__ void __launch_bounds__(gt::wgm::NTW, 1)
     extern __shared__ __align__(16) unsigned char smem_raw[];
     // TMA's 128-byte swizzle and the descriptors assume 1024-byte aligned tiles.
     const unsigned base = (saddr(smem_raw) + 1023u) & ~1023u;
-    const unsigned epi0 = base + STAGES * STAGE, full0 = epi0 + EPI_BYTES, empty0 = full0 + 8 * STAGES;
+    const unsigned epi0 = base + TILES, full0 = epi0 + EPI_BYTES, empty0 = full0 + 8 * STAGES;
 
     const int tid = threadIdx.x, wgi = tid / 128;
     // Work units: CL vertically adjacent tiles, one per block of a cluster (gt::tile_of's
@@ -457,6 +500,13 @@ extern "C" __global__ void __launch_bounds__(gt::wgm::NTW, 1)
             for (int kt = 0; kt < nk; ++kt) {
                 bar_wait(full0 + 8 * st, ph);
                 const unsigned sa = base + st * STAGE, sb = sa + SA;
+                if constexpr (X3) {
+                    // The low parts, while the previous stage's instructions run; made
+                    // visible to the tensor cores (the async proxy) for every consumer.
+                    split_stage<128 * CW>(sa, tid - 128);
+                    fence_async_smem();
+                    consumers_sync();
+                }
                 wg_fence();
 #pragma unroll
                 for (int s = 0; s < NS; ++s) {
@@ -465,7 +515,12 @@ extern "C" __global__ void __launch_bounds__(gt::wgm::NTW, 1)
                     for (int i = 0; i < TN; ++i) {
                         // 64 rows of n: K-major, rows of 128 bytes; MN-major, one chunk.
                         const unsigned row = (unsigned)(cw * TN + i) * (KMB ? 64 * 128 : BK * 128);
-                        wg<BM>::mma(acc[i], desc(sb + row + s * SLICE_A, A_LBO, 1024), db);
+                        const unsigned long long da = desc(sb + row + s * SLICE_A, A_LBO, 1024);
+                        if constexpr (X3) {
+                            wg<BM>::mma(acc[i], desc(sb + LOW + row + s * SLICE_A, A_LBO, 1024), db);
+                            wg<BM>::mma(acc[i], da, desc(sa + LOW + s * SLICE_B, B_LBO, 1024));
+                        }
+                        wg<BM>::mma(acc[i], da, db);
                     }
                 }
                 wg_commit();

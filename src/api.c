@@ -87,8 +87,9 @@ static const char *datatype_name(int t) {
 }
 
 static const char *compute_name(int t) {
-    static const char *names[] = {"COMPUTE_32F", "COMPUTE_64F", "COMPUTE_32F_FAST_TF32"};
-    return t >= 0 && t < 3 ? names[t] : "?";
+    static const char *names[] = {"COMPUTE_32F", "COMPUTE_64F", "COMPUTE_32F_FAST_TF32",
+                                  "COMPUTE_32F_EMULATED_3XTF32"};
+    return t >= 0 && t < 4 ? names[t] : "?";
 }
 
 gt_status gemm_tuned_ex(gt_op opA, gt_op opB, int64_t m, int64_t n, int64_t k,
@@ -105,7 +106,7 @@ gt_status gemm_tuned_ex(gt_op opA, gt_op opB, int64_t m, int64_t n, int64_t k,
         if (types[i] < GT_R_32F || types[i] > GT_R_16BF)
             return gt_fail_arg(tpos[i], "argument %d (%s) = %d is not a gt_datatype", tpos[i],
                                tnames[i], types[i]);
-    if ((int)computeType < GT_COMPUTE_32F || (int)computeType > GT_COMPUTE_32F_FAST_TF32)
+    if ((int)computeType < GT_COMPUTE_32F || (int)computeType > GT_COMPUTE_32F_EMULATED_3XTF32)
         return gt_fail_arg(17, "argument 17 (computeType) = %d is not a gt_compute_type",
                            (int)computeType);
     if (!alpha) return gt_fail_arg(6, "argument 6 (alpha) is NULL");

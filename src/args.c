@@ -52,6 +52,7 @@ const gt_ex_type gt_ex_types[GT_NDTYPES] = {
     [GT_DT_F16_F32] = {GT_R_16F, GT_R_32F, GT_COMPUTE_32F},
     [GT_DT_BF16] = {GT_R_16BF, GT_R_16BF, GT_COMPUTE_32F},
     [GT_DT_BF16_F32] = {GT_R_16BF, GT_R_32F, GT_COMPUTE_32F},
+    [GT_DT_F32_3XTF32] = {GT_R_32F, GT_R_32F, GT_COMPUTE_32F_EMULATED_3XTF32},
 };
 
 const gt_arg_pos gt_pos_blas = {.a = 7, .lda = 8, .b = 9, .ldb = 10, .c = 12, .ldc = 13};

@@ -20,8 +20,8 @@
 const gt_kparam gt_kparams[] = {
     {"FAM", "f", offsetof(gt_kcfg, fam), {0, 1, 2, 3}, 4,
      "kernel family: 0 SIMT (FFMA/DFMA), 1 DMMA (f64 tensor cores, sm_80+), 2 MMA (tf32, "
-     "f16, bf16 tensor cores, sm_80+), 3 WGMMA (tf32, f16, bf16 warpgroup MMA with TMA, "
-     "sm_90a)"},
+     "f16, bf16 tensor cores, sm_80+), 3 WGMMA (tf32, f16, bf16, f32_3xtf32 warpgroup MMA "
+     "with TMA, sm_90a)"},
     {"BM", "_", offsetof(gt_kcfg, bm), TILE_VALUES, "block tile rows (of C per block)"},
     {"BN", "x", offsetof(gt_kcfg, bn), TILE_VALUES, "block tile columns"},
     {"BK", "x", offsetof(gt_kcfg, bk), {8, 16, 32, 64}, 4,
@@ -58,14 +58,15 @@ int gt_kcfg_threads(const gt_kcfg *c) {
     return 32 * (c->bm / c->wm) * (c->bn / c->wn);
 }
 
-/* gemm_wgmma.cu, which states the same formulas: unpadded swizzled tiles, 1024 bytes to
- * align them, 128 for the mbarriers; with EPI_TMA two 64 x 64 16-bit staging boxes per
- * consumer warpgroup, where they fit within sm_90's 232448 bytes (and M is a multiple of
- * 8). */
+/* gemm_wgmma.cu, which states the same formulas: unpadded swizzled tiles (f32_3xtf32:
+ * each stage twice, the second for the low parts), 1024 bytes to align them, 128 for the
+ * mbarriers; with EPI_TMA two 64 x 64 16-bit staging boxes per consumer warpgroup, where
+ * they fit within sm_90's 232448 bytes (and M is a multiple of 8). */
 #define WGMMA_EPI_BOX (64 * 64 * 2)
 #define WGMMA_SMEM_MAX 232448
 static int wgmma_smem_base(const gt_kcfg *c, const gt_key *key) {
-    return c->stages * (c->bm + c->bn) * c->bk * esize(key) + 1024 + 128;
+    int copies = gt_dtype_split3(key->dtype) ? 2 : 1;
+    return copies * c->stages * (c->bm + c->bn) * c->bk * esize(key) + 1024 + 128;
 }
 static int wgmma_staging_bytes(const gt_kcfg *c) { return (c->bn / c->wn) * 2 * WGMMA_EPI_BOX; }
 
@@ -219,7 +220,8 @@ int gt_kcfg_simt_packs(const gt_kcfg *c, const gt_key *key) {
     return c->fam == GT_FAM_SIMT && c->vec * esize(key) == 16 && key->align < 16;
 }
 int gt_kcfg_pack_layout(const gt_kcfg *c, const gt_key *key, gt_kpack *p) {
-    int es = esize(key), tf32 = key->dtype == GT_DT_TF32, unaligned = c->vec * es < 16;
+    int es = esize(key), unaligned = c->vec * es < 16;
+    int tf32 = key->dtype == GT_DT_TF32 || gt_dtype_split3(key->dtype);
     if (gt_kcfg_simt_packs(c, key)) unaligned = 1; /* both operands, as stored */
     else if (c->fam != GT_FAM_WGMMA) return 0;
     /* A is M x K as stored (K x M transposed), B K x N (N x K). */
@@ -270,7 +272,8 @@ static int family_fits(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     /* WGMMA needs sm_90a's instructions (9.0 exactly). tf32 reads its operands with k
      * contiguous only: the others are transposed into the workspace first (PACK). */
     if (c->fam == GT_FAM_WGMMA)
-        return gt_dtype_tensor_only(k->dtype) && k->cc_major == 9 && k->cc_minor == 0;
+        return (gt_dtype_tensor_only(k->dtype) || gt_dtype_split3(k->dtype)) && k->cc_major == 9 &&
+               k->cc_minor == 0;
     if (gt_dtype_tensor_only(k->dtype)) return c->fam == GT_FAM_MMA && k->cc_major >= 8;
     return c->fam == GT_FAM_SIMT || (c->fam == GT_FAM_DMMA && k->dtype == GT_DT_F64 && k->cc_major >= 8);
 }
@@ -417,8 +420,8 @@ static int raster_useful(const gt_kcfg *c, const gt_key *k, const gt_klimits *l)
 const gt_kconstraint gt_kconstraints[] = {
     {"in_table", GT_KC_LEGAL, "every parameter takes a value of the table", in_table},
     {"family_fits", GT_KC_LEGAL,
-     "SIMT is for f32 and f64, DMMA for f64 on sm_80 and later, MMA for tf32, f16 and bf16 "
-     "on sm_80 and later, WGMMA for them on 9.0 only",
+     "SIMT is for f32, f64 and f32_3xtf32, DMMA for f64 on sm_80 and later, MMA for tf32, "
+     "f16 and bf16 on sm_80 and later, WGMMA for them and f32_3xtf32 on 9.0 only",
      family_fits},
     {"warp_layout", GT_KC_LEGAL,
      "warp tiles divide the block tile; thread tiles divide the warp tile into 32 lanes "

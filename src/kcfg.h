@@ -21,7 +21,8 @@ enum {
     GT_FAM_SIMT = 0, /* gemm_simt.cu: FFMA / DFMA, f32 and f64 */
     GT_FAM_DMMA = 1, /* gemm_dmma.cu: f64 tensor cores (mma.sync m8n8k4), sm_80 and later */
     GT_FAM_MMA = 2,  /* gemm_mma.cu: tf32, f16, bf16 tensor cores (mma.sync), sm_80 and later */
-    GT_FAM_WGMMA = 3, /* gemm_wgmma.cu: tf32, f16, bf16 warpgroup MMA fed by TMA, sm_90a only */
+    GT_FAM_WGMMA = 3, /* gemm_wgmma.cu: tf32, f16, bf16 (and f32_3xtf32) warpgroup MMA fed by
+                         TMA, sm_90a only */
 };
 
 /* One configuration of a family (the macros of kernel_src/common.cuh). */
@@ -132,7 +133,7 @@ size_t gt_kcfg_workspace_bytes(const gt_kcfg *c, const gt_key *key);
  * wgmma reads them with k contiguous only. So before the GEMM an operand may be copied
  * into the workspace (gemm_wgmma.cu's gt_pack, which mirrors this layout): as stored, with
  * the leading dimension rounded up (the alignment class is under 16 bytes), or transposed
- * so that k is contiguous (tf32 with A not transposed or B transposed).
+ * so that k is contiguous (tf32 and f32_3xtf32 with A not transposed or B transposed).
  * SIMT does the same by choice (gt_kcfg_simt_packs): a configuration whose vectors are
  * 16 bytes on a key of a narrower alignment class reads A and B from such copies
  * (gemm_simt.cu's gt_pack), and C with the class's width. */

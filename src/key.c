@@ -35,6 +35,7 @@ static const struct {
     [GT_DT_F16_F32] = {"f16_f32", GT_ST_F16, GT_ST_F32, 1},
     [GT_DT_BF16] = {"bf16", GT_ST_BF16, GT_ST_BF16, 1},
     [GT_DT_BF16_F32] = {"bf16_f32", GT_ST_BF16, GT_ST_F32, 1},
+    [GT_DT_F32_3XTF32] = {"f32_3xtf32", GT_ST_F32, GT_ST_F32, 0},
 };
 
 static const struct {
@@ -51,6 +52,7 @@ int gt_dtype_out(int dtype) { return dt_ok(dtype) ? dtypes[dtype].out : GT_ST_F3
 int gt_dtype_in_size(int dtype) { return gt_stype_size(gt_dtype_in(dtype)); }
 int gt_dtype_out_size(int dtype) { return gt_stype_size(gt_dtype_out(dtype)); }
 int gt_dtype_tensor_only(int dtype) { return dt_ok(dtype) && dtypes[dtype].tensor_only; }
+int gt_dtype_split3(int dtype) { return dtype == GT_DT_F32_3XTF32; }
 
 int gt_dtype_parse(const char *name) {
     for (int i = 0; i < GT_NDTYPES; i++)

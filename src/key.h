@@ -21,6 +21,9 @@
  *   f32      A, B, C float, exact fp32 FMA (gemm_tuned)
  *   f64      A, B, C double (gemm_tuned_d)
  *   tf32     A, B, C float, products on tf32 tensor cores (an explicit opt-in)
+ *   f32_3xtf32  A, B, C float, fp32 products emulated on tf32 tensor cores (3xTF32: each
+ *            operand split into a high and a low tf32 part, three products summed; about
+ *            fp32's accuracy, an explicit opt-in), or exact FMA where that is faster
  *   f16      A, B, C half;           f16_f32  A, B half, C float
  *   bf16     A, B, C bfloat16;       bf16_f32 A, B bfloat16, C float
  * Values are stored in cache files by name, never by number. */
@@ -32,8 +35,9 @@ typedef enum {
     GT_DT_F16_F32 = 4,
     GT_DT_BF16 = 5,
     GT_DT_BF16_F32 = 6,
+    GT_DT_F32_3XTF32 = 7,
 } gt_dtype;
-#define GT_NDTYPES 7
+#define GT_NDTYPES 8
 
 /* Storage types of elements, for the helper kernels (fill, scale, compare). */
 typedef enum { GT_ST_F32 = 0, GT_ST_F64 = 1, GT_ST_F16 = 2, GT_ST_BF16 = 3 } gt_stype;
@@ -69,7 +73,8 @@ int gt_key_shape(const gt_key *key, char *buf, size_t size);
 uint64_t gt_key_hash(const gt_key *key);
 int gt_key_equal(const gt_key *a, const gt_key *b);
 
-/* "f32", "f64", "tf32", "f16", "f16_f32", "bf16", "bf16_f32"; "?" when out of range. */
+/* "f32", "f64", "tf32", "f16", "f16_f32", "bf16", "bf16_f32", "f32_3xtf32"; "?" when out
+ * of range. */
 const char *gt_dtype_name(int dtype);
 /* The inverse of gt_dtype_name; -1 when unknown. */
 int gt_dtype_parse(const char *name);
@@ -82,6 +87,9 @@ int gt_dtype_out_size(int dtype);
 /* 1 for the types computed on tensor cores only (tf32, f16, bf16): they need compute
  * capability 8.0 and have no SIMT kernel. */
 int gt_dtype_tensor_only(int dtype);
+/* 1 for f32_3xtf32: fp32 operands split in two tf32 parts on the tensor cores (its
+ * WGMMA kernels; SIMT kernels compute it exactly). */
+int gt_dtype_split3(int dtype);
 /* "f32", "f64", "f16", "bf16"; "?" when out of range. */
 const char *gt_stype_name(int stype);
 int gt_stype_size(int stype);

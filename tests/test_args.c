@@ -728,7 +728,7 @@ static void args_ex_enums_out_of_range(void) {
     c.Ctype = INT32_MIN;
     EXPECT_EX_BAD(&c, 15, "Ctype");
     c = ex_base();
-    c.compute = 3;
+    c.compute = 4;
     EXPECT_EX_BAD(&c, 17, "computeType");
     c.compute = -1;
     EXPECT_EX_BAD(&c, 17, "computeType");
@@ -857,7 +857,7 @@ static void args_ex_pointer_alignment(void) {
               gt_last_error());
 }
 
-/* Every combination of the four element types and three compute types: exactly those of
+/* Every combination of the four element types and four compute types: exactly those of
  * gemmtune.h's table are accepted, every other one is NOT_SUPPORTED. */
 static void args_ex_combinations(void) {
     static const struct {
@@ -866,14 +866,14 @@ static void args_ex_combinations(void) {
         {GT_R_32F, GT_R_32F, GT_COMPUTE_32F},   {GT_R_32F, GT_R_32F, GT_COMPUTE_32F_FAST_TF32},
         {GT_R_64F, GT_R_64F, GT_COMPUTE_64F},   {GT_R_16F, GT_R_16F, GT_COMPUTE_32F},
         {GT_R_16F, GT_R_32F, GT_COMPUTE_32F},   {GT_R_16BF, GT_R_16BF, GT_COMPUTE_32F},
-        {GT_R_16BF, GT_R_32F, GT_COMPUTE_32F},
+        {GT_R_16BF, GT_R_32F, GT_COMPUTE_32F},  {GT_R_32F, GT_R_32F, GT_COMPUTE_32F_EMULATED_3XTF32},
     };
     static const char *tname[4] = {"32F", "64F", "16F", "16BF"};
     int accepted = 0;
     for (int a = 0; a < 4; a++)
         for (int b = 0; b < 4; b++)
             for (int cc = 0; cc < 4; cc++)
-                for (int comp = 0; comp < 3; comp++) {
+                for (int comp = 0; comp < 4; comp++) {
                     ex_call c = ex_base();
                     c.Atype = a, c.Btype = b, c.Ctype = cc, c.compute = comp;
                     /* Scalars of the compute type. */
@@ -900,7 +900,7 @@ static void args_ex_combinations(void) {
                                   tname[cc], comp, gt_last_error());
                     }
                 }
-    TAP_CHECK(accepted == 7, "%d combinations accepted, want 7", accepted);
+    TAP_CHECK(accepted == 8, "%d combinations accepted, want 8", accepted);
     /* The ones the issue names, with messages that name the types. */
     ex_call c = ex_base();
     c.Btype = GT_R_16BF; /* A 16F, B 16BF */
@@ -944,12 +944,12 @@ static void args_ex_scalars_in_compute_type(void) {
 static void args_ex_nothing_to_do(void) {
     /* m == 0 or n == 0: GT_SUCCESS, nothing launched, no driver needed, for every
      * supported combination and even with NULL pointers. */
-    const int types[7][3] = {
+    const int types[8][3] = {
         {GT_R_32F, GT_R_32F, GT_COMPUTE_32F},   {GT_R_32F, GT_R_32F, GT_COMPUTE_32F_FAST_TF32},
         {GT_R_64F, GT_R_64F, GT_COMPUTE_64F},   {GT_R_16F, GT_R_16F, GT_COMPUTE_32F},
         {GT_R_16F, GT_R_32F, GT_COMPUTE_32F},   {GT_R_16BF, GT_R_16BF, GT_COMPUTE_32F},
-        {GT_R_16BF, GT_R_32F, GT_COMPUTE_32F}};
-    for (int i = 0; i < 7; i++) {
+        {GT_R_16BF, GT_R_32F, GT_COMPUTE_32F},  {GT_R_32F, GT_R_32F, GT_COMPUTE_32F_EMULATED_3XTF32}};
+    for (int i = 0; i < 8; i++) {
         ex_call c = ex_base();
         c.Atype = c.Btype = types[i][0], c.Ctype = types[i][1], c.compute = types[i][2];
         if (c.compute == GT_COMPUTE_64F) c.alpha = &ex_one_d, c.beta = &ex_half_d;

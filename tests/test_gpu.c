@@ -59,14 +59,15 @@ static double drand_full(void) {
     return (double)(long long)((rng >> 11) - (1ull << 52)) / (double)(1ull << 52);
 }
 
-/* One problem of either element type (gemm_tuned: GT_DT_F32, gemm_tuned_d: GT_DT_F64).
+/* One problem of either element type (gemm_tuned: GT_DT_F32, gemm_tuned_d: GT_DT_F64;
+ * GT_DT_F32_3XTF32, fp32 data through gemm_tuned_ex, is treated as f32 throughout).
  * Host arrays hold elements of that type, es bytes each, exactly as the device does: what
  * is uploaded and what is compared byte for byte (untouched padding, unchanged A and B)
  * are the very bits, NaN payloads included. elem() and set_elem() read and write them as
  * double, which holds a float exactly. Scalars are doubles; the f32 cases only use values
  * that are floats, so passing them as float changes nothing. */
 typedef struct {
-    int dt;                   /* GT_DT_F32 or GT_DT_F64 */
+    int dt;                   /* GT_DT_F32, GT_DT_F64 or GT_DT_F32_3XTF32 */
     size_t es;                /* bytes per element: 4 or 8 */
     int opa, opb;
     long long m, n, k, lda, ldb, ldc;
@@ -91,7 +92,7 @@ static double round_elem(const prob *p, double v) { return p->es == 4 ? (double)
 
 /* Random data of p's type: 24-bit values for f32 (as gemm_tuned's cases always had), 53-bit
  * values for f64 (see drand_full). */
-static double rand_elem(const prob *p) { return p->dt == GT_DT_F32 ? frand() : drand_full(); }
+static double rand_elem(const prob *p) { return p->dt != GT_DT_F64 ? frand() : drand_full(); }
 
 static void prob_init(prob *p, int dt, int opa, int opb, long long m, long long n, long long k,
                       long long pad_a, long long pad_b, long long pad_c, double alpha,
@@ -139,6 +140,13 @@ static void prob_fetch_c(prob *p, CUdeviceptr dC) { gt_cu.memcpy_dtoh(p->C, dC, 
  * through the entry point of p's type; nothing waits for it. */
 static gt_status prob_launch(const prob *p, CUdeviceptr C, void *stream) {
     gt_op oa = p->opa ? GT_OP_T : GT_OP_N, ob = p->opb ? GT_OP_T : GT_OP_N;
+    if (p->dt == GT_DT_F32_3XTF32) {
+        const float a = (float)p->alpha, b = (float)p->beta;
+        return gemm_tuned_ex(oa, ob, p->m, p->n, p->k, &a, (const void *)(uintptr_t)p->dA,
+                             GT_R_32F, p->lda, (const void *)(uintptr_t)p->dB, GT_R_32F, p->ldb,
+                             &b, (void *)(uintptr_t)C, GT_R_32F, p->ldc,
+                             GT_COMPUTE_32F_EMULATED_3XTF32, stream);
+    }
     if (p->dt == GT_DT_F32)
         return gemm_tuned(oa, ob, p->m, p->n, p->k, (float)p->alpha,
                           (const float *)(uintptr_t)p->dA, p->lda,
@@ -208,7 +216,7 @@ static double tol(long long k) { return 1e-6 * sqrt((double)(k > 0 ? k : 1)) + 2
 static double tol_d(long long k) { return 1e-13 * sqrt((double)(k > 0 ? k : 1)) + 2e-13; }
 
 /* The tolerance of p's type. */
-static double prob_tol(const prob *p) { return p->dt == GT_DT_F32 ? tol(p->k) : tol_d(p->k); }
+static double prob_tol(const prob *p) { return p->dt != GT_DT_F64 ? tol(p->k) : tol_d(p->k); }
 
 /* ===== cases ===== */
 
@@ -1160,6 +1168,51 @@ static void gpu_simt_packed_every_candidate(void) {
     tc_verify_all_end();
 }
 
+/* fp32 emulated on tf32 tensor cores (f32_3xtf32), with full 24-bit random inputs (the
+ * low parts matter: one tf32 product alone is off by about 2^-11, far above fp32's
+ * tolerance, which every result here must meet). Every op pair, beta 0 and not; leading
+ * dimensions that TMA reads directly, odd ones (aligned copies first), odd M, N, K, and
+ * split-K; every candidate verified, none failing, and on a 9.0 device WGMMA candidates
+ * among those that passed where the model ranks them (all but the small odd case). */
+static void gpu_f32_3xtf32_every_candidate(void) {
+    NEED_GPU();
+    gt_cu_device d;
+    CUdevice dev;
+    int sm90 = gt_cu.ctx_get_device(&dev) == CUDA_SUCCESS && gt_cu_device_query(dev, &d) == GT_SUCCESS &&
+               d.cc_major == 9 && d.cc_minor == 0;
+    tc_verify_all_begin("12", 4);
+    static const struct {
+        long long m, n, k, pad[3];
+        int want_wgmma;
+    } cases[] = {
+        {600, 520, 256, {8, 8, 8}, 1},
+        {1001, 999, 1003, {0, 0, 0}, 1},
+        {77, 46, 130, {1, 3, 1}, 0},
+        {640, 640, 16384, {8, 8, 8}, 1},
+    };
+    for (int c = 0; c < 4; c++)
+        for (int op = 0; op < 4; op++) {
+            prob p;
+            double beta = (c + op) % 2 ? 0.0 : 0.25;
+            tc_wgmma_verified = 0;
+            prob_init(&p, GT_DT_F32_3XTF32, op & 1, op >> 1, cases[c].m, cases[c].n, cases[c].k,
+                      cases[c].pad[0], cases[c].pad[1], cases[c].pad[2], 1.5, beta);
+            gt_status st = prob_run(&p, NULL);
+            double e = prob_error(&p);
+            TAP_CHECK(st == GT_SUCCESS && e <= tol(p.k),
+                      "%lldx%lldx%lld op %d beta %g: %s err %.3g (fp32 tolerance %.3g): %s",
+                      p.m, p.n, p.k, op, beta, gt_status_string(st), e, tol(p.k), gt_last_error());
+            printf("# f32_3xtf32 %lldx%lldx%lld:%c%c beta %g: rel err %.3g, %d WGMMA verified\n",
+                   p.m, p.n, p.k, op & 1 ? 'T' : 'N', op >> 1 ? 'T' : 'N', beta, e,
+                   tc_wgmma_verified);
+            TAP_CHECK(!sm90 || !cases[c].want_wgmma || tc_wgmma_verified > 0,
+                      "%lldx%lldx%lld op %d: %d WGMMA candidates verified", p.m, p.n, p.k, op,
+                      tc_wgmma_verified);
+            prob_free(&p);
+        }
+    tc_verify_all_end();
+}
+
 int main(int argc, char **argv) {
     if (argc > 1 && strcmp(argv[1], "--child") == 0) return child();
     /* A cache of this run's own, so that "this call tunes" holds on every run. */
@@ -1197,6 +1250,7 @@ int main(int argc, char **argv) {
     TAP_RUN(gpu_tc_all_ops_odd_shapes);
     TAP_RUN(gpu_tc_unaligned_every_candidate);
     TAP_RUN(gpu_wgmma_every_candidate);
+    TAP_RUN(gpu_f32_3xtf32_every_candidate);
     gt_release();
     return tap_done();
 }

@@ -1442,6 +1442,69 @@ static void kcfg_derived_values(void) {
  * stored, leading dimensions rounded up to 4 floats or 2 doubles) after the split-K
  * counters and partials; the natural width copies nothing; other widths and families
  * are not copied. */
+/* f32_3xtf32: SIMT everywhere (exact fp32 is one of its kernels), WGMMA on 9.0 with a
+ * second copy of every stage for the low parts and tf32's transposed operand copies, never
+ * MMA or DMMA; at 4096^3 the model puts WGMMA first, at 17x33x65 SIMT; the same-order
+ * space (background tuning) is SIMT alone. */
+static void kcfg_split3(void) {
+    gt_key key;
+    make_key_dt(&key, 90, GT_DT_F32_3XTF32, 0, 0, 4096, 4096, 4096, 16, 1);
+    gt_kcfg w = CFG(GT_FAM_WGMMA, 128, 128, 32, 128, 128, 1, 2, 3, 4, 1, 1);
+    TAP_CHECK(!gt_kcfg_check(&w, &key, &h100, GT_KC_LEGAL), "WGMMA 128x128x32 s3 legal on sm_90: %s",
+              gt_kcfg_check(&w, &key, &h100, GT_KC_LEGAL) ? gt_kcfg_check(&w, &key, &h100, GT_KC_LEGAL)->name : "");
+    /* Tiles of 3 stages twice, 1024 to align them, 128 for the mbarriers. */
+    TAP_CHECK(gt_kcfg_smem_bytes(&w, &key) == 2 * 3 * 256 * 32 * 4 + 1024 + 128,
+              "smem %d", gt_kcfg_smem_bytes(&w, &key));
+    gt_key tf = key;
+    tf.dtype = GT_DT_TF32;
+    TAP_CHECK(gt_kcfg_smem_bytes(&w, &tf) == 3 * 256 * 32 * 4 + 1024 + 128, "tf32 smem %d",
+              gt_kcfg_smem_bytes(&w, &tf));
+    /* 4 stages of 256 x 64 tiles do not fit twice. */
+    gt_kcfg big = CFG(GT_FAM_WGMMA, 256, 64, 32, 256, 64, 1, 1, 4, 4, 1, 1);
+    const gt_kconstraint *bad = gt_kcfg_check(&big, &key, &h100, GT_KC_LEGAL);
+    TAP_CHECK(bad && strcmp(bad->name, "smem_fits") == 0 && !gt_kcfg_check(&big, &tf, &h100, GT_KC_LEGAL),
+              "256x64 s4: %s", bad ? bad->name : "legal");
+    /* NN: A is read from a transposed copy, as tf32's. */
+    gt_kpack pk;
+    TAP_CHECK(gt_kcfg_pack_layout(&w, &key, &pk) && pk.mode_a == GT_KPACK_TRANSPOSE &&
+                  pk.mode_b == GT_KPACK_NONE,
+              "NN copies: %d %d", pk.mode_a, pk.mode_b);
+    gt_kcfg m = CFG(GT_FAM_MMA, 64, 64, 16, 32, 32, 4, 2, 3, 4, 1, 1),
+            d = CFG(GT_FAM_DMMA, 64, 64, 16, 32, 16, 4, 2, 3, 2, 1, 1),
+            simt = CFG(0, 128, 128, 16, 32, 64, 8, 8, 2, 4, 1, 1);
+    bad = gt_kcfg_check(&m, &key, &h100, GT_KC_LEGAL);
+    TAP_CHECK(bad && strcmp(bad->name, "family_fits") == 0, "MMA: %s", bad ? bad->name : "legal");
+    bad = gt_kcfg_check(&d, &key, &h100, GT_KC_LEGAL);
+    TAP_CHECK(bad && strcmp(bad->name, "family_fits") == 0, "DMMA: %s", bad ? bad->name : "legal");
+    TAP_CHECK(!gt_kcfg_check(&simt, &key, &h100, GT_KC_LEGAL), "SIMT legal");
+    gt_key k80;
+    make_key_dt(&k80, 80, GT_DT_F32_3XTF32, 0, 0, 4096, 4096, 4096, 16, 1);
+    bad = gt_kcfg_check(&w, &k80, &a100, GT_KC_LEGAL);
+    TAP_CHECK(bad && strcmp(bad->name, "family_fits") == 0, "WGMMA on sm_80: %s", bad ? bad->name : "legal");
+    /* The default kernel is exact fp32 (SIMT), legal anywhere. */
+    gt_kcfg def;
+    gt_kcfg_default(&def, &key);
+    TAP_CHECK(def.fam == GT_FAM_SIMT && !gt_kcfg_check(&def, &key, &h100, GT_KC_LEGAL), "default family %d", def.fam);
+    /* The space: WGMMA first at 4096^3, SIMT at 17x33x65; SIMT only on sm_80 and in the
+     * same-order space. */
+    gt_cand *c = NULL;
+    gt_space_counts counts;
+    int n = gt_space_build(&key, &h100, DEFAULT_MAX_CANDIDATES, 0, &c, &counts), wg = 0, other = 0;
+    for (int i = 0; i < n; i++) wg += c[i].cfg.fam == GT_FAM_WGMMA, other += c[i].cfg.fam == GT_FAM_MMA || c[i].cfg.fam == GT_FAM_DMMA;
+    TAP_CHECK(n > 0 && c[0].cfg.fam == GT_FAM_WGMMA && other == 0, "4096^3: first %s, %d WGMMA of %d",
+              n > 0 ? fmt(&c[0].cfg).s : "-", wg, n);
+    free(c);
+    make_key_dt(&key, 90, GT_DT_F32_3XTF32, 0, 0, 17, 33, 65, 4, 1);
+    n = gt_space_build(&key, &h100, DEFAULT_MAX_CANDIDATES, 0, &c, &counts);
+    TAP_CHECK(n > 0 && c[0].cfg.fam == GT_FAM_SIMT, "17x33x65: first %s", n > 0 ? fmt(&c[0].cfg).s : "-");
+    free(c);
+    space_tally t80 = tally(&k80, &a100, 0, 0), same = tally(&k80, &a100, 0, GT_SPACE_SAME_ORDER);
+    make_key_dt(&key, 90, GT_DT_F32_3XTF32, 0, 0, 4096, 4096, 4096, 16, 1);
+    space_tally same90 = tally(&key, &h100, 0, GT_SPACE_SAME_ORDER);
+    TAP_CHECK(t80.n > 0 && t80.dmma == 0 && same.n > 0 && same90.n > 0 && same90.not_same_order == 0,
+              "sm_80: %d candidates; same order: %d and %d on sm_90", t80.n, same.n, same90.n);
+}
+
 static void kcfg_simt_pack(void) {
     gt_key key;
     make_key(&key, 0, 0, 1000, 999, 1001, 4, 0);
@@ -1595,6 +1658,7 @@ int main(void) {
     TAP_RUN(kcfg_space_mma);
     TAP_RUN(kcfg_derived_values);
     TAP_RUN(kcfg_simt_pack);
+    TAP_RUN(kcfg_split3);
     TAP_RUN(kcfg_nvrtc_options);
     TAP_RUN(kcfg_help_text);
     return tap_done();

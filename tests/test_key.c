@@ -277,7 +277,8 @@ static void key_dtype_names(void) {
                  {GT_DT_F16, "f16", GT_ST_F16, GT_ST_F16, 2, 2, 1},
                  {GT_DT_F16_F32, "f16_f32", GT_ST_F16, GT_ST_F32, 2, 4, 1},
                  {GT_DT_BF16, "bf16", GT_ST_BF16, GT_ST_BF16, 2, 2, 1},
-                 {GT_DT_BF16_F32, "bf16_f32", GT_ST_BF16, GT_ST_F32, 2, 4, 1}};
+                 {GT_DT_BF16_F32, "bf16_f32", GT_ST_BF16, GT_ST_F32, 2, 4, 1},
+                 {GT_DT_F32_3XTF32, "f32_3xtf32", GT_ST_F32, GT_ST_F32, 4, 4, 0}};
     TAP_CHECK(sizeof known / sizeof known[0] == GT_NDTYPES, "%d types known to the test, %d to key.h",
               (int)(sizeof known / sizeof known[0]), GT_NDTYPES);
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {

@@ -126,6 +126,9 @@ static const shape tc_shapes[] = {
     {1, 0, 1001, 999, 1003, 4, 1, GT_DT_TF32},
     /* tf32 NN aligned: WGMMA reads a transposed copy of A. */
     {0, 0, 4096, 4096, 4096, 16, 1, GT_DT_TF32},
+    /* f32_3xtf32: WGMMA with low parts (A transposed) beside SIMT; odd, 4-byte class, TN. */
+    {0, 0, 4096, 4096, 4096, 16, 1, GT_DT_F32_3XTF32},
+    {1, 0, 1001, 999, 1003, 4, 0, GT_DT_F32_3XTF32},
 };
 #define NTC ((int)(sizeof tc_shapes / sizeof tc_shapes[0]))
 
@@ -337,9 +340,10 @@ static void nvrtc_tensor_candidates(void) {
     /* On sm_90 the WGMMA family (sm_90a) is among them: for bf16 4096^3 NN (TMA straight
      * from the operands), f16 4095^3 TN (2-byte class: aligned copies first), tf32 TN
      * (aligned copies) and NN (A's transposed copy), 256x256x65536 (split-K); not in the
-     * budget of 17x33x65 (one tile cannot fill the SMs). tf32 NT 1000x999x1001 (both
-     * operands transposed) is left to the ranking. */
-    static const int want_wgmma[NTC] = {1, 1, -1, 0, 1, 1, 1};
+     * budget of 17x33x65 (one tile cannot fill the SMs); f32_3xtf32 4096^3 NN. tf32 NT
+     * 1000x999x1001 (both operands transposed) and f32_3xtf32 TN 1001x999x1003 are left
+     * to the ranking. */
+    static const int want_wgmma[NTC] = {1, 1, -1, 0, 1, 1, 1, 1, -1};
     for (int i = 0; i < NTC; i++) {
         int w = compile_set(&tc_shapes[i], 90);
         TAP_CHECK(want_wgmma[i] < 0 || (w > 0) == want_wgmma[i], "tensor shape %d on sm_90: %d WGMMA compiled", i, w);

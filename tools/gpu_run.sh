@@ -91,10 +91,13 @@ if [ "$what" = wgmma ] || [ "$what" = memcheck-tc ]; then
       r=$?; echo "wgmma $dt $s: exit $r"; [ $r -eq 0 ] || rc=1
     done
   done
-  # tf32: operands stored without k contiguous are read from transposed copies.
-  for s in ${WGMMA_TF32_SHAPES:-1000x999x1000:NN 1000x1000x999:NT 1000x999x1000:TN 1000x1000x1000:TT 4096x4096x4096:NN 4096x4096x4096:TN 4095x4095x4095:NN 1001x999x1003:TT}; do
-    $W run --reps 3 --dtype tf32 $s >>"$OUT/wgmma.log" 2>&1
-    r=$?; echo "wgmma tf32 $s: exit $r"; [ $r -eq 0 ] || rc=1
+  # tf32 and f32_3xtf32 (WGMMA_TF32_DTYPES): operands stored without k contiguous are
+  # read from transposed copies.
+  for dt in ${WGMMA_TF32_DTYPES:-tf32 f32_3xtf32}; do
+    for s in ${WGMMA_TF32_SHAPES:-1000x999x1000:NN 1000x1000x999:NT 1000x999x1000:TN 1000x1000x1000:TT 4096x4096x4096:NN 4096x4096x4096:TN 4095x4095x4095:NN 1001x999x1003:TT}; do
+      $W run --reps 3 --dtype $dt $s >>"$OUT/wgmma.log" 2>&1
+      r=$?; echo "wgmma $dt $s: exit $r"; [ $r -eq 0 ] || rc=1
+    done
   done
   unset GEMMTUNE_TUNE_VERIFY_ALL GEMMTUNE_TUNE_BUDGET_S
   grep -E "ERROR SUMMARY|check:|TFLOP" "$OUT/wgmma.log" | head -80

@@ -61,6 +61,10 @@ double gt_space_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_klimit
          * one leaves gaps. */
         rate = SM_HGMMA_PER_US * (key->dtype == GT_DT_TF32 ? 0.5 : 1.0);
         eff = c->bn / c->wn == 2 ? 0.85 : 0.7;
+        /* f32_3xtf32: three tf32 instructions per product, and the consumers split every
+         * stage into high and low parts first (shared-memory traffic the instructions
+         * also need). */
+        if (gt_dtype_split3(key->dtype)) rate = SM_HGMMA_PER_US * 0.5 / 3.0, eff *= 0.85;
         /* Clusters pay for keeping the pair in step; they gain only where L2 limits
          * (below). At bf16 4096^3 and 8192^3 they were level or slower (H100, 2026-11-22). */
         if (c->tm > 1) eff *= 0.98;
@@ -269,7 +273,8 @@ int gt_space_build(const gt_key *key, const gt_klimits *lim, int max, int flags,
         if (fam == GT_FAM_WGMMA) {
             /* Instructions of BM columns, TN per consumer warpgroup, 1 or 2 of those. */
             static const int bms[] = {64, 128, 192, 256};
-            if (!gt_dtype_tensor_only(key->dtype) || key->cc_major != 9 || key->cc_minor != 0)
+            if ((!gt_dtype_tensor_only(key->dtype) && !gt_dtype_split3(key->dtype)) ||
+                key->cc_major != 9 || key->cc_minor != 0)
                 continue;
             /* TM: clusters of 1 or 2 blocks (2: B's tile multicast to the pair). */
             for (int i = 0; i < 4; i++)
