@@ -65,11 +65,13 @@
 // f32_3xtf32 (X3): fp32 operands, each element x taken as a high part h (x with its low 13
 // mantissa bits cleared: the tf32 instruction reads the fp32 bits as stored and ignores
 // those, so h is the stage itself) and a low part l = x - h (exact in fp32), rounded to
-// tf32. Every stage has a second copy, at LOW bytes after it, that the consumers fill with
-// the low parts once TMA has filled the stage (split_stage: each 16 bytes of the stage to
-// the same offset of the copy, so the copy has the stage's swizzle and descriptors), then
-// a * b is la hb + ha lb + ha hb: three instructions (CUTLASS's 3xTF32; la lb, at most
-// 2^-22 |a b|, is left out). An inf or NaN element gets a low part of zero.
+// tf32. Every stage has a second copy, at LOW bytes after it, that warps 1 to 3 of the
+// producer warpgroup fill with the low parts once TMA has filled the stage (split_stage:
+// each 16 bytes of the stage to the same offset of the copy, so the copy has the stage's
+// swizzle and descriptors; then the ready[s] mbarrier), then a * b is la hb + ha lb + ha hb:
+// three instructions (CUTLASS's 3xTF32; la lb, at most 2^-22 |a b|, is left out), into a
+// partial sum per K step that is added to the accumulators in fp32 (see the main loop).
+// An inf or NaN element gets a low part of zero.
 //
 // Epilogue: the consumers store their own accumulators. 16-bit C with beta 0 in the
 // 16-byte class (EPI_TMA, where the staging fits): each warpgroup writes 64 x 64 boxes of
@@ -128,7 +130,9 @@ constexpr int EPI_BOX = 64 * 64 * 2, SMEM_BASE = TILES + 1024 + 128;
 constexpr bool EPI_TMA = WIDE && M % 8 == 0 && SMEM_BASE + CW * 2 * EPI_BOX <= 232448;
 constexpr int EPI_BYTES = EPI_TMA ? CW * 2 * EPI_BOX : 0;
 constexpr int SMEM_BYTES = SMEM_BASE + EPI_BYTES;
-static_assert(8 * 2 * STAGES <= 128, "mbarriers fit their 128 bytes");
+static_assert(8 * (X3 ? 3 : 2) * STAGES <= 128, "mbarriers fit their 128 bytes");
+// X3: the producer warpgroup's warps 1 to 3 write the low parts (split_stage).
+constexpr int SPLITTERS = 96;
 #ifdef GT_SMEM_CHECK
 static_assert(GT_SMEM_CHECK == SMEM_BYTES, "caller's shared-memory size differs from the kernel's");
 #endif
@@ -160,43 +164,47 @@ constexpr long long OFF_A = WS_COPIES, OFF_B = OFF_A + (PMA ? pack_span(LDA_P, P
 #define WG_TNSP(a, b) ", %" #a ", %" #b
 #endif
 
-// One wgmma of N = BM columns: d += A(desc da) * B(desc db). The scale-d predicate is
-// true: accumulators start at zero.
+// One wgmma of N = BM columns: d += A(desc da) * B(desc db), or with SD = 0 (the scale-d
+// predicate false) d = A * B.
 template <int N> struct wg;
 template <> struct wg<64> {
+    template <int SD = 1>
     static __device__ __forceinline__ void mma(float (&d)[32], unsigned long long da, unsigned long long db) {
         asm volatile(
-            "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+            "{\n.reg .pred p;\nsetp.ne.b32 p, %36, 0;\n"
             "wgmma.mma_async.sync.aligned.m64n64" WG_KIND " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1" WG_TNSP(34, 35) ";\n}\n"
             : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-            : "l"(da), "l"(db), "n"(TNSP_A), "n"(TNSP_B));
+            : "l"(da), "l"(db), "n"(TNSP_A), "n"(TNSP_B), "n"(SD));
     }
 };
 template <> struct wg<128> {
+    template <int SD = 1>
     static __device__ __forceinline__ void mma(float (&d)[64], unsigned long long da, unsigned long long db) {
         asm volatile(
-            "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+            "{\n.reg .pred p;\nsetp.ne.b32 p, %68, 0;\n"
             "wgmma.mma_async.sync.aligned.m64n128" WG_KIND " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1" WG_TNSP(66, 67) ";\n}\n"
             : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-            : "l"(da), "l"(db), "n"(TNSP_A), "n"(TNSP_B));
+            : "l"(da), "l"(db), "n"(TNSP_A), "n"(TNSP_B), "n"(SD));
     }
 };
 template <> struct wg<192> {
+    template <int SD = 1>
     static __device__ __forceinline__ void mma(float (&d)[96], unsigned long long da, unsigned long long db) {
         asm volatile(
-            "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+            "{\n.reg .pred p;\nsetp.ne.b32 p, %100, 0;\n"
             "wgmma.mma_async.sync.aligned.m64n192" WG_KIND " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95}, %96, %97, p, 1, 1" WG_TNSP(98, 99) ";\n}\n"
             : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
-            : "l"(da), "l"(db), "n"(TNSP_A), "n"(TNSP_B));
+            : "l"(da), "l"(db), "n"(TNSP_A), "n"(TNSP_B), "n"(SD));
     }
 };
 template <> struct wg<256> {
+    template <int SD = 1>
     static __device__ __forceinline__ void mma(float (&d)[128], unsigned long long da, unsigned long long db) {
         asm volatile(
-            "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+            "{\n.reg .pred p;\nsetp.ne.b32 p, %132, 0;\n"
             "wgmma.mma_async.sync.aligned.m64n256" WG_KIND " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1" WG_TNSP(130, 131) ";\n}\n"
             : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-            : "l"(da), "l"(db), "n"(TNSP_A), "n"(TNSP_B));
+            : "l"(da), "l"(db), "n"(TNSP_A), "n"(TNSP_B), "n"(SD));
     }
 };
 
@@ -385,10 +393,9 @@ __device__ __forceinline__ unsigned low_part(unsigned x) {
     return (x & 0x7f800000u) == 0x7f800000u ? 0u : r;
 }
 // X3: the low parts of the stage at shared address sa into its copy at sa + LOW; thread
-// ct of the NC consumer threads takes every NC-th 16 bytes.
+// ct of NC threads takes every NC-th 16 bytes.
 template <int NC> __device__ __forceinline__ void split_stage(unsigned sa, int ct) {
-    static_assert(STAGE % (16 * NC) == 0, "whole 16-byte units per consumer thread");
-#pragma unroll 4
+#pragma unroll 2
     for (int i = ct; i < STAGE / 16; i += NC) {
         const unsigned a = sa + 16 * i;
         unsigned v[4];
@@ -399,10 +406,6 @@ template <int NC> __device__ __forceinline__ void split_stage(unsigned sa, int c
                      "r"(low_part(v[1])), "r"(low_part(v[2])), "r"(low_part(v[3]))
                      : "memory");
     }
-}
-// The 128 CW consumer threads (named barrier 1, as split-K's reduction).
-__device__ __forceinline__ void consumers_sync() {
-    asm volatile("bar.sync 1, %0;\n" ::"n"(128 * CW) : "memory");
 }
 
 }  // namespace wgm
@@ -420,6 +423,7 @@ extern "C" __global__ void __launch_bounds__(gt::wgm::NTW, 1)
     // TMA's 128-byte swizzle and the descriptors assume 1024-byte aligned tiles.
     const unsigned base = (saddr(smem_raw) + 1023u) & ~1023u;
     const unsigned epi0 = base + TILES, full0 = epi0 + EPI_BYTES, empty0 = full0 + 8 * STAGES;
+    const unsigned ready0 = empty0 + 8 * STAGES;  // X3: a stage's low parts are written
 
     const int tid = threadIdx.x, wgi = tid / 128;
     // Work units: CL vertically adjacent tiles, one per block of a cluster (gt::tile_of's
@@ -438,6 +442,7 @@ extern "C" __global__ void __launch_bounds__(gt::wgm::NTW, 1)
             // Every consumer warp of every block of the cluster releases a stage: the
             // other blocks' copies of B write into it too.
             bar_init(empty0 + 8 * s, 4 * CW * CL);
+            if constexpr (X3) bar_init(ready0 + 8 * s, SPLITTERS);
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
@@ -460,6 +465,21 @@ extern "C" __global__ void __launch_bounds__(gt::wgm::NTW, 1)
                     if (++st == STAGES) st = 0, ph ^= 1;
                 }
             }
+        } else if (X3 && tid >= 32) {
+            // X3: warps 1 to 3 write each stage's low parts once it has landed, then make
+            // them visible to the tensor cores (the async proxy) and say so on ready[s].
+            // They cannot run a round ahead: the stage is refilled only after the
+            // consumers, who wait for ready, release it.
+            int st = 0;
+            unsigned ph = 0;
+            for (int u = unit0; u < UNITS; u += unit_step)
+                for (int kt = 0; kt < nk; ++kt) {
+                    bar_wait(full0 + 8 * st, ph);
+                    split_stage<SPLITTERS>(base + st * STAGE, tid - 32);
+                    fence_async_smem();
+                    bar_arrive(ready0 + 8 * st);
+                    if (++st == STAGES) st = 0, ph ^= 1;
+                }
         }
     } else {
         // Consumers.
@@ -497,16 +517,11 @@ extern "C" __global__ void __launch_bounds__(gt::wgm::NTW, 1)
 #pragma unroll
                 for (int e = 0; e < RA; ++e) acc[i][e] = 0.0f;
 
-            for (int kt = 0; kt < nk; ++kt) {
-                bar_wait(full0 + 8 * st, ph);
+            // One K step into d: wait for the stage, issue its instructions as one group.
+            // X3: d is a fresh partial sum (its first instruction does not accumulate).
+            auto kstep = [&](float(&d)[TN][RA]) {
                 const unsigned sa = base + st * STAGE, sb = sa + SA;
-                if constexpr (X3) {
-                    // The low parts, while the previous stage's instructions run; made
-                    // visible to the tensor cores (the async proxy) for every consumer.
-                    split_stage<128 * CW>(sa, tid - 128);
-                    fence_async_smem();
-                    consumers_sync();
-                }
+                bar_wait((X3 ? ready0 : full0) + 8 * st, ph);
                 wg_fence();
 #pragma unroll
                 for (int s = 0; s < NS; ++s) {
@@ -517,21 +532,55 @@ extern "C" __global__ void __launch_bounds__(gt::wgm::NTW, 1)
                         const unsigned row = (unsigned)(cw * TN + i) * (KMB ? 64 * 128 : BK * 128);
                         const unsigned long long da = desc(sb + row + s * SLICE_A, A_LBO, 1024);
                         if constexpr (X3) {
-                            wg<BM>::mma(acc[i], desc(sb + LOW + row + s * SLICE_A, A_LBO, 1024), db);
-                            wg<BM>::mma(acc[i], da, desc(sa + LOW + s * SLICE_B, B_LBO, 1024));
+                            const unsigned long long da_lo = desc(sb + LOW + row + s * SLICE_A, A_LBO, 1024);
+                            if (s == 0) wg<BM>::template mma<0>(d[i], da_lo, db);
+                            else wg<BM>::mma(d[i], da_lo, db);
+                            wg<BM>::mma(d[i], da, desc(sa + LOW + s * SLICE_B, B_LBO, 1024));
                         }
-                        wg<BM>::mma(acc[i], da, db);
+                        wg<BM>::mma(d[i], da, db);
                     }
                 }
                 wg_commit();
-                // This stage's group may still run; the previous one is done: release it.
-                wg_wait<1>();
-                if (kt > 0) release(st == 0 ? STAGES - 1 : st - 1);
-                if (++st == STAGES) st = 0, ph ^= 1;
+            };
+            if constexpr (X3) {
+                // The tensor cores round each instruction's sum toward zero: over a long K
+                // that bias grows with K (relative error 2.9e-5 at 4096^3 and 1.2e-4 at
+                // 1024 x 1024 x 32768 against cuBLAS's fp32 when one accumulator took every
+                // K step, H100). So each K step sums into a partial of its own, added to acc
+                // in fp32 (round to nearest) once complete, as DeepSeek-V3 does for fp8.
+                // The wait is for all of it (reading the partial with another group in
+                // flight serializes every wgmma, ptxas C7514); the two consumer warpgroups,
+                // each at its own pace since the low parts are the producer's work, fill
+                // each other's gaps.
+                float part[TN][RA];
+                for (int kt = 0; kt < nk; ++kt) {
+                    kstep(part);
+                    wg_wait<0>();
+                    release(st);
+                    if (++st == STAGES) st = 0, ph ^= 1;
+#pragma unroll
+                    for (int i = 0; i < TN; ++i)
+#pragma unroll
+                        for (int e = 0; e < RA; ++e) {
+                            // Not before the wait: the instructions write the partial
+                            // asynchronously, which the compiler does not know (CUTLASS's
+                            // warpgroup_fence_operand).
+                            asm volatile("" : "+f"(part[i][e])::"memory");
+                            acc[i][e] += part[i][e];
+                        }
+                }
+            } else {
+                for (int kt = 0; kt < nk; ++kt) {
+                    kstep(acc);
+                    // This stage's group may still run; the previous one is done: release it.
+                    wg_wait<1>();
+                    if (kt > 0) release(st == 0 ? STAGES - 1 : st - 1);
+                    if (++st == STAGES) st = 0, ph ^= 1;
+                }
+                wg_wait<0>();
+                // The tile's last stage is free: the producer may fill it during the epilogue.
+                release(st == 0 ? STAGES - 1 : st - 1);
             }
-            wg_wait<0>();
-            // The tile's last stage is free: the producer may fill it during the epilogue.
-            release(st == 0 ? STAGES - 1 : st - 1);
             if constexpr (SPLIT > 1) {
                 const int im = imc * CL + rank;
                 if (im >= GM) continue;  // a cluster's tile past M: nothing to store

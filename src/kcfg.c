@@ -346,10 +346,11 @@ static int dmma_k8_block(const gt_kcfg *c, const gt_key *k, const gt_klimits *l)
 }
 
 /* WGMMA: at most 128 accumulators per consumer thread (TN instructions of BM / 2), so
- * that they fit the registers setmaxnreg gives consumers. */
+ * that they fit the registers setmaxnreg gives consumers; f32_3xtf32 keeps two sets
+ * (the sum and a partial, gemm_wgmma.cu), so at most 96. */
 static int wgmma_tile(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
-    (void)k, (void)l;
-    return c->fam != GT_FAM_WGMMA || c->tn * c->bm / 2 <= 128;
+    (void)l;
+    return c->fam != GT_FAM_WGMMA || c->tn * c->bm / 2 <= (gt_dtype_split3(k->dtype) ? 96 : 128);
 }
 
 static int warp_not_idle(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
@@ -458,7 +459,7 @@ const gt_kconstraint gt_kconstraints[] = {
      "warps: it computed wrong results (cause not found)",
      dmma_k8_block},
     {"wgmma_tile", GT_KC_LEGAL,
-     "WGMMA: at most 128 accumulators per consumer thread (TN x BM / 2)",
+     "WGMMA: at most 128 accumulators per consumer thread (TN x BM / 2), 96 for f32_3xtf32",
      wgmma_tile},
     {"warp_not_idle", GT_KC_PRUNE,
      "no warp computes nothing: the tiles overhang the problem by less than a warp tile "

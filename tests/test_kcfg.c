@@ -1449,7 +1449,7 @@ static void kcfg_derived_values(void) {
 static void kcfg_split3(void) {
     gt_key key;
     make_key_dt(&key, 90, GT_DT_F32_3XTF32, 0, 0, 4096, 4096, 4096, 16, 1);
-    gt_kcfg w = CFG(GT_FAM_WGMMA, 128, 128, 32, 128, 128, 1, 2, 3, 4, 1, 1);
+    gt_kcfg w = CFG(GT_FAM_WGMMA, 128, 128, 32, 128, 64, 1, 1, 3, 4, 1, 1);
     TAP_CHECK(!gt_kcfg_check(&w, &key, &h100, GT_KC_LEGAL), "WGMMA 128x128x32 s3 legal on sm_90: %s",
               gt_kcfg_check(&w, &key, &h100, GT_KC_LEGAL) ? gt_kcfg_check(&w, &key, &h100, GT_KC_LEGAL)->name : "");
     /* Tiles of 3 stages twice, 1024 to align them, 128 for the mbarriers. */
@@ -1459,6 +1459,11 @@ static void kcfg_split3(void) {
     tf.dtype = GT_DT_TF32;
     TAP_CHECK(gt_kcfg_smem_bytes(&w, &tf) == 3 * 256 * 32 * 4 + 1024 + 128, "tf32 smem %d",
               gt_kcfg_smem_bytes(&w, &tf));
+    /* Two sets of accumulators: at most 96 per consumer thread (tf32: 128). */
+    gt_kcfg wide = CFG(GT_FAM_WGMMA, 128, 128, 32, 128, 128, 1, 2, 3, 4, 1, 1);
+    const gt_kconstraint *why = gt_kcfg_check(&wide, &key, &h100, GT_KC_LEGAL);
+    TAP_CHECK(why && strcmp(why->name, "wgmma_tile") == 0 && !gt_kcfg_check(&wide, &tf, &h100, GT_KC_LEGAL),
+              "w128x128: %s", why ? why->name : "legal");
     /* 4 stages of 256 x 64 tiles do not fit twice. */
     gt_kcfg big = CFG(GT_FAM_WGMMA, 256, 64, 32, 256, 64, 1, 1, 4, 4, 1, 1);
     const gt_kconstraint *bad = gt_kcfg_check(&big, &key, &h100, GT_KC_LEGAL);
