@@ -519,7 +519,7 @@ extern "C" __global__ void __launch_bounds__(gt::wgm::NTW, 1)
 
             // One K step into d: wait for the stage, issue its instructions as one group.
             // X3: d is a fresh partial sum (its first instruction does not accumulate).
-            auto kstep = [&](float(&d)[TN][RA], bool fresh) {
+            auto kstep = [&](float(&d)[TN][RA]) {
                 const unsigned sa = base + st * STAGE, sb = sa + SA;
                 bar_wait((X3 ? ready0 : full0) + 8 * st, ph);
                 wg_fence();
@@ -533,7 +533,7 @@ extern "C" __global__ void __launch_bounds__(gt::wgm::NTW, 1)
                         const unsigned long long da = desc(sb + row + s * SLICE_A, A_LBO, 1024);
                         if constexpr (X3) {
                             const unsigned long long da_lo = desc(sb + LOW + row + s * SLICE_A, A_LBO, 1024);
-                            if (s == 0 && fresh) wg<BM>::template mma<0>(d[i], da_lo, db);
+                            if (s == 0) wg<BM>::template mma<0>(d[i], da_lo, db);
                             else wg<BM>::mma(d[i], da_lo, db);
                             wg<BM>::mma(d[i], da, desc(sa + LOW + s * SLICE_B, B_LBO, 1024));
                         }
@@ -549,27 +549,15 @@ extern "C" __global__ void __launch_bounds__(gt::wgm::NTW, 1)
                 // K step, H100). So each K step sums into a partial of its own, added to acc
                 // in fp32 (round to nearest) once complete, as DeepSeek-V3 does for fp8.
                 // The wait is for all of it (reading the partial with another group in
-                // flight serializes every wgmma, ptxas C7514), so a partial spans PROMOTE
-                // K steps, whose groups queue back to back; and the two consumer
-                // warpgroups, each at its own pace since the low parts are the producer's
-                // work, fill each other's gaps. (One K step per partial: 4096^3 took 1673
-                // us against 1421 with no partials, relative error 1.2e-6 against 2.9e-5.)
-                constexpr int PROMOTE = 2;
+                // flight serializes every wgmma, ptxas C7514); the two consumer warpgroups,
+                // each at its own pace since the low parts are the producer's work, fill
+                // each other's gaps.
                 float part[TN][RA];
-                for (int kt = 0; kt < nk; kt += PROMOTE) {
-                    const int n = nk - kt < PROMOTE ? nk - kt : PROMOTE;
-                    int rs = st;  // the next stage to release
-                    for (int j = 0; j < n; ++j) {
-                        kstep(part, j == 0);
-                        if (++st == STAGES) st = 0, ph ^= 1;
-                        if (j > 0) {
-                            wg_wait<1>();  // the group before this one is done
-                            release(rs);
-                            if (++rs == STAGES) rs = 0;
-                        }
-                    }
+                for (int kt = 0; kt < nk; ++kt) {
+                    kstep(part);
                     wg_wait<0>();
-                    release(rs);
+                    release(st);
+                    if (++st == STAGES) st = 0, ph ^= 1;
 #pragma unroll
                     for (int i = 0; i < TN; ++i)
 #pragma unroll
@@ -583,7 +571,7 @@ extern "C" __global__ void __launch_bounds__(gt::wgm::NTW, 1)
                 }
             } else {
                 for (int kt = 0; kt < nk; ++kt) {
-                    kstep(acc, false);
+                    kstep(acc);
                     // This stage's group may still run; the previous one is done: release it.
                     wg_wait<1>();
                     if (kt > 0) release(st == 0 ? STAGES - 1 : st - 1);
