@@ -77,6 +77,20 @@ template <class F> __device__ __forceinline__ void with_buf(int b, F f) {
     else f(ic<0>());
 }
 
+// ---- f32_3xtf32 (GT_DT 7): fp32 operands as a high and a low tf32 part ----
+
+// The high part of x is x itself: a tf32 instruction reads the fp32 bits as stored and
+// ignores the low 13 mantissa bits (truncation, never rounding up to inf). The low part is
+// x - h, exact in fp32, rounded to nearest tf32; zero for inf and NaN, whose high part is
+// x itself. a * b is then la hb + ha lb + ha hb (CUTLASS's 3xTF32; la lb, at most 2^-20
+// |a b|, is left out). gemm_wgmma.cu and gemm_mma.cu use it.
+__device__ __forceinline__ unsigned low_part(unsigned x) {
+    const float l = __uint_as_float(x) - __uint_as_float(x & 0xffffe000u);
+    unsigned r;
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(l));
+    return (x & 0x7f800000u) == 0x7f800000u ? 0u : r;
+}
+
 // ---- vectors of V elements of T ----
 
 // V consecutive elements, moved in pieces of at most 16 bytes (float4, double2).

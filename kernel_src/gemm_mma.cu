@@ -1,6 +1,6 @@
-// gemm_mma.cu: gemmtune's tensor-core GEMM family for tf32, f16 and bf16 ("mma"), sm_80
-// and later: mma.sync with f32 accumulation, fed by ldmatrix from padded shared memory
-// that a cp.async pipeline of STAGES stages fills.
+// gemm_mma.cu: gemmtune's tensor-core GEMM family for tf32, f16, bf16 and f32_3xtf32
+// ("mma"), sm_80 and later: mma.sync with f32 accumulation, fed by ldmatrix from padded
+// shared memory that a cp.async pipeline of STAGES stages fills.
 //
 // Compiled only at run time by NVRTC, one program per configuration; problem and
 // configuration arrive as -D macros (common.cuh lists them; src/kcfg.c holds their table
@@ -42,9 +42,18 @@
 // bytes (16-bit elements with a 2-byte alignment class) go through registers: loaded at
 // the start of a K step, stored at its end (load_tile's FETCH and STORE).
 // Where a tile divides the problem every bounds check folds at compile time.
+//
+// f32_3xtf32 (X3): fp32 operands read as tf32 ones are; each fragment register x is split
+// in registers into its high part (x itself) and low part (common.cuh's low_part), and each
+// m16n8k8 product is three instructions, la hb + ha lb + ha hb, small terms first. Unlike
+// WGMMA, mma.sync reads the low parts from registers, so operands stored with m or n
+// contiguous need no transposed copy. The three sum into a partial of their own, added
+// to the accumulator in fp32 (round to nearest) per k slice of 8: the tensor cores round
+// each sum toward zero, a bias that grows with K (gemm_wgmma.cu measured it).
 #include "common.cuh"
 
-static_assert(GT_DT >= 2 && GT_DT <= 6, "gemm_mma is the tf32, f16 and bf16 family");
+static_assert((GT_DT >= 2 && GT_DT <= 6) || GT_DT == 7,
+              "gemm_mma is the tf32, f16, bf16 and f32_3xtf32 family");
 
 #ifndef GT_MINB
 #define GT_MINB 1
@@ -55,7 +64,8 @@ namespace mma {
 
 // ---- configuration ----
 
-constexpr bool TF32 = GT_DT == 2;
+constexpr bool X3 = GT_DT == 7;     // f32_3xtf32: high and low tf32 parts
+constexpr bool TF32 = GT_DT == 2 || X3;
 constexpr bool BF16 = GT_DT == 5 || GT_DT == 6;
 constexpr int ESI = (int)sizeof(TI), ESC = (int)sizeof(TC);
 constexpr int KS = TF32 ? 8 : 16;   // k of one instruction
@@ -280,10 +290,33 @@ extern "C" __global__ void __launch_bounds__(gt::NT, GT_MINB)
     };
     auto mma_slice = [&](auto bc) {
         constexpr int b = decltype(bc)::value;
+        if constexpr (X3) {
+            unsigned la[TN][4], lb[TM][2];
 #pragma unroll
-        for (int i = 0; i < TM; ++i)
+            for (int j = 0; j < TN; ++j)
 #pragma unroll
-            for (int j = 0; j < TN; ++j) mma_op(&acc[(i * TN + j) * 4], fa[b][j], fb[b][i]);
+                for (int v = 0; v < 4; ++v) la[j][v] = low_part(fa[b][j][v]);
+#pragma unroll
+            for (int i = 0; i < TM; ++i)
+#pragma unroll
+                for (int v = 0; v < 2; ++v) lb[i][v] = low_part(fb[b][i][v]);
+#pragma unroll
+            for (int i = 0; i < TM; ++i)
+#pragma unroll
+                for (int j = 0; j < TN; ++j) {
+                    float p[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+                    mma_op(p, la[j], fb[b][i]);
+                    mma_op(p, fa[b][j], lb[i]);
+                    mma_op(p, fa[b][j], fb[b][i]);
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) acc[(i * TN + j) * 4 + e] += p[e];
+                }
+        } else {
+#pragma unroll
+            for (int i = 0; i < TM; ++i)
+#pragma unroll
+                for (int j = 0; j < TN; ++j) mma_op(&acc[(i * TN + j) * 4], fa[b][j], fb[b][i]);
+        }
     };
 
     // Prologue: STAGES - 1 K steps in flight, the first one waited for.

@@ -59,13 +59,15 @@ int gt_kcfg_threads(const gt_kcfg *c) {
 }
 
 /* gemm_wgmma.cu, which states the same formulas: unpadded swizzled tiles (f32_3xtf32:
- * each stage twice, the second for the low parts), 1024 bytes to align them, 128 for the
- * mbarriers; with EPI_TMA two 64 x 64 16-bit staging boxes per consumer warpgroup, where
- * they fit within sm_90's 232448 bytes (and M is a multiple of 8). */
+ * each stage twice, the second for the low parts, and three times where an operand is
+ * stored without k contiguous, the third for high parts transposed in shared memory), 1024
+ * bytes to align them, 128 for the mbarriers; with EPI_TMA two 64 x 64 16-bit staging
+ * boxes per consumer warpgroup, where they fit within sm_90's 232448 bytes (and M is a
+ * multiple of 8). */
 #define WGMMA_EPI_BOX (64 * 64 * 2)
 #define WGMMA_SMEM_MAX 232448
 static int wgmma_smem_base(const gt_kcfg *c, const gt_key *key) {
-    int copies = gt_dtype_split3(key->dtype) ? 2 : 1;
+    int copies = !gt_dtype_split3(key->dtype) ? 1 : !key->opa || key->opb ? 3 : 2;
     return copies * c->stages * (c->bm + c->bn) * c->bk * esize(key) + 1024 + 128;
 }
 static int wgmma_staging_bytes(const gt_kcfg *c) { return (c->bn / c->wn) * 2 * WGMMA_EPI_BOX; }
@@ -145,7 +147,10 @@ int gt_kcfg_regs_estimate(const gt_kcfg *c, const gt_key *key) {
         int t = gt_kcfg_threads(c), es = esize(key);
         int copies = (c->bm + c->bn) * c->bk / (c->vec * t);
         int staged = c->vec * es < 4 ? (c->bm + c->bn) * c->bk / t : 0;
-        return 4 * c->tm * c->tn + 2 * (2 * c->tm + 4 * c->tn) + 52 + copies + staged;
+        /* f32_3xtf32: the low parts of a slice's fragments and, at most, a partial per
+         * instruction tile (gemm_mma.cu). */
+        int x3 = gt_dtype_split3(key->dtype) ? 2 * c->tm + 4 * c->tn + 4 * c->tm * c->tn : 0;
+        return 4 * c->tm * c->tn + 2 * (2 * c->tm + 4 * c->tn) + 52 + copies + staged + x3;
     }
     if (c->fam == GT_FAM_DMMA)
         return 4 * c->tm * c->tn + (c->tm * c->tn >= 32 ? 4 : 8) * (c->tm + c->tn) + 48;
@@ -221,7 +226,9 @@ int gt_kcfg_simt_packs(const gt_kcfg *c, const gt_key *key) {
 }
 int gt_kcfg_pack_layout(const gt_kcfg *c, const gt_key *key, gt_kpack *p) {
     int es = esize(key), unaligned = c->vec * es < 16;
-    int tf32 = key->dtype == GT_DT_TF32 || gt_dtype_split3(key->dtype);
+    /* tf32 reads transposed copies of operands stored without k contiguous; f32_3xtf32
+     * transposes them in shared memory (gemm_wgmma.cu's XTA, XTB). */
+    int tf32 = key->dtype == GT_DT_TF32;
     if (gt_kcfg_simt_packs(c, key)) unaligned = 1; /* both operands, as stored */
     else if (c->fam != GT_FAM_WGMMA) return 0;
     /* A is M x K as stored (K x M transposed), B K x N (N x K). */
@@ -245,11 +252,14 @@ size_t gt_kcfg_workspace_bytes(const gt_kcfg *c, const gt_key *key) {
     return WS_COUNTERS * 4 + splitk_partial_bytes(c, key);
 }
 
-/* SIMT and MMA kernels without split-K add k after k (MMA: one instruction's k slice
- * after another, the same instruction shape in every configuration of a type) into one
- * accumulator per output, whatever the tiles; DMMA picks its instruction shape. */
-int gt_kcfg_same_order(const gt_kcfg *c) {
-    return (c->fam == GT_FAM_SIMT || c->fam == GT_FAM_MMA) && c->split == 1;
+/* Kernels of the default kernel's family (gt_kcfg_default: MMA for the tensor-only
+ * types, else SIMT) without split-K add k after k (MMA: one instruction's k slice after
+ * another, the same instruction shape in every configuration of a type) into one
+ * accumulator per output, whatever the tiles. DMMA picks its instruction shape, and
+ * f32_3xtf32's MMA kernels (its default is SIMT) another arithmetic. */
+int gt_kcfg_same_order(const gt_kcfg *c, const gt_key *key) {
+    int fam = gt_dtype_tensor_only(key->dtype) ? GT_FAM_MMA : GT_FAM_SIMT;
+    return c->fam == fam && c->split == 1;
 }
 
 /* Largest workspace a configuration may need: a split-K plan keeps one per stream. */
@@ -274,7 +284,10 @@ static int family_fits(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     if (c->fam == GT_FAM_WGMMA)
         return (gt_dtype_tensor_only(k->dtype) || gt_dtype_split3(k->dtype)) && k->cc_major == 9 &&
                k->cc_minor == 0;
-    if (gt_dtype_tensor_only(k->dtype)) return c->fam == GT_FAM_MMA && k->cc_major >= 8;
+    /* MMA: f32_3xtf32 too, its low parts split in registers (gemm_mma.cu). */
+    if (c->fam == GT_FAM_MMA)
+        return (gt_dtype_tensor_only(k->dtype) || gt_dtype_split3(k->dtype)) && k->cc_major >= 8;
+    if (gt_dtype_tensor_only(k->dtype)) return 0;
     return c->fam == GT_FAM_SIMT || (c->fam == GT_FAM_DMMA && k->dtype == GT_DT_F64 && k->cc_major >= 8);
 }
 static int warp_layout(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
@@ -422,7 +435,7 @@ const gt_kconstraint gt_kconstraints[] = {
     {"in_table", GT_KC_LEGAL, "every parameter takes a value of the table", in_table},
     {"family_fits", GT_KC_LEGAL,
      "SIMT is for f32, f64 and f32_3xtf32, DMMA for f64 on sm_80 and later, MMA for tf32, "
-     "f16 and bf16 on sm_80 and later, WGMMA for them and f32_3xtf32 on 9.0 only",
+     "f16, bf16 and f32_3xtf32 on sm_80 and later, WGMMA for them on 9.0 only",
      family_fits},
     {"warp_layout", GT_KC_LEGAL,
      "warp tiles divide the block tile; thread tiles divide the warp tile into 32 lanes "

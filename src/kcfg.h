@@ -133,7 +133,8 @@ size_t gt_kcfg_workspace_bytes(const gt_kcfg *c, const gt_key *key);
  * wgmma reads them with k contiguous only. So before the GEMM an operand may be copied
  * into the workspace (gemm_wgmma.cu's gt_pack, which mirrors this layout): as stored, with
  * the leading dimension rounded up (the alignment class is under 16 bytes), or transposed
- * so that k is contiguous (tf32 and f32_3xtf32 with A not transposed or B transposed).
+ * so that k is contiguous (tf32 with A not transposed or B transposed; f32_3xtf32
+ * transposes those in shared memory instead).
  * SIMT does the same by choice (gt_kcfg_simt_packs): a configuration whose vectors are
  * 16 bytes on a key of a narrower alignment class reads A and B from such copies
  * (gemm_simt.cu's gt_pack), and C with the class's width. */
@@ -155,9 +156,9 @@ int gt_kcfg_widest_vec(const gt_key *key);
 int gt_kcfg_simt_packs(const gt_kcfg *c, const gt_key *key);
 /* 1 (and *p filled) when c copies an operand first, else 0. */
 int gt_kcfg_pack_layout(const gt_kcfg *c, const gt_key *key, gt_kpack *p);
-/* 1 when the kernel sums over K in the order of gt_kcfg_default's kernel (one k after
- * another into one accumulator per output), so results are bit-identical to it. */
-int gt_kcfg_same_order(const gt_kcfg *c);
+/* 1 when the kernel sums over K in the order of gt_kcfg_default's kernel for key (one k
+ * after another into one accumulator per output), so results are bit-identical to it. */
+int gt_kcfg_same_order(const gt_kcfg *c, const gt_key *key);
 
 /* The NVRTC -D options of a problem and configuration: writes up to max pointers into
  * opts, backed by storage (at least 64 bytes per option). Returns the count. */

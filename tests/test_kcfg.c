@@ -694,7 +694,7 @@ static void kcfg_default_is_legal(void) {
             TAP_CHECK(bad == NULL, "default %s for %s %s a%d sm_%d: fails %s", fmt(&c).s, shape,
                       gt_dtype_name(dt), align, arch, bad->name);
         /* It sums over K in the order every same-order kernel does, by definition. */
-        if (!gt_kcfg_same_order(&c) && failures++ < 5)
+        if (!gt_kcfg_same_order(&c, &key) && failures++ < 5)
             TAP_CHECK(0, "default %s is not same-order", fmt(&c).s);
         /* It parses back: a cache could hold it. */
         char why[128];
@@ -869,7 +869,7 @@ static void check_space(const gt_key *key, const gt_klimits *lim, int max, int f
         int ok = b == NULL && passes_all(&c[i].cfg, key, lim) && isfinite(c[i].est_us) &&
                  c[i].est_us > 0 && c[i].est_us == est &&
                  (i == 0 || c[i - 1].est_us <= c[i].est_us) &&
-                 (!(flags & GT_SPACE_SAME_ORDER) || gt_kcfg_same_order(&c[i].cfg));
+                 (!(flags & GT_SPACE_SAME_ORDER) || gt_kcfg_same_order(&c[i].cfg, key));
         if (!ok && bad++ < 3)
             TAP_CHECK(ok, "%s: #%d %s fails %s, estimate %g (model %g), previous %g", what, i,
                       fmt(&c[i].cfg).s, b ? b->name : "-", c[i].est_us, est,
@@ -1008,7 +1008,7 @@ static void kcfg_space_candidates(void) {
 
 /* Counts candidates of the space of key with a property. */
 typedef struct {
-    int n, dmma, split, odd, not_same_order;
+    int n, dmma, mma, split, odd, not_same_order;
     gt_cand first_odd;
     int first_odd_rank;
 } space_tally;
@@ -1022,8 +1022,9 @@ static space_tally tally(const gt_key *key, const gt_klimits *lim, int max, int 
     t.n = build(key, lim, max, flags, &c, &counts);
     for (int i = 0; i < t.n; i++) {
         t.dmma += c[i].cfg.fam == GT_FAM_DMMA;
+        t.mma += c[i].cfg.fam == GT_FAM_MMA;
         t.split += c[i].cfg.split > 1;
-        t.not_same_order += !gt_kcfg_same_order(&c[i].cfg);
+        t.not_same_order += !gt_kcfg_same_order(&c[i].cfg, key);
         if (is_odd_tile(&c[i].cfg) && t.odd++ == 0) t.first_odd = c[i], t.first_odd_rank = i;
     }
     free(c);
@@ -1229,12 +1230,12 @@ static void kcfg_space_mma(void) {
         }
     }
     gt_kcfg m = CFG(2, 128, 128, 32, 64, 64, 8, 4, 3, 8, 1, 8);
-    TAP_CHECK(gt_kcfg_same_order(&m), "MMA without split-K is same-order");
-    m.split = 2;
-    TAP_CHECK(!gt_kcfg_same_order(&m), "MMA with split-K is same-order");
-    m.split = 1;
     gt_key key;
     make_key_dt(&key, 90, GT_DT_F16, 0, 0, 4096, 4096, 4096, 16, 1);
+    TAP_CHECK(gt_kcfg_same_order(&m, &key), "MMA without split-K is same-order");
+    m.split = 2;
+    TAP_CHECK(!gt_kcfg_same_order(&m, &key), "MMA with split-K is same-order");
+    m.split = 1;
     /* A: [BK][BM + 8], B: [BN][BK + 8] halves, 3 stages: 3 x 2 x (32 x 136 + 128 x 40). */
     TAP_CHECK(gt_kcfg_smem_bytes(&m, &key) == 56832, "f16 NN smem %d", gt_kcfg_smem_bytes(&m, &key));
     make_key_dt(&key, 90, GT_DT_TF32, 1, 1, 4096, 4096, 4096, 16, 1);
@@ -1434,7 +1435,7 @@ static void kcfg_derived_values(void) {
     /* Same order: SIMT without split-K only. */
     gt_kcfg dm = c;
     dm.fam = GT_FAM_DMMA;
-    TAP_CHECK(gt_kcfg_same_order(&c) && !gt_kcfg_same_order(&s4) && !gt_kcfg_same_order(&dm),
+    TAP_CHECK(gt_kcfg_same_order(&c, &key) && !gt_kcfg_same_order(&s4, &key) && !gt_kcfg_same_order(&dm, &k64),
               "same order");
 }
 
@@ -1442,43 +1443,65 @@ static void kcfg_derived_values(void) {
  * stored, leading dimensions rounded up to 4 floats or 2 doubles) after the split-K
  * counters and partials; the natural width copies nothing; other widths and families
  * are not copied. */
-/* f32_3xtf32: SIMT everywhere (exact fp32 is one of its kernels), WGMMA on 9.0 with a
- * second copy of every stage for the low parts and tf32's transposed operand copies, never
- * MMA or DMMA; at 4096^3 the model puts WGMMA first, at 17x33x65 SIMT; the same-order
- * space (background tuning) is SIMT alone. */
+/* f32_3xtf32: SIMT everywhere (exact fp32 is one of its kernels), MMA on sm_80 and later
+ * (low parts split in registers, no operand copies), WGMMA on 9.0 with a second copy of
+ * every stage for the low parts (a third where an operand is transposed in shared
+ * memory, instead of tf32's transposed operand copies), never DMMA; at
+ * 4096^3 the model puts WGMMA first, at 17x33x65 SIMT or MMA (one small tile); the
+ * same-order space (background tuning) is SIMT alone. */
 static void kcfg_split3(void) {
     gt_key key;
     make_key_dt(&key, 90, GT_DT_F32_3XTF32, 0, 0, 4096, 4096, 4096, 16, 1);
     gt_kcfg w = CFG(GT_FAM_WGMMA, 128, 128, 32, 128, 64, 1, 1, 3, 4, 1, 1);
-    TAP_CHECK(!gt_kcfg_check(&w, &key, &h100, GT_KC_LEGAL), "WGMMA 128x128x32 s3 legal on sm_90: %s",
-              gt_kcfg_check(&w, &key, &h100, GT_KC_LEGAL) ? gt_kcfg_check(&w, &key, &h100, GT_KC_LEGAL)->name : "");
-    /* Tiles of 3 stages twice, 1024 to align them, 128 for the mbarriers. */
-    TAP_CHECK(gt_kcfg_smem_bytes(&w, &key) == 2 * 3 * 256 * 32 * 4 + 1024 + 128,
-              "smem %d", gt_kcfg_smem_bytes(&w, &key));
+    gt_key tn = key;
+    tn.opa = 1;
+    TAP_CHECK(!gt_kcfg_check(&w, &tn, &h100, GT_KC_LEGAL), "WGMMA 128x128x32 s3 legal on sm_90 (TN): %s",
+              gt_kcfg_check(&w, &tn, &h100, GT_KC_LEGAL) ? gt_kcfg_check(&w, &tn, &h100, GT_KC_LEGAL)->name : "");
+    /* Tiles of 3 stages twice (TN: both operands K-major), 1024 to align them, 128 for
+     * the mbarriers; three times in NN (A's high parts transposed in shared memory), which
+     * then fits 2 stages only. */
+    TAP_CHECK(gt_kcfg_smem_bytes(&w, &tn) == 2 * 3 * 256 * 32 * 4 + 1024 + 128,
+              "TN smem %d", gt_kcfg_smem_bytes(&w, &tn));
+    TAP_CHECK(gt_kcfg_smem_bytes(&w, &key) == 3 * 3 * 256 * 32 * 4 + 1024 + 128,
+              "NN smem %d", gt_kcfg_smem_bytes(&w, &key));
+    const gt_kconstraint *bad = gt_kcfg_check(&w, &key, &h100, GT_KC_LEGAL);
+    TAP_CHECK(bad && strcmp(bad->name, "smem_fits") == 0, "NN 3 stages: %s", bad ? bad->name : "legal");
     gt_key tf = key;
     tf.dtype = GT_DT_TF32;
     TAP_CHECK(gt_kcfg_smem_bytes(&w, &tf) == 3 * 256 * 32 * 4 + 1024 + 128, "tf32 smem %d",
               gt_kcfg_smem_bytes(&w, &tf));
     /* Two sets of accumulators: at most 96 per consumer thread (tf32: 128). */
     gt_kcfg wide = CFG(GT_FAM_WGMMA, 128, 128, 32, 128, 128, 1, 2, 3, 4, 1, 1);
-    const gt_kconstraint *why = gt_kcfg_check(&wide, &key, &h100, GT_KC_LEGAL);
+    const gt_kconstraint *why = gt_kcfg_check(&wide, &tn, &h100, GT_KC_LEGAL);
     TAP_CHECK(why && strcmp(why->name, "wgmma_tile") == 0 && !gt_kcfg_check(&wide, &tf, &h100, GT_KC_LEGAL),
               "w128x128: %s", why ? why->name : "legal");
     /* 4 stages of 256 x 64 tiles do not fit twice. */
     gt_kcfg big = CFG(GT_FAM_WGMMA, 256, 64, 32, 256, 64, 1, 1, 4, 4, 1, 1);
-    const gt_kconstraint *bad = gt_kcfg_check(&big, &key, &h100, GT_KC_LEGAL);
+    bad = gt_kcfg_check(&big, &key, &h100, GT_KC_LEGAL);
     TAP_CHECK(bad && strcmp(bad->name, "smem_fits") == 0 && !gt_kcfg_check(&big, &tf, &h100, GT_KC_LEGAL),
               "256x64 s4: %s", bad ? bad->name : "legal");
-    /* NN: A is read from a transposed copy, as tf32's. */
+    /* NN: no operand copy (tf32 reads A from a transposed one); in the 4-byte class both
+     * operands are copied as stored (TMA's 16-byte strides), never transposed. */
     gt_kpack pk;
-    TAP_CHECK(gt_kcfg_pack_layout(&w, &key, &pk) && pk.mode_a == GT_KPACK_TRANSPOSE &&
+    TAP_CHECK(!gt_kcfg_pack_layout(&w, &key, &pk), "NN: no copies");
+    TAP_CHECK(gt_kcfg_pack_layout(&w, &tf, &pk) && pk.mode_a == GT_KPACK_TRANSPOSE &&
                   pk.mode_b == GT_KPACK_NONE,
-              "NN copies: %d %d", pk.mode_a, pk.mode_b);
+              "tf32 NN copies: %d %d", pk.mode_a, pk.mode_b);
+    gt_key odd = key;
+    odd.align = 4, odd.opb = 1;
+    gt_kcfg w1 = w;
+    w1.vec = 1;
+    TAP_CHECK(gt_kcfg_pack_layout(&w1, &odd, &pk) && pk.mode_a == GT_KPACK_COPY &&
+                  pk.mode_b == GT_KPACK_COPY,
+              "NT 4-byte class copies: %d %d", pk.mode_a, pk.mode_b);
     gt_kcfg m = CFG(GT_FAM_MMA, 64, 64, 16, 32, 32, 4, 2, 3, 4, 1, 1),
             d = CFG(GT_FAM_DMMA, 64, 64, 16, 32, 16, 4, 2, 3, 2, 1, 1),
             simt = CFG(0, 128, 128, 16, 32, 64, 8, 8, 2, 4, 1, 1);
     bad = gt_kcfg_check(&m, &key, &h100, GT_KC_LEGAL);
-    TAP_CHECK(bad && strcmp(bad->name, "family_fits") == 0, "MMA: %s", bad ? bad->name : "legal");
+    TAP_CHECK(!bad && !gt_kcfg_pack_layout(&m, &key, &pk), "MMA: %s, no copies", bad ? bad->name : "legal");
+    /* Its registers: tf32's and the low parts of a slice's fragments and the partials. */
+    TAP_CHECK(gt_kcfg_regs_estimate(&m, &key) == gt_kcfg_regs_estimate(&m, &tf) + 2 * 4 + 4 * 2 + 4 * 4 * 2,
+              "MMA registers %d, tf32 %d", gt_kcfg_regs_estimate(&m, &key), gt_kcfg_regs_estimate(&m, &tf));
     bad = gt_kcfg_check(&d, &key, &h100, GT_KC_LEGAL);
     TAP_CHECK(bad && strcmp(bad->name, "family_fits") == 0, "DMMA: %s", bad ? bad->name : "legal");
     TAP_CHECK(!gt_kcfg_check(&simt, &key, &h100, GT_KC_LEGAL), "SIMT legal");
@@ -1486,6 +1509,7 @@ static void kcfg_split3(void) {
     make_key_dt(&k80, 80, GT_DT_F32_3XTF32, 0, 0, 4096, 4096, 4096, 16, 1);
     bad = gt_kcfg_check(&w, &k80, &a100, GT_KC_LEGAL);
     TAP_CHECK(bad && strcmp(bad->name, "family_fits") == 0, "WGMMA on sm_80: %s", bad ? bad->name : "legal");
+    TAP_CHECK(!gt_kcfg_check(&m, &k80, &a100, GT_KC_LEGAL), "MMA on sm_80 legal");
     /* The default kernel is exact fp32 (SIMT), legal anywhere. */
     gt_kcfg def;
     gt_kcfg_default(&def, &key);
@@ -1494,20 +1518,23 @@ static void kcfg_split3(void) {
      * same-order space. */
     gt_cand *c = NULL;
     gt_space_counts counts;
-    int n = gt_space_build(&key, &h100, DEFAULT_MAX_CANDIDATES, 0, &c, &counts), wg = 0, other = 0;
-    for (int i = 0; i < n; i++) wg += c[i].cfg.fam == GT_FAM_WGMMA, other += c[i].cfg.fam == GT_FAM_MMA || c[i].cfg.fam == GT_FAM_DMMA;
-    TAP_CHECK(n > 0 && c[0].cfg.fam == GT_FAM_WGMMA && other == 0, "4096^3: first %s, %d WGMMA of %d",
+    int n = gt_space_build(&key, &h100, DEFAULT_MAX_CANDIDATES, 0, &c, &counts), wg = 0, dm = 0;
+    for (int i = 0; i < n; i++) wg += c[i].cfg.fam == GT_FAM_WGMMA, dm += c[i].cfg.fam == GT_FAM_DMMA;
+    TAP_CHECK(n > 0 && c[0].cfg.fam == GT_FAM_WGMMA && dm == 0, "4096^3: first %s, %d WGMMA of %d",
               n > 0 ? fmt(&c[0].cfg).s : "-", wg, n);
     free(c);
     make_key_dt(&key, 90, GT_DT_F32_3XTF32, 0, 0, 17, 33, 65, 4, 1);
     n = gt_space_build(&key, &h100, DEFAULT_MAX_CANDIDATES, 0, &c, &counts);
-    TAP_CHECK(n > 0 && c[0].cfg.fam == GT_FAM_SIMT, "17x33x65: first %s", n > 0 ? fmt(&c[0].cfg).s : "-");
+    TAP_CHECK(n > 0 && (c[0].cfg.fam == GT_FAM_SIMT || c[0].cfg.fam == GT_FAM_MMA), "17x33x65: first %s",
+              n > 0 ? fmt(&c[0].cfg).s : "-");
     free(c);
     space_tally t80 = tally(&k80, &a100, 0, 0), same = tally(&k80, &a100, 0, GT_SPACE_SAME_ORDER);
     make_key_dt(&key, 90, GT_DT_F32_3XTF32, 0, 0, 4096, 4096, 4096, 16, 1);
     space_tally same90 = tally(&key, &h100, 0, GT_SPACE_SAME_ORDER);
-    TAP_CHECK(t80.n > 0 && t80.dmma == 0 && same.n > 0 && same90.n > 0 && same90.not_same_order == 0,
-              "sm_80: %d candidates; same order: %d and %d on sm_90", t80.n, same.n, same90.n);
+    TAP_CHECK(t80.n > 0 && t80.dmma == 0 && t80.mma > 0 && same.n > 0 && same.mma == 0 &&
+                  same90.n > 0 && same90.mma == 0 && same90.not_same_order == 0,
+              "sm_80: %d candidates, %d MMA; same order: %d and %d on sm_90, %d and %d MMA", t80.n,
+              t80.mma, same.n, same90.n, same.mma, same90.mma);
 }
 
 static void kcfg_simt_pack(void) {

@@ -4,7 +4,7 @@
 # (bench: f32 then f64, each with a fresh cache, then bench/plot.py to bench_ratio.png;
 # bench-tc: the same for the tensor-core types, $TC_DTYPES, default "bf16 f16 tf32", to
 # bench_tc_ratio.png; not part of all).
-# Usage: bash tools/gpu_run.sh [all|tests|gpu|quick|memcheck|memcheck-tc|wgmma|bench|bench-tc|space|devices|profile-tc] (gpu: only the
+# Usage: bash tools/gpu_run.sh [all|tests|gpu|quick|memcheck|memcheck-tc|wgmma|bench|bench-tc|space|mma3|devices|profile-tc] (gpu: only the
 # suites that need the GPU; wgmma: the Hopper family on every op pair, all candidates
 # verified, and its SASS; memcheck-tc runs it under memcheck too; devices: tune --devices on one GPU vs all, shards + merge) ; logs and JSON go to $OUT
 # (default ./gpu-out). On the project's device machine: copy ../shared/device to .device
@@ -155,6 +155,37 @@ if [ "$what" = space ]; then
     ./$B/gemmtune --cache "$OUT/space.db" show --dtype "$dt" "$s" >"$OUT/space_${dt}_$s.txt" 2>&1
     echo "== $dt $s: $(grep -c ' ok ' "$OUT/space_${dt}_$s.txt") timed"; grep ' ok ' "$OUT/space_${dt}_$s.txt" | sort -k3 -n | head -15
   done
+fi
+if [ "$what" = mma3 ]; then
+  # f32_3xtf32's MMA kernels (mma.sync, low parts split in registers): a tree whose model
+  # ranks them first (tools/variants.py mma3first) tunes $MMA3_SHAPES with every candidate
+  # verified (a wrong one shows as verify_failed), then the 10 fastest of each; then the
+  # odd shapes' candidates under compute-sanitizer memcheck.
+  # MMA3_VARIANTS: further edits of tools/variants.py on top ("-": none).
+  for v in ${MMA3_VARIANTS:--}; do
+  d=/tmp/variant-mma3first
+  rm -rf "$d" && mkdir -p "$d"
+  cp -r meson.build src include kernel_src tuner cache tests bench tools "$d"/
+  python3 tools/variants.py mma3first "$d" || rc=1
+  [ "$v" = - ] || python3 tools/variants.py "$v" "$d" || rc=1
+  (cd "$d" && meson setup b >/dev/null 2>&1 && meson compile -C b >"$OUT/build-mma3.log" 2>&1) || { tail -20 "$OUT/build-mma3.log"; exit 1; }
+  rm -f "$OUT/mma3.db"*
+  export GEMMTUNE_TUNE_VERIFY_ALL=1 GEMMTUNE_TUNE_BUDGET_S=100000 GEMMTUNE_TUNE_MAX_CANDIDATES=${MMA3_MAX:-40}
+  for s in ${MMA3_SHAPES:-16384x128x1024:NN 128x4096x4096:NT 256x256x65536:NN 1024x1024x32768:NN 4096x4096x4096:NN 65536x64x64:NN 1001x999x1003:TT 77x46x130:TN}; do
+    "$d/b/gemmtune" --cache "$OUT/mma3.db" tune --dtype f32_3xtf32 "$s" >>"$OUT/mma3.log" 2>&1 || rc=1
+    "$d/b/gemmtune" --cache "$OUT/mma3.db" show --dtype f32_3xtf32 "$s" >"$OUT/mma3_${v}_$s.txt" 2>&1
+    echo "== variant $v $s: $(grep -c ' ok ' "$OUT/mma3_${v}_$s.txt") ok, $(grep -c verify_failed "$OUT/mma3_${v}_$s.txt") verify_failed, $(grep -c -E 'compile_failed|launch_failed' "$OUT/mma3_${v}_$s.txt") failed"
+    grep -E ' ok |verify_failed' "$OUT/mma3_${v}_$s.txt" | sort -k3 -n | head -${MMA3_TOP:-8}
+  done
+  done
+  [ -n "${MMA3_MEMCHECK-1}" ] || { unset GEMMTUNE_TUNE_VERIFY_ALL GEMMTUNE_TUNE_BUDGET_S GEMMTUNE_TUNE_MAX_CANDIDATES; exit $rc; }
+  for s in 77x46x130:TN 255x257x31:NT 1000x999x1001:NN; do
+    GEMMTUNE_TUNE_MAX_CANDIDATES=24 compute-sanitizer --tool memcheck --error-exitcode 9 \
+      "$d/b/gemmtune" --cache "$OUT/mma3-memcheck.db" run --reps 1 --dtype f32_3xtf32 $s >>"$OUT/mma3-memcheck.log" 2>&1
+    r=$?; echo "memcheck f32_3xtf32 MMA $s: exit $r"; [ $r -eq 0 ] || rc=1
+  done
+  grep -E "ERROR SUMMARY" "$OUT/mma3-memcheck.log" | sort | uniq -c
+  unset GEMMTUNE_TUNE_VERIFY_ALL GEMMTUNE_TUNE_BUDGET_S GEMMTUNE_TUNE_MAX_CANDIDATES
 fi
 if [ "$what" = bench-tc ]; then
   # Tensor cores (gemm_tuned_ex vs cublasGemmEx), apart from bench so that one stays short.

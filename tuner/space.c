@@ -72,6 +72,9 @@ double gt_space_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_klimit
         /* A warp's fragments: TM m8 and TN n16 ones (ldmatrix) feed 2 TM x TN
          * instructions' worth of m8n8 products. */
         rate = SM_HMMA_PER_US * (key->dtype == GT_DT_TF32 ? 0.5 : 1.0);
+        /* f32_3xtf32: three tf32 instructions per product, the low parts split in
+         * registers and a partial added per k slice (ALU work beside them). */
+        if (gt_dtype_split3(key->dtype)) rate = SM_HMMA_PER_US * 0.5 / 3.0 * 0.9;
         double ai = (double)c->tm * 2.0 * c->tn / (c->tm + 2.0 * c->tn);
         eff = ai / (ai + 1.0);
     } else if (c->fam == GT_FAM_DMMA) {
@@ -224,7 +227,7 @@ static int add_variants(builder *b, gt_kcfg c) {
                     c.split = pl->values[il];
                     c.raster = pr->values[ir];
                     b->counts->generated++;
-                    if (((b->flags & GT_SPACE_SAME_ORDER) && !gt_kcfg_same_order(&c)) ||
+                    if (((b->flags & GT_SPACE_SAME_ORDER) && !gt_kcfg_same_order(&c, b->key)) ||
                         gt_kcfg_check(&c, b->key, b->lim, GT_KC_LEGAL | GT_KC_PRUNE)) {
                         b->counts->pruned++;
                         continue;
@@ -292,8 +295,10 @@ int gt_space_build(const gt_key *key, const gt_klimits *lim, int max, int flags,
         }
         /* Families that cannot fit the key (kcfg.c, family_fits) are not generated. */
         if (fam == GT_FAM_DMMA && (key->dtype != GT_DT_F64 || key->cc_major < 8)) continue;
-        if ((fam == GT_FAM_MMA) != (gt_dtype_tensor_only(key->dtype) != 0)) continue;
-        if (fam == GT_FAM_MMA && key->cc_major < 8) continue;
+        if (fam == GT_FAM_SIMT && gt_dtype_tensor_only(key->dtype)) continue;
+        if (fam == GT_FAM_MMA && ((!gt_dtype_tensor_only(key->dtype) && !gt_dtype_split3(key->dtype)) ||
+                                  key->cc_major < 8))
+            continue;
         for (int i = 0; i < ptm->nvalues; i++)
             for (int j = 0; j < ptn->nvalues; j++)
                 for (int lm = 1; lm <= 32; lm *= 2)
