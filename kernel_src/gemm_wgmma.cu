@@ -98,16 +98,10 @@ constexpr int NTW = 128 * (CW + 1);      // threads of the block
 constexpr int KS = TF32 ? 8 : 16;        // k of one instruction
 constexpr int NS = BK / KS;              // instructions along k per stage
 constexpr int RA = BM / 2;               // accumulators per thread and instruction
-// tf32 reads only K-major operands: tf32's stored otherwise are read from a transposed
-// copy (PACK, below); f32_3xtf32's are loaded as stored and transposed in shared memory
-// by the warps that split them (XTA, XTB; split_stage). KMA, KMB: A, B as the
-// instructions read them have k contiguous; LKA, LKB: as TMA loads them.
-constexpr bool TPA = TF32 && !X3 && !TA, TPB = TF32 && !X3 && TB;
-constexpr bool XTA = X3 && !TA, XTB = X3 && TB;
-constexpr bool LKA = TA || TPA, LKB = !TB || TPB;
-constexpr bool KMA = LKA || XTA, KMB = LKB || XTB;
-// Elements of one 128-byte row: an MN-major tile is loaded in chunks of CH rows m (n).
-constexpr int CH = 128 / ESI;
+// tf32 reads only K-major operands: those stored otherwise are read from a transposed
+// copy (PACK, below). KMA, KMB: A, B as read have k contiguous.
+constexpr bool TPA = TF32 && !TA, TPB = TF32 && TB;
+constexpr bool KMA = TA || TPA, KMB = !TB || TPB;
 // Transpose bits: the instruction's A is op(B)^T, K-major when B is read k contiguous.
 constexpr int TNSP_A = KMB ? 0 : 1, TNSP_B = KMA ? 0 : 1;
 static_assert(BK * ESI == 128, "a stage row is one 128-byte swizzle row");
@@ -119,14 +113,8 @@ static_assert(!TF32 || (KMA && KMB), "tf32 operands must be K-major");
 static_assert(VEC * ESI <= 16, "vectors of at most 16 bytes");
 constexpr int SA = BM * BK * ESI, SB = BN * BK * ESI, STAGE = SA + SB;
 // X3: the low parts of stage s at LOW bytes after it (1024-aligned: STAGE is a multiple
-// of 8 KiB); with XTA or XTB, a third copy at HI bytes after it holds the high parts of
-// the operands transposed in shared memory (the K-major one's place there is unused).
-// TILES: the bytes of all stages and their copies.
-constexpr bool XT = XTA || XTB;
-constexpr int LOW = STAGES * STAGE, HI = 2 * STAGES * STAGE;
-constexpr int TILES = (X3 ? (XT ? 3 : 2) : 1) * STAGES * STAGE;
-// Where the instructions read each operand's (high part of the) tile, from its stage's.
-constexpr unsigned HIA = XTA ? HI : 0, HIB = XTB ? HI : 0;
+// of 8 KiB); TILES: the bytes of all stages (and their low parts).
+constexpr int LOW = STAGES * STAGE, TILES = (X3 ? 2 : 1) * STAGES * STAGE;
 // C is stored in pairs of consecutive rows where its alignment class allows. 16-bit C
 // with beta zero where it allows 16 bytes (WIDE): through shared memory and TMA stores
 // (EPI_TMA) where M is a multiple of 8 and two staging boxes per consumer warpgroup fit
@@ -298,30 +286,30 @@ __device__ __forceinline__ void load_stage(unsigned sa, unsigned fb, int m0, int
                                            const tmap *tmA, const tmap *tmB, int rank) {
     const unsigned sb = sa + SA;
     bar_expect(fb, STAGE);
-    if constexpr (LKA) {
+    if constexpr (KMA) {
         tma_load(sa, tmA, k0, m0, fb);
     } else {
 #pragma unroll
-        for (int c = 0; c < BM / CH; ++c) tma_load(sa + c * BK * 128, tmA, m0 + CH * c, k0, fb);
+        for (int c = 0; c < BM / 64; ++c) tma_load(sa + c * BK * 128, tmA, m0 + 64 * c, k0, fb);
     }
     constexpr int PART = BN / CL;  // B's columns per block
     if constexpr (CL == 1) {
-        if constexpr (LKB) {
+        if constexpr (KMB) {
             tma_load(sb, tmB, k0, n0, fb);
         } else {
 #pragma unroll
-            for (int c = 0; c < BN / CH; ++c) tma_load(sb + c * BK * 128, tmB, n0 + CH * c, k0, fb);
+            for (int c = 0; c < BN / 64; ++c) tma_load(sb + c * BK * 128, tmB, n0 + 64 * c, k0, fb);
         }
     } else {
         constexpr unsigned short ALL = (1u << CL) - 1;
-        if constexpr (LKB) {
+        if constexpr (KMB) {
             // Rows of 128 bytes: this block's part starts at row rank PART.
             tma_load_mc(sb + rank * PART * 128, tmB, k0, n0 + rank * PART, fb, ALL);
         } else {
 #pragma unroll
-            for (int c = 0; c < PART / CH; ++c) {
-                const int ch = rank * (PART / CH) + c;
-                tma_load_mc(sb + ch * BK * 128, tmB, n0 + CH * ch, k0, fb, ALL);
+            for (int c = 0; c < PART / 64; ++c) {
+                const int ch = rank * (PART / 64) + c;
+                tma_load_mc(sb + ch * BK * 128, tmB, n0 + 64 * ch, k0, fb, ALL);
             }
         }
     }
@@ -396,57 +384,20 @@ template <int P> __device__ __forceinline__ void wg_wait() {
     asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(P) : "memory");
 }
 
-__device__ __forceinline__ void st_shared4(unsigned a, unsigned x, unsigned y, unsigned z, unsigned w) {
-    asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(a), "r"(x), "r"(y), "r"(z), "r"(w)
-                 : "memory");
-}
-// X3: the low parts of a K-major tile of BYTES bytes at shared address t into its copy at
-// t + LOW; thread ct of NC threads takes every NC-th 16 bytes.
-template <int NC, int BYTES> __device__ __forceinline__ void split_kmajor(unsigned t, int ct) {
+// X3: the low parts of the stage at shared address sa into its copy at sa + LOW; thread
+// ct of NC threads takes every NC-th 16 bytes.
+template <int NC> __device__ __forceinline__ void split_stage(unsigned sa, int ct) {
 #pragma unroll 2
-    for (int i = ct; i < BYTES / 16; i += NC) {
-        const unsigned a = t + 16 * i;
+    for (int i = ct; i < STAGE / 16; i += NC) {
+        const unsigned a = sa + 16 * i;
         unsigned v[4];
         asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
                      : "=r"(v[0]), "=r"(v[1]), "=r"(v[2]), "=r"(v[3])
                      : "r"(a));
-        st_shared4(a + LOW, low_part(v[0]), low_part(v[1]), low_part(v[2]), low_part(v[3]));
+        asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(a + LOW), "r"(low_part(v[0])),
+                     "r"(low_part(v[1])), "r"(low_part(v[2])), "r"(low_part(v[3]))
+                     : "memory");
     }
-}
-// X3: an MN-major tile of R rows m (n) at shared address t, as TMA loaded it (R / 32
-// chunks of BK rows k of 128 bytes, 16-byte units of row k XOR-ed with k % 8), to the
-// K-major layout TMA gives a K-major tile (rows m of BK k, units of row m XOR-ed with
-// m % 8): its high parts at t + HI, its low parts at t + LOW. Thread ct of NC takes
-// destination units i = ct, ct + NC, ...: row i % R, k 4 (i / R) .. + 3. A warp's 32
-// lanes take 32 consecutive rows of one chunk, so its 4-byte reads of a row k cover 128
-// distinct bytes and each 8 lanes' 16-byte writes fall in 8 distinct units: no bank
-// conflicts.
-template <int NC, int R> __device__ __forceinline__ void split_mnmajor(unsigned t, int ct) {
-    static_assert(R % 32 == 0 && BK == 32, "whole chunks of 32 rows; 8 units of 4 k per row");
-#pragma unroll 2
-    for (int i = ct; i < R * (BK / 4); i += NC) {
-        const int r = i % R, q = i / R;
-        const unsigned src = t + (r / 32) * (BK * 128) + (r % 4) * 4;
-        unsigned v[4];
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-            const int k = 4 * q + e;
-            asm volatile("ld.shared.b32 %0, [%1];\n"
-                         : "=r"(v[e])
-                         : "r"(src + k * 128 + ((((r % 32) / 4) ^ (k % 8)) * 16)));
-        }
-        const unsigned dst = t + r * 128 + ((q ^ (r % 8)) * 16);
-        st_shared4(dst + HI, v[0], v[1], v[2], v[3]);
-        st_shared4(dst + LOW, low_part(v[0]), low_part(v[1]), low_part(v[2]), low_part(v[3]));
-    }
-}
-// X3: a stage at shared address sa, A's tile then B's, split (and transposed where loaded
-// MN-major) by thread ct of NC.
-template <int NC> __device__ __forceinline__ void split_stage(unsigned sa, int ct) {
-    if constexpr (XTA) split_mnmajor<NC, BM>(sa, ct);
-    else split_kmajor<NC, SA>(sa, ct);
-    if constexpr (XTB) split_mnmajor<NC, BN>(sa + SA, ct);
-    else split_kmajor<NC, SB>(sa + SA, ct);
 }
 
 }  // namespace wgm
@@ -566,12 +517,12 @@ extern "C" __global__ void __launch_bounds__(gt::wgm::NTW, 1)
                 wg_fence();
 #pragma unroll
                 for (int s = 0; s < NS; ++s) {
-                    const unsigned long long db = desc(sa + HIA + s * SLICE_B, B_LBO, 1024);
+                    const unsigned long long db = desc(sa + s * SLICE_B, B_LBO, 1024);
 #pragma unroll
                     for (int i = 0; i < TN; ++i) {
                         // 64 rows of n: K-major, rows of 128 bytes; MN-major, one chunk.
                         const unsigned row = (unsigned)(cw * TN + i) * (KMB ? 64 * 128 : BK * 128);
-                        const unsigned long long da = desc(sb + HIB + row + s * SLICE_A, A_LBO, 1024);
+                        const unsigned long long da = desc(sb + row + s * SLICE_A, A_LBO, 1024);
                         if constexpr (X3) {
                             const unsigned long long da_lo = desc(sb + LOW + row + s * SLICE_A, A_LBO, 1024);
                             if (s == 0) wg<BM>::template mma<0>(d[i], da_lo, db);

@@ -59,15 +59,13 @@ int gt_kcfg_threads(const gt_kcfg *c) {
 }
 
 /* gemm_wgmma.cu, which states the same formulas: unpadded swizzled tiles (f32_3xtf32:
- * each stage twice, the second for the low parts, and three times where an operand is
- * stored without k contiguous, the third for high parts transposed in shared memory), 1024
- * bytes to align them, 128 for the mbarriers; with EPI_TMA two 64 x 64 16-bit staging
- * boxes per consumer warpgroup, where they fit within sm_90's 232448 bytes (and M is a
- * multiple of 8). */
+ * each stage twice, the second for the low parts), 1024 bytes to align them, 128 for the
+ * mbarriers; with EPI_TMA two 64 x 64 16-bit staging boxes per consumer warpgroup, where
+ * they fit within sm_90's 232448 bytes (and M is a multiple of 8). */
 #define WGMMA_EPI_BOX (64 * 64 * 2)
 #define WGMMA_SMEM_MAX 232448
 static int wgmma_smem_base(const gt_kcfg *c, const gt_key *key) {
-    int copies = !gt_dtype_split3(key->dtype) ? 1 : !key->opa || key->opb ? 3 : 2;
+    int copies = gt_dtype_split3(key->dtype) ? 2 : 1;
     return copies * c->stages * (c->bm + c->bn) * c->bk * esize(key) + 1024 + 128;
 }
 static int wgmma_staging_bytes(const gt_kcfg *c) { return (c->bn / c->wn) * 2 * WGMMA_EPI_BOX; }
@@ -226,9 +224,7 @@ int gt_kcfg_simt_packs(const gt_kcfg *c, const gt_key *key) {
 }
 int gt_kcfg_pack_layout(const gt_kcfg *c, const gt_key *key, gt_kpack *p) {
     int es = esize(key), unaligned = c->vec * es < 16;
-    /* tf32 reads transposed copies of operands stored without k contiguous; f32_3xtf32
-     * transposes them in shared memory (gemm_wgmma.cu's XTA, XTB). */
-    int tf32 = key->dtype == GT_DT_TF32;
+    int tf32 = key->dtype == GT_DT_TF32 || gt_dtype_split3(key->dtype);
     if (gt_kcfg_simt_packs(c, key)) unaligned = 1; /* both operands, as stored */
     else if (c->fam != GT_FAM_WGMMA) return 0;
     /* A is M x K as stored (K x M transposed), B K x N (N x K). */

@@ -133,8 +133,7 @@ size_t gt_kcfg_workspace_bytes(const gt_kcfg *c, const gt_key *key);
  * wgmma reads them with k contiguous only. So before the GEMM an operand may be copied
  * into the workspace (gemm_wgmma.cu's gt_pack, which mirrors this layout): as stored, with
  * the leading dimension rounded up (the alignment class is under 16 bytes), or transposed
- * so that k is contiguous (tf32 with A not transposed or B transposed; f32_3xtf32
- * transposes those in shared memory instead).
+ * so that k is contiguous (tf32 and f32_3xtf32 with A not transposed or B transposed).
  * SIMT does the same by choice (gt_kcfg_simt_packs): a configuration whose vectors are
  * 16 bytes on a key of a narrower alignment class reads A and B from such copies
  * (gemm_simt.cu's gt_pack), and C with the class's width. */

@@ -1445,55 +1445,37 @@ static void kcfg_derived_values(void) {
  * are not copied. */
 /* f32_3xtf32: SIMT everywhere (exact fp32 is one of its kernels), MMA on sm_80 and later
  * (low parts split in registers, no operand copies), WGMMA on 9.0 with a second copy of
- * every stage for the low parts (a third where an operand is transposed in shared
- * memory, instead of tf32's transposed operand copies), never DMMA; at
+ * every stage for the low parts and tf32's transposed operand copies, never DMMA; at
  * 4096^3 the model puts WGMMA first, at 17x33x65 SIMT or MMA (one small tile); the
  * same-order space (background tuning) is SIMT alone. */
 static void kcfg_split3(void) {
     gt_key key;
     make_key_dt(&key, 90, GT_DT_F32_3XTF32, 0, 0, 4096, 4096, 4096, 16, 1);
     gt_kcfg w = CFG(GT_FAM_WGMMA, 128, 128, 32, 128, 64, 1, 1, 3, 4, 1, 1);
-    gt_key tn = key;
-    tn.opa = 1;
-    TAP_CHECK(!gt_kcfg_check(&w, &tn, &h100, GT_KC_LEGAL), "WGMMA 128x128x32 s3 legal on sm_90 (TN): %s",
-              gt_kcfg_check(&w, &tn, &h100, GT_KC_LEGAL) ? gt_kcfg_check(&w, &tn, &h100, GT_KC_LEGAL)->name : "");
-    /* Tiles of 3 stages twice (TN: both operands K-major), 1024 to align them, 128 for
-     * the mbarriers; three times in NN (A's high parts transposed in shared memory), which
-     * then fits 2 stages only. */
-    TAP_CHECK(gt_kcfg_smem_bytes(&w, &tn) == 2 * 3 * 256 * 32 * 4 + 1024 + 128,
-              "TN smem %d", gt_kcfg_smem_bytes(&w, &tn));
-    TAP_CHECK(gt_kcfg_smem_bytes(&w, &key) == 3 * 3 * 256 * 32 * 4 + 1024 + 128,
-              "NN smem %d", gt_kcfg_smem_bytes(&w, &key));
-    const gt_kconstraint *bad = gt_kcfg_check(&w, &key, &h100, GT_KC_LEGAL);
-    TAP_CHECK(bad && strcmp(bad->name, "smem_fits") == 0, "NN 3 stages: %s", bad ? bad->name : "legal");
+    TAP_CHECK(!gt_kcfg_check(&w, &key, &h100, GT_KC_LEGAL), "WGMMA 128x128x32 s3 legal on sm_90: %s",
+              gt_kcfg_check(&w, &key, &h100, GT_KC_LEGAL) ? gt_kcfg_check(&w, &key, &h100, GT_KC_LEGAL)->name : "");
+    /* Tiles of 3 stages twice, 1024 to align them, 128 for the mbarriers. */
+    TAP_CHECK(gt_kcfg_smem_bytes(&w, &key) == 2 * 3 * 256 * 32 * 4 + 1024 + 128,
+              "smem %d", gt_kcfg_smem_bytes(&w, &key));
     gt_key tf = key;
     tf.dtype = GT_DT_TF32;
     TAP_CHECK(gt_kcfg_smem_bytes(&w, &tf) == 3 * 256 * 32 * 4 + 1024 + 128, "tf32 smem %d",
               gt_kcfg_smem_bytes(&w, &tf));
     /* Two sets of accumulators: at most 96 per consumer thread (tf32: 128). */
     gt_kcfg wide = CFG(GT_FAM_WGMMA, 128, 128, 32, 128, 128, 1, 2, 3, 4, 1, 1);
-    const gt_kconstraint *why = gt_kcfg_check(&wide, &tn, &h100, GT_KC_LEGAL);
+    const gt_kconstraint *why = gt_kcfg_check(&wide, &key, &h100, GT_KC_LEGAL);
     TAP_CHECK(why && strcmp(why->name, "wgmma_tile") == 0 && !gt_kcfg_check(&wide, &tf, &h100, GT_KC_LEGAL),
               "w128x128: %s", why ? why->name : "legal");
     /* 4 stages of 256 x 64 tiles do not fit twice. */
     gt_kcfg big = CFG(GT_FAM_WGMMA, 256, 64, 32, 256, 64, 1, 1, 4, 4, 1, 1);
-    bad = gt_kcfg_check(&big, &key, &h100, GT_KC_LEGAL);
+    const gt_kconstraint *bad = gt_kcfg_check(&big, &key, &h100, GT_KC_LEGAL);
     TAP_CHECK(bad && strcmp(bad->name, "smem_fits") == 0 && !gt_kcfg_check(&big, &tf, &h100, GT_KC_LEGAL),
               "256x64 s4: %s", bad ? bad->name : "legal");
-    /* NN: no operand copy (tf32 reads A from a transposed one); in the 4-byte class both
-     * operands are copied as stored (TMA's 16-byte strides), never transposed. */
+    /* NN: A is read from a transposed copy, as tf32's. */
     gt_kpack pk;
-    TAP_CHECK(!gt_kcfg_pack_layout(&w, &key, &pk), "NN: no copies");
-    TAP_CHECK(gt_kcfg_pack_layout(&w, &tf, &pk) && pk.mode_a == GT_KPACK_TRANSPOSE &&
+    TAP_CHECK(gt_kcfg_pack_layout(&w, &key, &pk) && pk.mode_a == GT_KPACK_TRANSPOSE &&
                   pk.mode_b == GT_KPACK_NONE,
-              "tf32 NN copies: %d %d", pk.mode_a, pk.mode_b);
-    gt_key odd = key;
-    odd.align = 4, odd.opb = 1;
-    gt_kcfg w1 = w;
-    w1.vec = 1;
-    TAP_CHECK(gt_kcfg_pack_layout(&w1, &odd, &pk) && pk.mode_a == GT_KPACK_COPY &&
-                  pk.mode_b == GT_KPACK_COPY,
-              "NT 4-byte class copies: %d %d", pk.mode_a, pk.mode_b);
+              "NN copies: %d %d", pk.mode_a, pk.mode_b);
     gt_kcfg m = CFG(GT_FAM_MMA, 64, 64, 16, 32, 32, 4, 2, 3, 4, 1, 1),
             d = CFG(GT_FAM_DMMA, 64, 64, 16, 32, 16, 4, 2, 3, 2, 1, 1),
             simt = CFG(0, 128, 128, 16, 32, 64, 8, 8, 2, 4, 1, 1);
