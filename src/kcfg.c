@@ -20,7 +20,7 @@
 const gt_kparam gt_kparams[] = {
     {"FAM", "f", offsetof(gt_kcfg, fam), {0, 1, 2, 3}, 4,
      "kernel family: 0 SIMT (FFMA/DFMA), 1 DMMA (f64 tensor cores, sm_80+), 2 MMA (tf32, "
-     "f16, bf16 tensor cores, sm_80+), 3 WGMMA (tf32, f16, bf16, f32_3xtf32 warpgroup MMA "
+     "f16, bf16, f32_3xtf32 tensor cores, sm_80+), 3 WGMMA (tf32, f16, bf16, f32_3xtf32 warpgroup MMA "
      "with TMA, sm_90a)"},
     {"BM", "_", offsetof(gt_kcfg, bm), TILE_VALUES, "block tile rows (of C per block)"},
     {"BN", "x", offsetof(gt_kcfg, bn), TILE_VALUES, "block tile columns"},
@@ -273,18 +273,21 @@ static int in_table(const gt_kcfg *c, const gt_key *key, const gt_klimits *lim) 
     }
     return 1;
 }
-static int family_fits(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
-    (void)l;
+int gt_kcfg_family_fits(int fam, const gt_key *k) {
     /* WGMMA needs sm_90a's instructions (9.0 exactly). tf32 reads its operands with k
      * contiguous only: the others are transposed into the workspace first (PACK). */
-    if (c->fam == GT_FAM_WGMMA)
+    if (fam == GT_FAM_WGMMA)
         return (gt_dtype_tensor_only(k->dtype) || gt_dtype_split3(k->dtype)) && k->cc_major == 9 &&
                k->cc_minor == 0;
     /* MMA: f32_3xtf32 too, its low parts split in registers (gemm_mma.cu). */
-    if (c->fam == GT_FAM_MMA)
+    if (fam == GT_FAM_MMA)
         return (gt_dtype_tensor_only(k->dtype) || gt_dtype_split3(k->dtype)) && k->cc_major >= 8;
     if (gt_dtype_tensor_only(k->dtype)) return 0;
-    return c->fam == GT_FAM_SIMT || (c->fam == GT_FAM_DMMA && k->dtype == GT_DT_F64 && k->cc_major >= 8);
+    return fam == GT_FAM_SIMT || (fam == GT_FAM_DMMA && k->dtype == GT_DT_F64 && k->cc_major >= 8);
+}
+static int family_fits(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
+    (void)l;
+    return gt_kcfg_family_fits(c->fam, k);
 }
 static int warp_layout(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     (void)k, (void)l;

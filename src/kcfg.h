@@ -20,7 +20,7 @@
 enum {
     GT_FAM_SIMT = 0, /* gemm_simt.cu: FFMA / DFMA, f32 and f64 */
     GT_FAM_DMMA = 1, /* gemm_dmma.cu: f64 tensor cores (mma.sync m8n8k4), sm_80 and later */
-    GT_FAM_MMA = 2,  /* gemm_mma.cu: tf32, f16, bf16 tensor cores (mma.sync), sm_80 and later */
+    GT_FAM_MMA = 2,  /* gemm_mma.cu: tf32, f16, bf16, f32_3xtf32 tensor cores (mma.sync), sm_80+ */
     GT_FAM_WGMMA = 3, /* gemm_wgmma.cu: tf32, f16, bf16 (and f32_3xtf32) warpgroup MMA fed by
                          TMA, sm_90a only */
 };
@@ -155,6 +155,9 @@ int gt_kcfg_widest_vec(const gt_key *key);
 int gt_kcfg_simt_packs(const gt_kcfg *c, const gt_key *key);
 /* 1 (and *p filled) when c copies an operand first, else 0. */
 int gt_kcfg_pack_layout(const gt_kcfg *c, const gt_key *key, gt_kpack *p);
+/* 1 when family fam (GT_FAM_*) can run key's data type on key's device (the family_fits
+ * constraint; the space generates no other family). */
+int gt_kcfg_family_fits(int fam, const gt_key *key);
 /* 1 when the kernel sums over K in the order of gt_kcfg_default's kernel for key (one k
  * after another into one accumulator per output), so results are bit-identical to it. */
 int gt_kcfg_same_order(const gt_kcfg *c, const gt_key *key);

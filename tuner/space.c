@@ -276,12 +276,11 @@ int gt_space_build(const gt_key *key, const gt_klimits *lim, int max, int flags,
         gt_kcfg c;
         memset(&c, 0, sizeof c);
         c.fam = fam;
+        /* Families that cannot fit the key are not generated. */
+        if (!gt_kcfg_family_fits(fam, key)) continue;
         if (fam == GT_FAM_WGMMA) {
             /* Instructions of BM columns, TN per consumer warpgroup, 1 or 2 of those. */
             static const int bms[] = {64, 128, 192, 256};
-            if ((!gt_dtype_tensor_only(key->dtype) && !gt_dtype_split3(key->dtype)) ||
-                key->cc_major != 9 || key->cc_minor != 0)
-                continue;
             /* TM: clusters of 1 or 2 blocks (2: B's tile multicast to the pair). */
             for (int i = 0; i < 4; i++)
                 for (int tn = 1; tn <= 2; tn++)
@@ -296,12 +295,6 @@ int gt_space_build(const gt_key *key, const gt_klimits *lim, int max, int flags,
                         }
             continue;
         }
-        /* Families that cannot fit the key (kcfg.c, family_fits) are not generated. */
-        if (fam == GT_FAM_DMMA && (key->dtype != GT_DT_F64 || key->cc_major < 8)) continue;
-        if (fam == GT_FAM_SIMT && gt_dtype_tensor_only(key->dtype)) continue;
-        if (fam == GT_FAM_MMA && ((!gt_dtype_tensor_only(key->dtype) && !gt_dtype_split3(key->dtype)) ||
-                                  key->cc_major < 8))
-            continue;
         for (int i = 0; i < ptm->nvalues; i++)
             for (int j = 0; j < ptn->nvalues; j++)
                 for (int lm = 1; lm <= 32; lm *= 2)
