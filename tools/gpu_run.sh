@@ -159,8 +159,8 @@ fi
 if [ "$what" = mma3 ]; then
   # f32_3xtf32's MMA kernels (mma.sync, low parts split in registers): a tree whose model
   # ranks them first (tools/variants.py mma3first) tunes $MMA3_SHAPES with every candidate
-  # verified (a wrong one shows as verify_failed), then the 10 fastest of each; then the
-  # odd shapes' candidates under compute-sanitizer memcheck.
+  # verified (a wrong one shows as verify_failed), then the $MMA3_TOP (8) fastest of each;
+  # then the odd shapes of MMA3_MEMCHECK (empty: none)' candidates under memcheck.
   # MMA3_VARIANTS: further edits of tools/variants.py on top ("-": none).
   for v in ${MMA3_VARIANTS:--}; do
   d=/tmp/variant-mma3first
@@ -178,13 +178,12 @@ if [ "$what" = mma3 ]; then
     grep -E ' ok |verify_failed' "$OUT/mma3_${v}_$s.txt" | sort -k3 -n | head -${MMA3_TOP:-8}
   done
   done
-  [ -n "${MMA3_MEMCHECK-1}" ] || { unset GEMMTUNE_TUNE_VERIFY_ALL GEMMTUNE_TUNE_BUDGET_S GEMMTUNE_TUNE_MAX_CANDIDATES; exit $rc; }
-  for s in 77x46x130:TN 255x257x31:NT 1000x999x1001:NN; do
+  for s in ${MMA3_MEMCHECK-77x46x130:TN 255x257x31:NT 1000x999x1001:NN}; do
     GEMMTUNE_TUNE_MAX_CANDIDATES=24 compute-sanitizer --tool memcheck --error-exitcode 9 \
       "$d/b/gemmtune" --cache "$OUT/mma3-memcheck.db" run --reps 1 --dtype f32_3xtf32 $s >>"$OUT/mma3-memcheck.log" 2>&1
     r=$?; echo "memcheck f32_3xtf32 MMA $s: exit $r"; [ $r -eq 0 ] || rc=1
   done
-  grep -E "ERROR SUMMARY" "$OUT/mma3-memcheck.log" | sort | uniq -c
+  grep -E "ERROR SUMMARY" "$OUT/mma3-memcheck.log" 2>/dev/null | sort | uniq -c
   unset GEMMTUNE_TUNE_VERIFY_ALL GEMMTUNE_TUNE_BUDGET_S GEMMTUNE_TUNE_MAX_CANDIDATES
 fi
 if [ "$what" = bench-tc ]; then
