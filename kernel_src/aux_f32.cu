@@ -1,7 +1,11 @@
-// aux_f32.cu: gemmtune's helper kernels, compiled once per context by NVRTC with no
-// problem baked in. Version 3: each kernel is one template, instantiated under an extern
-// "C" name that devctx.c looks up: scale, fill and cmp per storage type (f32, f64, f16,
-// bf16: key.h's gt_stype), ref per data type (key.h's gt_dtype: the types of A/B and of C).
+// aux_f32.cu: gemmtune's helper kernels, compiled by NVRTC with no problem baked in.
+// Version 4: each kernel is one template, instantiated under an extern "C" name that
+// devctx.c looks up: scale, fill and cmp per storage type (f32, f64, f16, bf16: key.h's
+// gt_stype), ref per data type (key.h's gt_dtype: the types of A/B and of C). Each
+// program holds the instantiations of one type only, chosen by -DGT_AUX_ST_<stype> or
+// -DGT_AUX_REF_<dtype> (devctx.c), compiled on first need: all of them in one program took
+// NVRTC 0.65 s, which a first tuning call paid before it could time anything; one type's
+// helpers or one reference take about 0.1 s each.
 // (The file keeps its name so the build's list of kernel files need not change.)
 //   gt_scale_<s>   C = beta * C (or 0 when beta0): the k == 0 / alpha == 0 path
 //   gt_fill_<s>    random uniform values in [-1, 1) (or one constant) for tuning inputs
@@ -32,10 +36,18 @@ __device__ void scale(T *C, long long ldc, long long m, long long n, double beta
                                                double beta, int beta0) {                 \
         scale<T, S>(C, ldc, m, n, beta, beta0);                                           \
     }
+#ifdef GT_AUX_ST_f32
 GT_SCALE(f32, float, float)
+#endif
+#ifdef GT_AUX_ST_f64
 GT_SCALE(f64, double, double)
+#endif
+#ifdef GT_AUX_ST_f16
 GT_SCALE(f16, f16, float)
+#endif
+#ifdef GT_AUX_ST_bf16
 GT_SCALE(bf16, bf16, float)
+#endif
 
 // splitmix64 of (seed, index): independent of the launch shape, so a fill is
 // reproducible.
@@ -69,10 +81,18 @@ __device__ void fill(T *p, long long count, unsigned long long seed, int constan
                                               int constant, double value) {              \
         fill<T, BITS>(p, count, seed, constant, value);                                   \
     }
+#ifdef GT_AUX_ST_f32
 GT_FILL(f32, float, 24)
+#endif
+#ifdef GT_AUX_ST_f64
 GT_FILL(f64, double, 53)
+#endif
+#ifdef GT_AUX_ST_f16
 GT_FILL(f16, f16, 11)
+#endif
+#ifdef GT_AUX_ST_bf16
 GT_FILL(bf16, bf16, 8)
+#endif
 
 template <typename TI, typename TC>
 __device__ void ref(int opa, int opb, long long m, long long n, long long k, double alpha,
@@ -99,14 +119,30 @@ __device__ void ref(int opa, int opb, long long m, long long n, long long k, dou
         ref<TI, TC>(opa, opb, m, n, k, alpha, A, lda, B, ldb, beta, C0, ldc, beta0, rows, nr, \
                     cols, nc, out);                                                          \
     }
+#ifdef GT_AUX_REF_f32
 GT_REF(f32, float, float)
+#endif
+#ifdef GT_AUX_REF_f64
 GT_REF(f64, double, double)
+#endif
+#ifdef GT_AUX_REF_tf32
 GT_REF(tf32, float, float)
+#endif
+#ifdef GT_AUX_REF_f16
 GT_REF(f16, f16, f16)
+#endif
+#ifdef GT_AUX_REF_f16_f32
 GT_REF(f16_f32, f16, float)
+#endif
+#ifdef GT_AUX_REF_bf16
 GT_REF(bf16, bf16, bf16)
+#endif
+#ifdef GT_AUX_REF_bf16_f32
 GT_REF(bf16_f32, bf16, float)
+#endif
+#ifdef GT_AUX_REF_f32_3xtf32
 GT_REF(f32_3xtf32, float, float)
+#endif
 
 template <typename T>
 __device__ void cmp(const T *C, long long ldc, const int *rows, int nr, const int *cols,
@@ -141,7 +177,15 @@ __device__ void cmp(const T *C, long long ldc, const int *rows, int nr, const in
                                              const double *ref, double *acc) {             \
         cmp<T>(C, ldc, rows, nr, cols, nc, ref, acc);                                      \
     }
+#ifdef GT_AUX_ST_f32
 GT_CMP(f32, float)
+#endif
+#ifdef GT_AUX_ST_f64
 GT_CMP(f64, double)
+#endif
+#ifdef GT_AUX_ST_f16
 GT_CMP(f16, f16)
+#endif
+#ifdef GT_AUX_ST_bf16
 GT_CMP(bf16, bf16)
+#endif

@@ -57,34 +57,59 @@ gt_status gt_devctx_get(CUcontext ctx, gt_devctx **out) {
     return s;
 }
 
-gt_status gt_devctx_aux(gt_devctx *dc) {
+/* Compiles and loads one helper program: the instantiations chosen by -D<guard>
+ * (aux_f32.cu), and looks up each of its kernels `gt_<kind>_<type>` into fns[i].
+ * Under `lock`. */
+static gt_status load_aux(gt_devctx *dc, const char *guard, const char *type, int nkinds,
+                          const char *const *kinds, CUfunction *const *fns, CUmodule *mod_out) {
+    char opt[64];
+    snprintf(opt, sizeof opt, "-D%s", guard);
+    const char *opts[] = {opt};
+    gt_rtc_result res;
+    gt_status s = gt_rtc_compile(gt_src_aux_f32, "aux_f32.cu", opts, 1, dc->arch, &res);
+    CUmodule mod = NULL;
+    if (s == GT_SUCCESS) {
+        CUresult r = gt_cu.module_load_data(&mod, res.image);
+        if (r != CUDA_SUCCESS) s = gt_cu_fail(r, "cuModuleLoadData (helper kernels)");
+    }
+    gt_rtc_result_free(&res);
+    CUfunction got[4];
+    for (int i = 0; i < nkinds && s == GT_SUCCESS; i++) {
+        char name[48];
+        snprintf(name, sizeof name, "gt_%s_%s", kinds[i], type);
+        CUresult r = gt_cu.module_get_function(&got[i], mod, name);
+        if (r != CUDA_SUCCESS) s = gt_cu_fail(r, name);
+    }
+    if (s != GT_SUCCESS) {
+        if (mod) gt_cu.module_unload(mod);
+        return s;
+    }
+    for (int i = 0; i < nkinds; i++) *fns[i] = got[i];
+    *mod_out = mod;
+    return GT_SUCCESS;
+}
+
+/* Storage type stype's scale, fill and cmp, on first need. Under `lock`. */
+static gt_status aux_stype(gt_devctx *dc, int stype) {
+    if (dc->aux_st[stype]) return GT_SUCCESS;
+    char guard[32];
+    snprintf(guard, sizeof guard, "GT_AUX_ST_%s", gt_stype_name(stype));
+    static const char *const kinds[] = {"scale", "fill", "cmp"};
+    CUfunction *const fns[] = {&dc->scale[stype], &dc->fill[stype], &dc->cmp[stype]};
+    return load_aux(dc, guard, gt_stype_name(stype), 3, kinds, fns, &dc->aux_st[stype]);
+}
+
+gt_status gt_devctx_aux(gt_devctx *dc, int dtype) {
+    assert(dtype >= 0 && dtype < GT_NDTYPES);
     pthread_mutex_lock(&lock);
-    gt_status s = GT_SUCCESS;
-    if (!dc->aux) {
-        gt_rtc_result res;
-        s = gt_rtc_compile(gt_src_aux_f32, "aux_f32.cu", NULL, 0, dc->arch, &res);
-        CUmodule mod = NULL;
-        if (s == GT_SUCCESS) {
-            CUresult r = gt_cu.module_load_data(&mod, res.image);
-            if (r != CUDA_SUCCESS) s = gt_cu_fail(r, "cuModuleLoadData (helper kernels)");
-        }
-        gt_rtc_result_free(&res);
-        /* Each kernel under its name and the storage type's ("gt_fill_f16") or, for the
-         * reference, the data type's ("gt_ref_bf16_f32"). */
-        static const char *kinds[] = {"scale", "fill", "cmp", "ref"};
-        CUfunction *fns[] = {dc->scale, dc->fill, dc->cmp, dc->ref};
-        for (int i = 0; i < 4 && s == GT_SUCCESS; i++) {
-            int by_dtype = fns[i] == dc->ref, count = by_dtype ? GT_NDTYPES : GT_NSTYPES;
-            for (int t = 0; t < count && s == GT_SUCCESS; t++) {
-                char name[32];
-                snprintf(name, sizeof name, "gt_%s_%s", kinds[i],
-                         by_dtype ? gt_dtype_name(t) : gt_stype_name(t));
-                CUresult r = gt_cu.module_get_function(&fns[i][t], mod, name);
-                if (r != CUDA_SUCCESS) s = gt_cu_fail(r, name);
-            }
-        }
-        if (s == GT_SUCCESS) dc->aux = mod;
-        else if (mod) gt_cu.module_unload(mod);
+    gt_status s = aux_stype(dc, gt_dtype_in(dtype));
+    if (s == GT_SUCCESS) s = aux_stype(dc, gt_dtype_out(dtype));
+    if (s == GT_SUCCESS && !dc->aux_ref[dtype]) {
+        char guard[48];
+        snprintf(guard, sizeof guard, "GT_AUX_REF_%s", gt_dtype_name(dtype));
+        static const char *const kinds[] = {"ref"};
+        CUfunction *const fns[] = {&dc->ref[dtype]};
+        s = load_aux(dc, guard, gt_dtype_name(dtype), 1, kinds, fns, &dc->aux_ref[dtype]);
     }
     pthread_mutex_unlock(&lock);
     return s;
@@ -178,7 +203,9 @@ static unsigned blocks_for(long long n, unsigned threads) {
 gt_status gt_aux_scale(gt_devctx *dc, CUstream s, int stype, CUdeviceptr C, long long ldc,
                        long long m, long long n, double beta, int beta0) {
     assert(stype >= 0 && stype < GT_NSTYPES);
-    gt_status st = gt_devctx_aux(dc);
+    pthread_mutex_lock(&lock);
+    gt_status st = aux_stype(dc, stype);
+    pthread_mutex_unlock(&lock);
     if (st != GT_SUCCESS) return st;
     void *args[] = {&C, &ldc, &m, &n, &beta, &beta0};
     unsigned gy = (unsigned)(n < 65535 ? n : 65535);
@@ -191,7 +218,9 @@ gt_status gt_aux_scale(gt_devctx *dc, CUstream s, int stype, CUdeviceptr C, long
 gt_status gt_aux_fill(gt_devctx *dc, CUstream s, int stype, CUdeviceptr p, long long count,
                       unsigned long long seed, int constant, double value) {
     assert(stype >= 0 && stype < GT_NSTYPES);
-    gt_status st = gt_devctx_aux(dc);
+    pthread_mutex_lock(&lock);
+    gt_status st = aux_stype(dc, stype);
+    pthread_mutex_unlock(&lock);
     if (st != GT_SUCCESS) return st;
     void *args[] = {&p, &count, &seed, &constant, &value};
     unsigned g = blocks_for(count, 256) > 4096 ? 4096 : blocks_for(count, 256);
@@ -205,7 +234,10 @@ void gt_devctx_release_all(void) {
         CUcontext cur = NULL;
         gt_cu.ctx_get_current(&cur);
         int pushed = cur != table[i]->ctx && gt_cu.ctx_push(table[i]->ctx) == CUDA_SUCCESS;
-        if (table[i]->aux) gt_cu.module_unload(table[i]->aux);
+        for (int t = 0; t < GT_NSTYPES; t++)
+            if (table[i]->aux_st[t]) gt_cu.module_unload(table[i]->aux_st[t]);
+        for (int t = 0; t < GT_NDTYPES; t++)
+            if (table[i]->aux_ref[t]) gt_cu.module_unload(table[i]->aux_ref[t]);
         if (table[i]->tune_stream) gt_cu.stream_destroy(table[i]->tune_stream);
         if (pushed) gt_cu.ctx_pop(&cur);
         pthread_mutex_destroy(&table[i]->resolve_lock);

@@ -1,8 +1,8 @@
 /*
  * devctx.h: what the library keeps per CUDA context: the device's identity and limits,
- * the helper kernels (kernel_src/aux_f32.cu: scale, fill and compare for every storage
- * type, the reference for every data type of key.h) and a private stream for tuning. Created on first use, kept
- * until gt_release.
+ * the helper kernels (kernel_src/aux_f32.cu: scale, fill and compare per storage type,
+ * the reference per data type of key.h, each compiled on first need) and a private stream
+ * for tuning. Created on first use, kept until gt_release.
  */
 #ifndef GT_DEVCTX_H
 #define GT_DEVCTX_H
@@ -20,7 +20,9 @@ typedef struct gt_devctx {
     CUcontext ctx;
     gt_cu_device dev;
     int arch;                 /* cc_major * 10 + cc_minor */
-    CUmodule aux;             /* loaded on first need (tuning, k == 0, verification) */
+    /* Helper modules, one per storage type and one reference per data type, loaded on
+     * first need (tuning, k == 0, verification); a function is valid once its module is. */
+    CUmodule aux_st[GT_NSTYPES], aux_ref[GT_NDTYPES];
     /* Indexed by gt_stype (gt_scale_f16, ...) and by gt_dtype (gt_ref_bf16_f32, ...). */
     CUfunction scale[GT_NSTYPES], fill[GT_NSTYPES], cmp[GT_NSTYPES];
     CUfunction ref[GT_NDTYPES];
@@ -37,8 +39,10 @@ gt_status gt_devctx_get(CUcontext ctx, gt_devctx **out);
  * it, as the runtime API would) and returns its state: how `gemmtune tune --devices`
  * gives each worker thread its own GPU. */
 gt_status gt_devctx_for_device(int ordinal, gt_devctx **out);
-/* Loads the helper kernels (NVRTC on first call per context). */
-gt_status gt_devctx_aux(gt_devctx *dc);
+/* Loads the helper kernels a tuning or verification of data type dtype uses (scale, fill
+ * and cmp of its storage types, its reference): NVRTC on first need per context.
+ * gt_aux_scale and gt_aux_fill load their own. */
+gt_status gt_devctx_aux(gt_devctx *dc, int dtype);
 gt_status gt_devctx_tune_stream(gt_devctx *dc, CUstream *out);
 void gt_devctx_limits(const gt_devctx *dc, gt_klimits *lim);
 

@@ -8,6 +8,7 @@
 #endif
 #include "kcfg.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -264,12 +265,25 @@ int gt_kcfg_same_order(const gt_kcfg *c, const gt_key *key) {
 
 /* ===== constraints ===== */
 
+/* Every value of the table is below TABLE_BITS: a bit set per parameter makes in_table
+ * a lookup (the space checks it for every configuration it generates, hundreds of
+ * thousands per key; the loop over the values was 40% of building the space). */
+#define TABLE_BITS 512
+static unsigned long long table_bits[sizeof gt_kparams / sizeof gt_kparams[0]][TABLE_BITS / 64];
+static pthread_once_t table_once = PTHREAD_ONCE_INIT;
+static void table_init(void) {
+    for (int i = 0; i < gt_nkparams; i++)
+        for (int j = 0; j < gt_kparams[i].nvalues; j++) {
+            int v = gt_kparams[i].values[j];
+            if (v >= 0 && v < TABLE_BITS) table_bits[i][v / 64] |= 1ull << (v % 64);
+        }
+}
 static int in_table(const gt_kcfg *c, const gt_key *key, const gt_klimits *lim) {
     (void)key, (void)lim;
+    pthread_once(&table_once, table_init);
     for (int i = 0; i < gt_nkparams; i++) {
-        int v = gt_kcfg_get(c, i), found = 0;
-        for (int j = 0; j < gt_kparams[i].nvalues; j++) found |= gt_kparams[i].values[j] == v;
-        if (!found) return 0;
+        int v = gt_kcfg_get(c, i);
+        if (v < 0 || v >= TABLE_BITS || !(table_bits[i][v / 64] >> (v % 64) & 1)) return 0;
     }
     return 1;
 }

@@ -353,16 +353,44 @@ static void nvrtc_tensor_candidates(void) {
     TAP_CHECK(w80 == 0, "sm_80: %d WGMMA compiled", w80);
 }
 
-/* The helper kernels (fill, scale, reference, compare for every type) compile for every
- * architecture the library may meet: bf16 conversions are integer code, so sm_75 too. */
+/* The helper kernels compile for every architecture the library may meet (bf16
+ * conversions are integer code, so sm_75 too), one program per storage type (scale,
+ * fill, cmp) and per data type (ref), each holding its own kernels under the names
+ * devctx.c looks up, and none of another type's. */
+static int has_symbol(const gt_rtc_result *r, const char *name) {
+    size_t n = strlen(name);
+    const char *p = r->image;
+    for (size_t i = 0; r->image && i + n <= r->size; i++)
+        if (memcmp(p + i, name, n) == 0 && (i + n == r->size || p[i + n] == 0)) return 1;
+    return 0;
+}
+
 static void nvrtc_helper_kernels(void) {
     static const int archs[] = {75, 80, 90};
     for (int i = 0; i < 3; i++) {
-        gt_rtc_result res;
-        gt_status st = gt_rtc_compile(gt_src_aux_f32, "aux_f32.cu", NULL, 0, archs[i], &res);
-        TAP_CHECK(st == GT_SUCCESS && is_cubin(res.image, res.size), "helper kernels sm_%d: %s",
-                  archs[i], res.error);
-        gt_rtc_result_free(&res);
+        for (int t = 0; t < GT_NSTYPES + GT_NDTYPES; t++) {
+            int st = t < GT_NSTYPES;
+            const char *type = st ? gt_stype_name(t) : gt_dtype_name(t - GT_NSTYPES);
+            char opt[64], want[48], other[48];
+            snprintf(opt, sizeof opt, "-DGT_AUX_%s_%s", st ? "ST" : "REF", type);
+            const char *opts[] = {opt};
+            gt_rtc_result res;
+            gt_status s = gt_rtc_compile(gt_src_aux_f32, "aux_f32.cu", opts, 1, archs[i], &res);
+            int ok = s == GT_SUCCESS && is_cubin(res.image, res.size);
+            static const char *const kinds[] = {"scale", "fill", "cmp"};
+            for (int k = 0; ok && k < (st ? 3 : 1); k++) {
+                snprintf(want, sizeof want, "gt_%s_%s", st ? kinds[k] : "ref", type);
+                ok = has_symbol(&res, want);
+            }
+            /* Another type's kernel is not in this program. */
+            snprintf(other, sizeof other, "gt_%s_%s", st ? "fill" : "ref",
+                     st ? gt_stype_name((t + 1) % GT_NSTYPES)
+                        : gt_dtype_name((t - GT_NSTYPES + 1) % GT_NDTYPES));
+            ok = ok && !has_symbol(&res, other);
+            TAP_CHECK(ok, "helper kernels %s sm_%d: %s (%s)", opt, archs[i], res.error,
+                      s == GT_SUCCESS ? want : "compile failed");
+            gt_rtc_result_free(&res);
+        }
     }
 }
 

@@ -208,6 +208,23 @@ static int param_index(const char *name) {
     return -1;
 }
 
+/* Constraints that read only the family, the block, warp and thread tiles, the key and
+ * the limits (kcfg.c): a tile shape that fails one fails it with every BK, stages, split,
+ * raster and vector, so the space tests them once per tile shape rather than once per
+ * variant (hundreds of them), without changing what survives. */
+static const char *const tile_only[] = {"family_fits", "warp_layout", "whole_warps",
+                                        "reasonable_block", "warp_not_idle", "dmma_shape",
+                                        "enough_work_per_thread"};
+
+static int tile_fails(const builder *b, const gt_kcfg *c) {
+    for (size_t t = 0; t < sizeof tile_only / sizeof tile_only[0]; t++)
+        for (int i = 0; i < gt_nkconstraints; i++)
+            if (strcmp(gt_kconstraints[i].name, tile_only[t]) == 0 &&
+                !gt_kconstraints[i].ok(c, b->key, b->lim))
+                return 1;
+    return 0;
+}
+
 /* Crosses a tile shape with BK, stages, split and raster; keeps what passes. */
 static int add_variants(builder *b, gt_kcfg c) {
     const gt_kparam *pk = &gt_kparams[param_index("BK")], *ps = &gt_kparams[param_index("STAGES")],
@@ -216,6 +233,20 @@ static int add_variants(builder *b, gt_kcfg c) {
     /* SIMT on a narrower class than 16 bytes: also 16-byte vectors from aligned copies
      * of A and B (kcfg.h, gt_kcfg_simt_packs). */
     int packed = c.fam == GT_FAM_SIMT && widest * es < 16 ? 16 / es : 0;
+    /* 5 stages are for MMA's short K steps (SIMT and DMMA were as fast with 2 to 4); not
+     * generated elsewhere, so their spaces stay as they were. */
+    int five = c.fam != GT_FAM_MMA && c.fam != GT_FAM_WGMMA;
+    c.vec = widest, c.bk = pk->values[0], c.stages = ps->values[0], c.split = pl->values[0];
+    c.raster = pr->values[0];
+    if (tile_fails(b, &c)) {
+        /* Counted as if each variant had been generated and pruned. */
+        int stages = 0;
+        for (int is = 0; is < ps->nvalues; is++) stages += !(five && ps->values[is] == 5);
+        int variants = (packed ? 2 : 1) * pk->nvalues * stages * pl->nvalues * pr->nvalues;
+        b->counts->generated += variants;
+        b->counts->pruned += variants;
+        return 0;
+    }
     for (int iv = 0; iv < (packed ? 2 : 1); iv++)
     for (int ik = 0; ik < pk->nvalues; ik++)
         for (int is = 0; is < ps->nvalues; is++)
@@ -224,9 +255,7 @@ static int add_variants(builder *b, gt_kcfg c) {
                     c.vec = iv ? packed : widest;
                     c.bk = pk->values[ik];
                     c.stages = ps->values[is];
-                    /* 5 stages are for MMA's short K steps (SIMT and DMMA were as fast with
-                     * 2 to 4); not generated elsewhere, so their spaces stay as they were. */
-                    if (c.stages == 5 && c.fam != GT_FAM_MMA && c.fam != GT_FAM_WGMMA) continue;
+                    if (c.stages == 5 && five) continue;
                     c.split = pl->values[il];
                     c.raster = pr->values[ir];
                     b->counts->generated++;

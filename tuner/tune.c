@@ -446,7 +446,7 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
     CUevent ev[MAX_REPS + 1] = {0};
     int nev = 0;
     gt_status st = gt_devctx_tune_stream(dc, &s);
-    if (st == GT_SUCCESS) st = gt_devctx_aux(dc);
+    if (st == GT_SUCCESS) st = gt_devctx_aux(dc, key->dtype);
     if (st == GT_SUCCESS) st = arena_alloc(dc, s, key, opts.mem_limit, ws_bytes, &ar, rep);
     if (st != GT_SUCCESS || rep->skipped) goto out_images;
     for (; nev <= MAX_REPS; nev++) {

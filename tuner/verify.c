@@ -56,7 +56,7 @@ gt_status gt_verify(gt_devctx *dc, CUstream stream, const gt_key *key, double al
     assert(key->dtype >= 0 && key->dtype < GT_NDTYPES);
     memset(res, 0, sizeof *res);
     res->tol = gt_verify_tolerance(key);
-    gt_status s = gt_devctx_aux(dc);
+    gt_status s = gt_devctx_aux(dc, key->dtype);
     if (s != GT_SUCCESS) return s;
     int full = key->m * key->n <= FULL_OUTPUTS, nr = 0, nc = 0;
     int *rows = pick(key->m, full, &nr, 0x1234 + (unsigned long long)key->m);
