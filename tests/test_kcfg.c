@@ -1113,6 +1113,22 @@ static void kcfg_space_model_measured(void) {
     double ts = gt_space_estimate_us(&split2, &key, &h100), tu = gt_space_estimate_us(&unsplit, &key, &h100);
     TAP_CHECK(tu < ts, "f64 1024^3: unsplit 128x64 %.1f us, 128x128 split in 2 %.1f us", tu, ts);
     free(c);
+    /* f64 3000^3: the H100's fastest, 128 x 96 DMMA tiles whose last tile row idles two
+     * of four warp rows (2% of the grid), is kept and ranked among the timed; SIMT's
+     * 128 x 128 tiles on f32 3000^3, idle warps the same way, stay pruned. */
+    gt_kcfg dmma = CFG(GT_FAM_DMMA, 128, 96, 16, 32, 48, 4, 6, 3, 2, 1, 8),
+            simt = CFG(GT_FAM_SIMT, 128, 128, 16, 32, 64, 8, 8, 2, 4, 1, 8);
+    make_key_dt(&key, 90, GT_DT_F64, 0, 0, 3000, 3000, 3000, 16, 1);
+    n = gt_space_build(&key, &h100, DEFAULT_MAX_CANDIDATES, 0, &c, &counts);
+    int at = -1;
+    for (int i = 0; i < n && at < 0; i++)
+        if (cfg_equal(&c[i].cfg, &dmma)) at = i;
+    TAP_CHECK(at >= 0 && at < 8, "f64 3000^3: %s ranks %d", fmt(&dmma).s, at);
+    free(c);
+    make_key_dt(&key, 90, GT_DT_F32, 0, 0, 3000, 3000, 3000, 16, 1);
+    const gt_kconstraint *bad = gt_kcfg_check(&simt, &key, &h100, GT_KC_LEGAL | GT_KC_PRUNE);
+    TAP_CHECK(bad && strcmp(bad->name, "warp_not_idle") == 0, "f32 3000^3: %s fails %s",
+              fmt(&simt).s, bad ? bad->name : "nothing");
 }
 
 static void kcfg_space_odd_thread_tiles(void) {
