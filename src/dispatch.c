@@ -631,5 +631,7 @@ gt_status gt_dispatch_tune(gt_devctx *dc, const gt_key *key, int force, gt_tune_
 
 void gt_dispatch_release(void) {
     stop_worker();
+    /* Compiles left running by tuning runs use the library's code and NVRTC. */
+    gt_tune_wait_compiles();
     close_layers();
 }

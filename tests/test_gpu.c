@@ -444,6 +444,47 @@ static void gpu_failed_candidates_never_chosen(void) {
     prob_free(&p);
 }
 
+/* A compile still under way when the budget is spent does not hold up the call: the
+ * tuning returns with what was timed and the compile finishes in the background, where
+ * gt_tune_wait_compiles (gt_release, exit) waits for it. Candidate 1's compile is made
+ * to take 2 s more; the budget is 0.6 s. */
+static void gpu_slow_compile_left_behind(void) {
+    NEED_GPU();
+    setenv("GEMMTUNE_TEST_FAULT", "slow:1", 1);
+    setenv("GEMMTUNE_TUNE_BUDGET_S", "0.6", 1);
+    gt_devctx *dc;
+    CUcontext ctx;
+    gt_cu.ctx_get_current(&ctx);
+    TAP_CHECK(gt_devctx_get(ctx, &dc) == GT_SUCCESS, "context state");
+    prob p;
+    prob_init(&p, GT_DT_F32, 0, 1, 97, 61, 33, 0, 0, 0, 1.0, 0.0);
+    gt_key key;
+    gt_devctx_make_key(dc, GT_DT_F32, 0, 1, p.m, p.n, p.k, (void *)(uintptr_t)p.dA, p.lda,
+                       (void *)(uintptr_t)p.dB, p.ldb, 0.0, (void *)(uintptr_t)p.dC, p.ldc, &key);
+    gt_tune_report rep;
+    memset(&rep, 0, sizeof rep);
+    int source = -1;
+    double t0 = gt_tune_now_s();
+    gt_status st = gt_dispatch_tune(dc, &key, 1, &rep, &source);
+    double call_s = gt_tune_now_s() - t0;
+    unsetenv("GEMMTUNE_TEST_FAULT");
+    unsetenv("GEMMTUNE_TUNE_BUDGET_S");
+    TAP_CHECK(st == GT_SUCCESS && source == GT_SRC_TUNED, "tuning: %s", gt_last_error());
+    TAP_CHECK(call_s < 1.6, "the call took %.2f s with a 0.6 s budget", call_s);
+    TAP_CHECK(rep.ncands > 1 && !rep.cands[1].compiled && rep.cands[1].status == GT_TR_NOT_TIMED,
+              "the slow candidate: compiled %d, %s", rep.ncands > 1 ? rep.cands[1].compiled : -1,
+              rep.ncands > 1 ? gt_tune_result_name(rep.cands[1].status) : "-");
+    gt_tune_report_free(&rep);
+    double t1 = gt_tune_now_s();
+    gt_tune_wait_compiles();
+    double wait_s = gt_tune_now_s() - t1;
+    TAP_CHECK(wait_s > 0.5 && wait_s < 3.0, "waited %.2f s for the compile left running", wait_s);
+    st = prob_run(&p, NULL);
+    double e = prob_error(&p);
+    TAP_CHECK(st == GT_SUCCESS && e <= tol(p.k), "result with the winner: err %.3g", e);
+    prob_free(&p);
+}
+
 /* ===== double precision (gemm_tuned_d) ===== */
 
 static void gpu_f64_all_ops_odd_shapes(void) {
@@ -1242,6 +1283,7 @@ int main(int argc, char **argv) {
     TAP_RUN(gpu_memory_limit_forces_fallback);
     TAP_RUN(gpu_second_process_hits_cache);
     TAP_RUN(gpu_failed_candidates_never_chosen);
+    TAP_RUN(gpu_slow_compile_left_behind);
     TAP_RUN(gpu_f64_all_ops_odd_shapes);
     TAP_RUN(gpu_f64_nan_in_c_with_beta0);
     TAP_RUN(gpu_f64_k_zero_and_alpha_zero);

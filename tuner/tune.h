@@ -11,7 +11,8 @@
  *   TIME     -> time_one (each)         as soon as that candidate is compiled: warm-up,
  *                                       events per run, median; time budget
  *   VERIFY   -> verify_one (fastest first) reference check until one passes
- *   DONE     winner loaded, every candidate's outcome in the report
+ *   DONE     winner loaded, every candidate's outcome in the report; compiles still
+ *            under way finish in the background (gt_tune_wait_compiles)
  * The user's buffers are never touched: every run works on the arena.
  */
 #ifndef GT_TUNE_H
@@ -78,6 +79,11 @@ void gt_tune_opts_default(gt_tune_opts *opts);
 gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts, gt_kern *winner,
                   gt_tune_report *rep);
 void gt_tune_report_free(gt_tune_report *rep);
+
+/* Compiles a tuning run left under way when its budget was spent finish in the
+ * background (gt_tune returns without them); this waits until none is left. Called by
+ * gt_release and at exit, so that no compile outlives the library's code or NVRTC's. */
+void gt_tune_wait_compiles(void);
 
 /* Sorts t[0..n) and returns its median (n >= 1). Shared by the tuner and the command. */
 double gt_tune_median(double *t, int n);
