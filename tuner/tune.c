@@ -71,14 +71,21 @@ void gt_tune_opts_default(gt_tune_opts *o) {
 
 /* ===== fault injection (tests) ===== */
 
-/* GEMMTUNE_TEST_FAULT="compile:I,launch:J,verify:K" makes candidate I (rank order) fail to
- * compile, candidate J fail to launch (an invalid block size, a real launch error) and
- * the K-th candidate checked compute a wrong result (alpha off by 1%), so tests can show
- * that each failure is recorded and never chosen. */
-static int fault(const char *what, int i) {
+/* GEMMTUNE_TEST_FAULT="compile:I,launch:J,verify:K,slow:L" makes candidate I (rank order)
+ * fail to compile, candidate J fail to launch (an invalid block size, a real launch
+ * error), the K-th candidate checked compute a wrong result (alpha off by 1%) and
+ * candidate L's compile take 2 s longer, so tests can show that each failure is recorded
+ * and never chosen. Read once per tuning run, on the calling thread (faults_read), into
+ * the run's copy: compile threads may outlive the call, and getenv beside a test's
+ * unsetenv is a data race. */
+#define FAULTS_MAX 128
+static void faults_read(char *spec) {
     const char *v = getenv("GEMMTUNE_TEST_FAULT");
+    snprintf(spec, FAULTS_MAX, "%s", v ? v : "");
+}
+static int fault(const char *spec, const char *what, int i) {
     size_t wl = strlen(what);
-    for (const char *p = v; p && *p;) {
+    for (const char *p = spec; p && *p;) {
         if (strncmp(p, what, wl) == 0 && p[wl] == ':' && atoi(p + wl + 1) == i) return 1;
         p = strchr(p, ',');
         if (p) p++;
@@ -102,6 +109,7 @@ static int fault(const char *what, int i) {
  * failed[i] and msg[i] are then final) and refs. */
 typedef struct {
     gt_key key;           /* copies: the job may outlive the call */
+    char faults[FAULTS_MAX];
     gt_kcfg *cfgs;
     int arch, n, threads;
     gt_rtc_result *images;
@@ -138,10 +146,11 @@ static void job_release(compile_job *job) {
 }
 
 static compile_job *job_new(const gt_key *key, const gt_tune_cand *cands, int n, int arch,
-                            int threads, double deadline) {
+                            int threads, double deadline, const char *faults) {
     compile_job *job = calloc(1, sizeof *job);
     if (!job) return NULL;
     job->key = *key;
+    snprintf(job->faults, sizeof job->faults, "%s", faults);
     job->n = n, job->arch = arch, job->threads = threads, job->deadline = deadline;
     job->refs = 2;
     job->cfgs = calloc((size_t)n, sizeof *job->cfgs);
@@ -180,13 +189,13 @@ static void compile_one(int i, void *user) {
     if (job->stop || compile_too_late(job, i)) {
         /* Beyond the budget: left NOT_TIMED, never compiled. */
         snprintf(msg, sizeof msg, "not compiled: the tuning budget was spent");
-    } else if (fault("compile", i)) {
+    } else if (fault(job->faults, "compile", i)) {
         failed = 1;
         snprintf(msg, sizeof msg, "injected compile fault");
     } else if (gt_kern_compile(&job->cfgs[i], &job->key, job->arch, &res) != GT_SUCCESS) {
         failed = 1;
         snprintf(msg, sizeof msg, "%s", res.error);
-    } else if (fault("slow", i)) {
+    } else if (fault(job->faults, "slow", i)) {
         /* Tests: a compile that ends long after the budget. */
         struct timespec ts = {2, 0};
         nanosleep(&ts, NULL);
@@ -567,7 +576,9 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
     }
 
     /* COMPILE, in the background of ARENA and TIME */
-    compile_job *job = job_new(key, cands, n, dc->arch, opts.threads, t0 + opts.budget_s);
+    char faults[FAULTS_MAX];
+    faults_read(faults);
+    compile_job *job = job_new(key, cands, n, dc->arch, opts.threads, t0 + opts.budget_s, faults);
     if (!job) {
         free(images), free(kerns);
         return gt_fail(GT_OUT_OF_MEMORY, "tuning state");
@@ -606,7 +617,7 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
             continue;
         }
         double us = 0;
-        if (fault("launch", i)) kerns[i].block[0] = 4096; /* beyond any device's limit */
+        if (fault(faults, "launch", i)) kerns[i].block[0] = 4096; /* beyond any device's limit */
         ls = time_one(&kerns[i], s, &ar, key, ev, &us);
         if (ls != GT_SUCCESS) {
             cands[i].status = GT_TR_LAUNCH_FAILED;
@@ -643,7 +654,7 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
     for (int i = 0; i < n && cands[i].status == GT_TR_OK && (won < 0 || opts.verify_all); i++) {
         gt_verify_result vr;
         gt_status vs = reset_output(dc, s, key, &ar);
-        double alpha = fault("verify", i) ? 0.75 * 1.01 : 0.75, beta = key->beta0 ? 0.0 : -0.5;
+        double alpha = fault(faults, "verify", i) ? 0.75 * 1.01 : 0.75, beta = key->beta0 ? 0.0 : -0.5;
         if (vs == GT_SUCCESS) vs = reset_workspace(s, &ar);
         if (vs == GT_SUCCESS)
             vs = gt_kern_launch(&kerns[i], s, ar.a[0], ar.lda, ar.b[0], ar.ldb, ar.c, ar.ldc,

@@ -59,7 +59,8 @@ typedef struct gt_tune_report {
     gt_space_counts space;
     int compiled, compile_failed, timed, verify_failed;
     double seconds;          /* the whole run */
-    double compile_seconds;  /* from the start until the last compile finished */
+    double compile_seconds;  /* from the start until the last compile this run used
+                                finished (later ones finish in the background) */
     double time_seconds;     /* from the first timing until the last (overlaps compiling) */
     int skipped;          /* tuning skipped (memory): no winner, not an error */
     char why[256];
