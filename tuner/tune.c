@@ -229,8 +229,11 @@ void gt_tune_wait_compiles(void) {
     pthread_mutex_unlock(&left_lock);
 }
 
-/* At exit, before NVRTC's own teardown (its library's destructors run after the
- * handlers atexit registers later than the library loaded). */
+/* At exit, before NVRTC's own teardown. Exit handlers run in the reverse order of
+ * their registration, and so do the destructors of NVRTC's statics that are built on
+ * first use, inside its first compiles: the handler is registered when a run first
+ * leaves compiles running (compile_leave), after that run's finished compiles, not
+ * before the first compile of the process. */
 static void wait_compiles_at_exit(void) { gt_tune_wait_compiles(); }
 static pthread_once_t at_exit_once = PTHREAD_ONCE_INIT;
 static void register_at_exit(void) { atexit(wait_compiles_at_exit); }
@@ -238,7 +241,6 @@ static void register_at_exit(void) { atexit(wait_compiles_at_exit); }
 /* Starts the compiler thread (detached). When no thread can be started, compiles
  * everything on the calling thread first. */
 static void compile_start(compile_job *job) {
-    pthread_once(&at_exit_once, register_at_exit);
     pthread_mutex_lock(&left_lock);
     left_running++;
     pthread_mutex_unlock(&left_lock);
@@ -316,6 +318,7 @@ static int compile_leave(compile_job *job, gt_tune_cand *cands, gt_rtc_result *i
     *last_done = job->last_done;
     pthread_mutex_unlock(&job->lock);
     job_release(job);
+    if (running) pthread_once(&at_exit_once, register_at_exit);
     return running;
 }
 
