@@ -4,7 +4,7 @@
 # (bench: f32 then f64, each with a fresh cache, then bench/plot.py to bench_ratio.png;
 # bench-tc: the same for the tensor-core types, $TC_DTYPES, default "bf16 f16 tf32", to
 # bench_tc_ratio.png; not part of all).
-# Usage: bash tools/gpu_run.sh [all|tests|gpu|quick|memcheck|memcheck-tc|wgmma|bench|bench-tc|space|mma3|devices|profile-tc] (gpu: only the
+# Usage: bash tools/gpu_run.sh [all|tests|gpu|quick|memcheck|memcheck-tc|wgmma|bench|bench-tc|space|mma3|dmma-edges|devices|profile-tc] (gpu: only the
 # suites that need the GPU; wgmma: the Hopper family on every op pair, all candidates
 # verified, and its SASS; memcheck-tc runs it under memcheck too; devices: tune --devices on one GPU vs all, shards + merge) ; logs and JSON go to $OUT
 # (default ./gpu-out). On the project's device machine: copy ../shared/device to .device
@@ -75,6 +75,26 @@ if [ "$what" = all ] || [ "$what" = memcheck ] || [ "$what" = memcheck-tc ]; the
   # How many candidates ran under memcheck, per shape and outcome.
   sqlite3 "$OUT/memcheck.db" "select dtype, m, n, k, status, count(*) from timings group by 1,2,3,4,5" 2>/dev/null ||
     python3 -c "import sqlite3,sys; [print(*r) for r in sqlite3.connect(sys.argv[1]).execute('select dtype,m,n,k,status,count(*) from timings group by 1,2,3,4,5')]" "$OUT/memcheck.db"
+fi
+if [ "$what" = dmma-edges ]; then
+  # f64 DMMA tiles whose last row or column of tiles leaves whole warps idle (admitted by
+  # warp_not_idle since session 13 when they are under 1/16 of the grid): every candidate
+  # of odd shapes in each op pair checked against the reference (GEMMTUNE_TUNE_VERIFY_ALL;
+  # a wrong one shows as verify_failed), then the candidates of $DMMA_MEMCHECK under memcheck.
+  export GEMMTUNE_TUNE_VERIFY_ALL=1 GEMMTUNE_TUNE_BUDGET_S=100000
+  rm -f "$OUT/dmma-edges.db"*
+  for s in ${DMMA_SHAPES:-1000x999x1001:NN 1000x999x1001:TT 777x555x333:TN 1500x700x300:NT 600x1000x257:NN 3001x2999x64:NN}; do
+    ./$B/gemmtune --cache "$OUT/dmma-edges.db" run --reps 1 --dtype f64 $s >>"$OUT/dmma-edges.log" 2>&1
+    r=$?; echo "dmma-edges f64 $s: exit $r"; [ $r -eq 0 ] || rc=1
+  done
+  for s in ${DMMA_MEMCHECK-777x555x333:TN 600x1000x257:NN}; do
+    compute-sanitizer --tool memcheck --error-exitcode 9 \
+      ./$B/gemmtune --cache "$OUT/dmma-edges-mc.db" run --reps 1 --dtype f64 $s >>"$OUT/dmma-edges-mc.log" 2>&1
+    r=$?; echo "memcheck f64 $s: exit $r"; [ $r -eq 0 ] || rc=1
+  done
+  unset GEMMTUNE_TUNE_VERIFY_ALL GEMMTUNE_TUNE_BUDGET_S
+  grep -E "ERROR SUMMARY" "$OUT/dmma-edges-mc.log" 2>/dev/null | sort | uniq -c
+  python3 -c "import sqlite3,sys; [print(*r) for r in sqlite3.connect(sys.argv[1]).execute('select m,n,k,opa,opb,substr(config,1,2),status,count(*) from timings group by 1,2,3,4,5,6,7')]" "$OUT/dmma-edges.db"
 fi
 if [ "$what" = wgmma ] || [ "$what" = memcheck-tc ]; then
   # The Hopper WGMMA family: every candidate of each shape verified against the float64
