@@ -211,15 +211,16 @@ static int param_index(const char *name) {
 /* Constraints that read only the family, the block, warp and thread tiles, the key and
  * the limits (kcfg.c): a tile shape that fails one fails it with every BK, stages, split,
  * raster and vector, so the space tests them once per tile shape rather than once per
- * variant (hundreds of them), without changing what survives. */
-static const char *const tile_only[] = {"family_fits", "warp_layout", "whole_warps",
-                                        "reasonable_block", "warp_not_idle", "dmma_shape",
-                                        "enough_work_per_thread"};
+ * variant (hundreds of them), without changing what survives (space.h). */
+const char *const gt_space_tile_only[] = {"family_fits", "warp_layout", "whole_warps",
+                                          "reasonable_block", "warp_not_idle", "dmma_shape",
+                                          "enough_work_per_thread"};
+const int gt_space_ntile_only = (int)(sizeof gt_space_tile_only / sizeof gt_space_tile_only[0]);
 
 static int tile_fails(const builder *b, const gt_kcfg *c) {
-    for (size_t t = 0; t < sizeof tile_only / sizeof tile_only[0]; t++)
+    for (int t = 0; t < gt_space_ntile_only; t++)
         for (int i = 0; i < gt_nkconstraints; i++)
-            if (strcmp(gt_kconstraints[i].name, tile_only[t]) == 0 &&
+            if (strcmp(gt_kconstraints[i].name, gt_space_tile_only[t]) == 0 &&
                 !gt_kconstraints[i].ok(c, b->key, b->lim))
                 return 1;
     return 0;

@@ -27,6 +27,13 @@ typedef struct gt_space_counts {
  * of gt_kcfg_default's kernel (no split-K, no tensor cores), so that their results are
  * bit-identical to it: background tuning swaps kernels under a running application. */
 enum { GT_SPACE_SAME_ORDER = 1 };
+
+/* The constraints (by name) that read only the family, the block, warp and thread tiles,
+ * the key and the limits: gt_space_build tests them once per tile shape instead of once
+ * per BK, stages, split, raster and vector variant. test_kcfg checks that no variant
+ * field changes their verdict. */
+extern const char *const gt_space_tile_only[];
+extern const int gt_space_ntile_only;
 int gt_space_build(const gt_key *key, const gt_klimits *lim, int max, int flags, gt_cand **out,
                    gt_space_counts *counts);
 
