@@ -200,6 +200,7 @@ typedef struct {
     gt_cand *cands;
     int n, cap;
     gt_space_counts *counts;
+    const gt_kconstraint *fast[4]; /* the `selective` constraints, looked up once */
 } builder;
 
 static int param_index(const char *name) {
@@ -216,6 +217,20 @@ const char *const gt_space_tile_only[] = {"family_fits", "warp_layout", "whole_w
                                           "reasonable_block", "warp_not_idle", "dmma_shape",
                                           "enough_work_per_thread"};
 const int gt_space_ntile_only = (int)(sizeof gt_space_tile_only / sizeof gt_space_tile_only[0]);
+
+/* Cheap constraints that reject most variants (split-K and grouping where they cannot
+ * help, BK outside the family's steps), tried before the full check: a variant failing
+ * one fails gt_kcfg_check too, so the result is the same, only sooner. */
+static const char *const selective[] = {"split_needed", "raster_useful", "k_step",
+                                        "split_has_work"};
+
+_Static_assert(sizeof selective / sizeof selective[0] == 4, "builder.fast holds 4");
+
+static int variant_fails_fast(const builder *b, const gt_kcfg *c) {
+    for (size_t t = 0; t < sizeof selective / sizeof selective[0]; t++)
+        if (b->fast[t] && !b->fast[t]->ok(c, b->key, b->lim)) return 1;
+    return 0;
+}
 
 static int tile_fails(const builder *b, const gt_kcfg *c) {
     for (int t = 0; t < gt_space_ntile_only; t++)
@@ -261,6 +276,7 @@ static int add_variants(builder *b, gt_kcfg c) {
                     c.raster = pr->values[ir];
                     b->counts->generated++;
                     if (((b->flags & GT_SPACE_SAME_ORDER) && !gt_kcfg_same_order(&c, b->key)) ||
+                        variant_fails_fast(b, &c) ||
                         gt_kcfg_check(&c, b->key, b->lim, GT_KC_LEGAL | GT_KC_PRUNE)) {
                         b->counts->pruned++;
                         continue;
@@ -300,6 +316,9 @@ int gt_space_build(const gt_key *key, const gt_klimits *lim, int max, int flags,
                    gt_space_counts *counts) {
     memset(counts, 0, sizeof *counts);
     builder b = {.key = key, .lim = lim, .flags = flags, .counts = counts};
+    for (size_t t = 0; t < sizeof selective / sizeof selective[0]; t++)
+        for (int i = 0; i < gt_nkconstraints; i++)
+            if (strcmp(gt_kconstraints[i].name, selective[t]) == 0) b.fast[t] = &gt_kconstraints[i];
     static const int warps[] = {1, 2, 4};
     const gt_kparam *ptm = &gt_kparams[param_index("TM")], *ptn = &gt_kparams[param_index("TN")];
     for (int fam = GT_FAM_SIMT; fam <= GT_FAM_WGMMA; fam++) {
