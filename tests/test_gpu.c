@@ -403,24 +403,32 @@ static void gpu_memory_limit_forces_fallback(void) {
     prob_free(&p);
 }
 
+/* Tunes p's key on the current context over the whole space (`gemmtune tune --force`),
+ * with rep and *source as gt_dispatch_tune leaves them (rep zeroed first). */
+static gt_status tune_prob(const prob *p, gt_tune_report *rep, int *source) {
+    memset(rep, 0, sizeof *rep);
+    gt_devctx *dc;
+    CUcontext ctx;
+    gt_cu.ctx_get_current(&ctx);
+    gt_status st = gt_devctx_get(ctx, &dc);
+    if (st != GT_SUCCESS) return st;
+    gt_key key;
+    gt_devctx_make_key(dc, p->dt, p->opa, p->opb, p->m, p->n, p->k, (void *)(uintptr_t)p->dA,
+                       p->lda, (void *)(uintptr_t)p->dB, p->ldb, p->beta,
+                       (void *)(uintptr_t)p->dC, p->ldc, &key);
+    return gt_dispatch_tune(dc, &key, 1, rep, source);
+}
+
 static void gpu_failed_candidates_never_chosen(void) {
     NEED_GPU();
     /* Candidate 0 fails to compile, 1 fails to launch, and the fastest that runs computes
      * a wrong result: each must be recorded, none chosen, and the call still right. */
     setenv("GEMMTUNE_TEST_FAULT", "compile:0,launch:1,verify:0", 1);
-    gt_devctx *dc;
-    CUcontext ctx;
-    gt_cu.ctx_get_current(&ctx);
-    TAP_CHECK(gt_devctx_get(ctx, &dc) == GT_SUCCESS, "context state");
     prob p;
     prob_init(&p, GT_DT_F32, 1, 0, 301, 203, 105, 0, 0, 0, 1.0, 0.0);
-    gt_key key;
-    gt_devctx_make_key(dc, GT_DT_F32, 1, 0, p.m, p.n, p.k, (void *)(uintptr_t)p.dA, p.lda,
-                       (void *)(uintptr_t)p.dB, p.ldb, 0.0, (void *)(uintptr_t)p.dC, p.ldc, &key);
     gt_tune_report rep;
-    memset(&rep, 0, sizeof rep);
     int source = -1;
-    gt_status st = gt_dispatch_tune(dc, &key, 1, &rep, &source);
+    gt_status st = tune_prob(&p, &rep, &source);
     unsetenv("GEMMTUNE_TEST_FAULT");
     TAP_CHECK(st == GT_SUCCESS && source == GT_SRC_TUNED, "tuning: %s", gt_last_error());
     int counts[GT_TR_NOT_TIMED + 1] = {0};
@@ -452,20 +460,12 @@ static void gpu_slow_compile_left_behind(void) {
     NEED_GPU();
     setenv("GEMMTUNE_TEST_FAULT", "slow:1", 1);
     setenv("GEMMTUNE_TUNE_BUDGET_S", "0.6", 1);
-    gt_devctx *dc;
-    CUcontext ctx;
-    gt_cu.ctx_get_current(&ctx);
-    TAP_CHECK(gt_devctx_get(ctx, &dc) == GT_SUCCESS, "context state");
     prob p;
     prob_init(&p, GT_DT_F32, 0, 1, 97, 61, 33, 0, 0, 0, 1.0, 0.0);
-    gt_key key;
-    gt_devctx_make_key(dc, GT_DT_F32, 0, 1, p.m, p.n, p.k, (void *)(uintptr_t)p.dA, p.lda,
-                       (void *)(uintptr_t)p.dB, p.ldb, 0.0, (void *)(uintptr_t)p.dC, p.ldc, &key);
     gt_tune_report rep;
-    memset(&rep, 0, sizeof rep);
     int source = -1;
     double t0 = gt_tune_now_s();
-    gt_status st = gt_dispatch_tune(dc, &key, 1, &rep, &source);
+    gt_status st = tune_prob(&p, &rep, &source);
     double call_s = gt_tune_now_s() - t0;
     unsetenv("GEMMTUNE_TEST_FAULT");
     unsetenv("GEMMTUNE_TUNE_BUDGET_S");
