@@ -200,7 +200,8 @@ typedef struct {
     gt_cand *cands;
     int n, cap;
     gt_space_counts *counts;
-    const gt_kconstraint *fast[4]; /* the `selective` constraints, looked up once */
+    /* gt_space_tile_only and `selective` (below), looked up once per build. */
+    const gt_kconstraint *tile[8], *fast[4];
 } builder;
 
 static int param_index(const char *name) {
@@ -225,19 +226,22 @@ static const char *const selective[] = {"split_needed", "raster_useful", "k_step
                                         "split_has_work"};
 
 _Static_assert(sizeof selective / sizeof selective[0] == 4, "builder.fast holds 4");
+_Static_assert(sizeof gt_space_tile_only / sizeof gt_space_tile_only[0] <= 8,
+               "builder.tile holds 8");
 
-static int variant_fails_fast(const builder *b, const gt_kcfg *c) {
-    for (size_t t = 0; t < sizeof selective / sizeof selective[0]; t++)
-        if (b->fast[t] && !b->fast[t]->ok(c, b->key, b->lim)) return 1;
-    return 0;
+/* The constraints named in names[0..n), into out (NULL where none has the name). */
+static void lookup(const char *const *names, int n, const gt_kconstraint **out) {
+    for (int t = 0; t < n; t++) {
+        out[t] = NULL;
+        for (int i = 0; i < gt_nkconstraints; i++)
+            if (strcmp(gt_kconstraints[i].name, names[t]) == 0) out[t] = &gt_kconstraints[i];
+    }
 }
 
-static int tile_fails(const builder *b, const gt_kcfg *c) {
-    for (int t = 0; t < gt_space_ntile_only; t++)
-        for (int i = 0; i < gt_nkconstraints; i++)
-            if (strcmp(gt_kconstraints[i].name, gt_space_tile_only[t]) == 0 &&
-                !gt_kconstraints[i].ok(c, b->key, b->lim))
-                return 1;
+/* 1 when c fails one of cs[0..n). */
+static int any_fails(const builder *b, const gt_kconstraint *const *cs, int n, const gt_kcfg *c) {
+    for (int t = 0; t < n; t++)
+        if (cs[t] && !cs[t]->ok(c, b->key, b->lim)) return 1;
     return 0;
 }
 
@@ -254,7 +258,7 @@ static int add_variants(builder *b, gt_kcfg c) {
     int five = c.fam != GT_FAM_MMA && c.fam != GT_FAM_WGMMA;
     c.vec = widest, c.bk = pk->values[0], c.stages = ps->values[0], c.split = pl->values[0];
     c.raster = pr->values[0];
-    if (tile_fails(b, &c)) {
+    if (any_fails(b, b->tile, gt_space_ntile_only, &c)) {
         /* Counted as if each variant had been generated and pruned. */
         int stages = 0;
         for (int is = 0; is < ps->nvalues; is++) stages += !(five && ps->values[is] == 5);
@@ -276,7 +280,7 @@ static int add_variants(builder *b, gt_kcfg c) {
                     c.raster = pr->values[ir];
                     b->counts->generated++;
                     if (((b->flags & GT_SPACE_SAME_ORDER) && !gt_kcfg_same_order(&c, b->key)) ||
-                        variant_fails_fast(b, &c) ||
+                        any_fails(b, b->fast, (int)(sizeof selective / sizeof selective[0]), &c) ||
                         gt_kcfg_check(&c, b->key, b->lim, GT_KC_LEGAL | GT_KC_PRUNE)) {
                         b->counts->pruned++;
                         continue;
@@ -316,9 +320,8 @@ int gt_space_build(const gt_key *key, const gt_klimits *lim, int max, int flags,
                    gt_space_counts *counts) {
     memset(counts, 0, sizeof *counts);
     builder b = {.key = key, .lim = lim, .flags = flags, .counts = counts};
-    for (size_t t = 0; t < sizeof selective / sizeof selective[0]; t++)
-        for (int i = 0; i < gt_nkconstraints; i++)
-            if (strcmp(gt_kconstraints[i].name, selective[t]) == 0) b.fast[t] = &gt_kconstraints[i];
+    lookup(gt_space_tile_only, gt_space_ntile_only, b.tile);
+    lookup(selective, (int)(sizeof selective / sizeof selective[0]), b.fast);
     static const int warps[] = {1, 2, 4};
     const gt_kparam *ptm = &gt_kparams[param_index("TM")], *ptn = &gt_kparams[param_index("TN")];
     for (int fam = GT_FAM_SIMT; fam <= GT_FAM_WGMMA; fam++) {
