@@ -714,9 +714,6 @@ out_images:
     for (int i = 0; i < n; i++) {
         if (cands[i].status == GT_TR_COMPILE_FAILED) rep->compile_failed++;
         else if (cands[i].compiled) rep->compiled++;
-        if (!cands[i].compiled && cands[i].status == GT_TR_NOT_TIMED && !cands[i].message[0])
-            snprintf(cands[i].message, sizeof cands[i].message,
-                     "not compiled: the tuning budget was spent");
     }
     rep->compile_seconds = last_done > t0 ? last_done - t0 : 0;
     for (int i = 0; i < n; i++) gt_rtc_result_free(&images[i]);
