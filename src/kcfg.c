@@ -29,8 +29,8 @@ const gt_kparam gt_kparams[] = {
      "K step: depth of one shared-memory stage (64: MMA only)"},
     {"WM", "_w", offsetof(gt_kcfg, wm), TILE_VALUES, "warp tile rows"},
     {"WN", "x", offsetof(gt_kcfg, wn), TILE_VALUES, "warp tile columns"},
-    {"TM", "_t", offsetof(gt_kcfg, tm), {1, 2, 3, 4, 5, 6, 8}, 7,
-     "thread tile rows (SIMT); 8-row fragments per warp along M (DMMA, MMA); blocks per "
+    {"TM", "_t", offsetof(gt_kcfg, tm), {1, 2, 3, 4, 5, 6, 8, 16}, 8,
+     "thread tile rows (SIMT; 16 for SIMT only); 8-row fragments per warp along M (DMMA, MMA); blocks per "
      "cluster, 1 or 2, the pair sharing B's tile by TMA multicast (WGMMA)"},
     {"TN", "x", offsetof(gt_kcfg, tn), {1, 2, 3, 4, 5, 6, 8}, 7,
      "thread tile columns (SIMT); fragments along N: 8 columns (DMMA), 16 (MMA)"},
@@ -305,6 +305,8 @@ static int family_fits(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
 }
 static int warp_layout(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     (void)k, (void)l;
+    /* TM 16 is SIMT's only: the other families' fragment counts stop at 8. */
+    if (c->tm == 16 && c->fam != GT_FAM_SIMT) return 0;
     if (c->bm % c->wm || c->bn % c->wn || c->wm % c->tm || c->wn % c->tn) return 0;
     if (c->fam == GT_FAM_DMMA) return c->wm == 8 * c->tm && c->wn == 8 * c->tn;
     if (c->fam == GT_FAM_MMA) return c->wm == 8 * c->tm && c->wn == 16 * c->tn;
@@ -411,6 +413,16 @@ static int dmma_shape(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     (void)k, (void)l;
     return c->fam != GT_FAM_DMMA || (c->tn % 2 == 0 && c->tm * c->tn <= 32);
 }
+/* SIMT: 16-row thread tiles only as 16 x 8 (other pairings add tile shapes level with
+ * 8 x 8 in FMAs but with more loads per FMA), and the accumulators and fragments must fit
+ * the registers a thread gets with one block per SM, or ptxas spills them: 16 x 8 f32
+ * needs about 190 of the 255 a 256-thread block allows (234 by ptxas, no spill), a
+ * 512-thread block allows 128. */
+static int thread_tile_fits(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
+    (void)l;
+    if (c->fam != GT_FAM_SIMT) return 1;
+    return (c->tm != 16 || c->tn == 8) && simt_regs_floor(c, k) <= regs_cap(c, 1);
+}
 static int enough_work_per_thread(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     (void)k, (void)l;
     return c->fam != GT_FAM_SIMT || c->tm * c->tn >= 4 || gt_kcfg_threads(c) <= 128;
@@ -513,6 +525,10 @@ const gt_kconstraint gt_kconstraints[] = {
      "DMMA warps of even TN (odd TN falls back to the half-rate m8n8k4) and at most 32 "
      "fragments (more spill)",
      dmma_shape},
+    {"thread_tile_fits", GT_KC_PRUNE,
+     "SIMT: 16-row thread tiles only as 16 x 8; accumulators and fragments fit the registers "
+     "a thread gets with one block per SM",
+     thread_tile_fits},
     {"enough_work_per_thread", GT_KC_PRUNE,
      "a SIMT thread tile under 4 outputs is only worth it in blocks of at most 128 threads",
      enough_work_per_thread},

@@ -83,6 +83,8 @@ static int cfg_equal(const gt_kcfg *a, const gt_kcfg *b) {
 
 /* Same family, block, warp and thread tiles and split: what tuner/space.c calls a tile
  * shape (at most 3 of each in the first pass of the cut). */
+/* A SIMT 16 x 8 thread tile: the space keeps a share of the budget for them. */
+static int is_big(const gt_kcfg *c) { return c->fam == GT_FAM_SIMT && c->tm * c->tn > 64; }
 static int same_shape(const gt_kcfg *a, const gt_kcfg *b) {
     return a->fam == b->fam && a->bm == b->bm && a->bn == b->bn && a->wm == b->wm &&
            a->wn == b->wn && a->tm == b->tm && a->tn == b->tn && a->split == b->split;
@@ -529,6 +531,9 @@ static void kcfg_each_constraint_rejects(void) {
         /* One warp with 102400 bytes of f64 stages: 2 blocks, 2 warps per SM. */
         {"occupancy", CFG(0, 32, 64, 32, 32, 64, 8, 8, 4, 2, 1, 8), 90, GT_DT_F64, 0, 1, 4096,
          4096, 4096, 16, &h100, {"compiles_fast"}},
+        /* A 16 x 4 thread tile: 16 rows only as 16 x 8. */
+        {"thread_tile_fits", CFG(0, 128, 128, 8, 128, 16, 16, 4, 2, 4, 1, 8), 90, GT_DT_F32, 0,
+         0, 4096, 4096, 4096, 16, &h100, {0}},
         /* 8 x 8 threads with BK 32: 2048 FMAs unrolled per K step. */
         {"compiles_fast", CFG(0, 128, 128, 32, 32, 64, 8, 8, 3, 4, 1, 8), 90, GT_DT_F32, 0, 0,
          4096, 4096, 4096, 16, &h100, {0}},
@@ -580,6 +585,13 @@ static void kcfg_each_constraint_rejects(void) {
          * more than 32 fragments); a lone warp of them still leaves blocks resident. */
         {"regs_fit", CFG(1, 64, 64, 16, 64, 64, 8, 8, 3, 2, 1, 8), 90, GT_DT_F64, 0, 0, 4096,
          4096, 4096, 16, &h100, {"dmma_shape"}},
+        /* 16 x 8 f32 threads in a 512-thread block: 128 + 48 + 16 registers needed, 128
+         * allowed (ptxas spills). */
+        {"thread_tile_fits", CFG(0, 256, 256, 8, 128, 32, 16, 8, 2, 4, 1, 1), 90, GT_DT_F32, 0,
+         0, 4096, 4096, 4096, 16, &h100, {0}},
+        /* TM 16 is SIMT's only: DMMA with 16 x 2 fragments per warp. */
+        {"warp_layout", CFG(1, 128, 64, 16, 128, 16, 16, 2, 3, 2, 1, 8), 90, GT_DT_F64, 0, 0,
+         4096, 4096, 4096, 16, &h100, {0}},
         /* f64 on the A100: 3 x 32 x (128 + 128 + 2) x 8 = 198144 bytes > 163 KiB. */
         {"smem_fits", CFG(0, 128, 128, 32, 32, 64, 8, 8, 3, 2, 1, 8), 80, GT_DT_F64, 0, 1, 4096,
          4096, 4096, 16, &a100, {"occupancy", "compiles_fast"}},
@@ -917,7 +929,9 @@ static void check_space(const gt_key *key, const gt_klimits *lim, int max, int f
             over3 |= run > 3;
         }
         int wrong = 0, nsplit = 0;
-        for (int i = 0; i < n; i++) nsplit += c[i].cfg.split > 1;
+        int nbig = 0;
+        for (int i = 0; i < n; i++) nsplit += c[i].cfg.split > 1, nbig += is_big(&c[i].cfg);
+        TAP_CHECK(nbig <= (max < 8 ? 1 : max / 8), "%s: %d SIMT 16 x 8 tiles kept", what, nbig);
         for (int j = 0; j < legal; j++) {
             if (kept[j]) continue;
             int better = 0, all3 = 0, sib = 0;
@@ -929,10 +943,13 @@ static void check_space(const gt_key *key, const gt_klimits *lim, int max, int f
                            c[i].est_us <= as[j].est_us;
                 }
             /* Or it splits K and the first pass had filled the split-K share (all but
-             * a quarter of the budget, which is kept for unsplit kernels). */
+             * a quarter of the budget, which is kept for unsplit kernels); or it is a
+             * SIMT 16 x 8 thread tile and their share (an eighth, at least 1) is full. */
             int split_full = as[j].cfg.split > 1 && nsplit >= max - max / 4;
+            int big_full = is_big(&as[j].cfg) && nbig >= (max < 8 ? 1 : max / 8);
             int ok = worst <= as[j].est_us ||
-                     ((better >= 3 || sib) && (!over3 || all3 >= 3 || sib)) || split_full;
+                     ((better >= 3 || sib) && (!over3 || all3 >= 3 || sib)) || split_full ||
+                     big_full;
             if (!ok && wrong++ < 3)
                 TAP_CHECK(ok, "%s: %s (%g) left out with %d of its shape kept (%d better), "
                           "worst kept %g, a shape over 3: %d",

@@ -4,7 +4,7 @@
 # (bench: f32 then f64, each with a fresh cache, then bench/plot.py to bench_ratio.png;
 # bench-tc: the same for the tensor-core types, $TC_DTYPES, default "bf16 f16 tf32", to
 # bench_tc_ratio.png; not part of all).
-# Usage: bash tools/gpu_run.sh [all|tests|gpu|quick|memcheck|memcheck-tc|wgmma|bench|bench-tc|space|mma3|dmma-edges|devices|profile-tc] (gpu: only the
+# Usage: bash tools/gpu_run.sh [all|tests|gpu|quick|memcheck|memcheck-tc|wgmma|bench|bench-tc|space|mma3|dmma-edges|devices|profile-tc|profile-simt] (gpu: only the
 # suites that need the GPU; wgmma: the Hopper family on every op pair, all candidates
 # verified, and its SASS; memcheck-tc runs it under memcheck too; devices: tune --devices on one GPU vs all, shards + merge) ; logs and JSON go to $OUT
 # (default ./gpu-out). On the project's device machine: copy ../shared/device to .device
@@ -235,6 +235,30 @@ if [ "$what" = profile-tc ]; then
       ./$B/gemmtune-bench --dtype bf16 --file "$OUT/one.txt" >>"$OUT/ncu.txt" 2>&1
   done
   grep -E "gt_gemm|nvjet|sm90|Duration|SM Frequency|Throughput|gmma|lts__t_bytes|xbar2l1tex|Registers|Shared Memory Config|Stall|Issued|Eligible|Active Warps|No Eligible|Block Size|Grid Size|==PROF==|==ERROR==|==WARNING==" "$OUT/ncu.txt" | head -120
+fi
+if [ "$what" = profile-simt ]; then
+  # Why the exact-fp32 (FFMA) kernels miss 1.3x cuBLAS on the skinny, flat and large-K
+  # shapes: each of $PROF_SHAPES tuned (fresh cache, default budget), then Nsight Compute
+  # on one launch of our winner and of cuBLAS's kernels (split-K reduce included), clocks
+  # left alone: time, SM and DRAM throughput, FMA pipe use, issue rate, occupancy,
+  # registers and the warp stall reasons per issued instruction.
+  P="$OUT/profile-simt.db"
+  rm -f "$P"* "$OUT/ncu-simt.txt"
+  NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+  ST=smsp__average_warps_issue_stalled
+  MET=sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__throughput.avg.pct_of_peak_sustained_elapsed,gpu__time_duration.sum,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,launch__grid_size,launch__block_size,launch__occupancy_limit_registers,launch__occupancy_limit_shared_mem,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum,smsp__inst_executed.sum
+  for x in long_scoreboard short_scoreboard barrier mio_throttle math_pipe_throttle wait not_selected lg_throttle dispatch_stall no_instruction selected; do
+    MET=$MET,${ST}_${x}_per_issue_active.ratio
+  done
+  for s in ${PROF_SHAPES:-16384x128x1024:NN 128x16384x1024:NN 128x4096x4096:NT 256x256x65536:NN 1024x1024x32768:NN 65536x64x64:NN 16x4096x4096:NT 4096x4096x4096:NN}; do
+    ./$B/gemmtune --cache "$P" tune --dtype f32 "$s" >/dev/null 2>&1 || rc=1
+    for who in 'regex:^gt_gemm$' 'regex:sgemm|xmma|cutlass|nvjet|sm80|sm90|splitK|gemv|gemmk'; do
+      echo "=== $s $who" >>"$OUT/ncu-simt.txt"
+      GEMMTUNE_CACHE="$P" $NCU --clock-control none --kernel-name "$who" --launch-skip 3 --launch-count 2 \
+        --metrics "$MET" ./$B/gemmtune-bench --dtype f32 --warmup 3 --reps 5 "$s" >>"$OUT/ncu-simt.txt" 2>&1 || rc=1
+    done
+  done
+  python3 tools/ncu_summary.py "$OUT/ncu-simt.txt" | tee "$OUT/ncu-simt-summary.txt"
 fi
 if [ "$what" = devices ]; then
   # The same shape list tuned on GPU 0 alone, then on every GPU; then two shards into two

@@ -110,6 +110,10 @@ double gt_space_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_klimit
      * of 256 threads (two per SM), and 128 x 256 up to 10%. */
     if (resident == 1 && blocks >= sms) eff *= 0.97;
     double warps = resident * t / 32.0;
+    /* A SIMT thread tile over 64 outputs has that many more independent FMAs per k to
+     * hide latency with: 16 x 8 tiles in one 256-thread block per SM (8 warps) ran level
+     * with 8 x 8 ones in two (H100, 2026-11-25). */
+    if (c->fam == GT_FAM_SIMT && c->tm * c->tn > 64) warps *= c->tm * c->tn / 64.0;
     if (warps < 8) eff *= warps / 8.0;
     else if (warps < 16) eff *= 0.9 + 0.1 * warps / 16.0;
     /* Tile intensity (outputs per operand element loaded): small or thin tiles pay in
@@ -125,7 +129,10 @@ double gt_space_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_klimit
     else if (c->fam == GT_FAM_WGMMA) eff *= c->stages == 2 ? 0.95 : c->stages == 3 ? 0.99 : 1.0;
     else eff *= c->stages == 2 ? 0.995 : c->stages == 3 ? 1.0 : 0.99;
     /* MMA: by bytes per row along k (64: tf32 16, f16 32). */
-    double bk_unit = c->fam == GT_FAM_MMA ? c->bk * es / 4.0 : c->bk;
+    /* SIMT: by FMAs per barrier, so 16 x 8 thread tiles with BK 8 count as BK 16. */
+    double bk_unit = c->fam == GT_FAM_MMA ? c->bk * es / 4.0
+                     : c->fam == GT_FAM_SIMT && c->tm * c->tn > 64 ? c->bk * c->tm * c->tn / 64.0
+                                                                  : c->bk;
     eff *= bk_unit < 16 ? 0.97 : bk_unit == 16 ? 1.0 : 0.99;
     if (tiles >= 2.0 * (lim->sm_count > 0 ? lim->sm_count : 1) && gm > 8)
         eff *= c->raster == 8 ? 1.0 : c->raster == 4 ? 0.995 : c->raster == 16 ? 0.99 : 0.98;
@@ -216,7 +223,7 @@ static int param_index(const char *name) {
  * variant (hundreds of them), without changing what survives (space.h). */
 const char *const gt_space_tile_only[] = {"family_fits", "warp_layout", "whole_warps",
                                           "reasonable_block", "warp_not_idle", "dmma_shape",
-                                          "enough_work_per_thread"};
+                                          "enough_work_per_thread", "thread_tile_fits"};
 const int gt_space_ntile_only = (int)(sizeof gt_space_tile_only / sizeof gt_space_tile_only[0]);
 
 /* Cheap constraints that reject most variants (split-K and grouping where they cannot
@@ -381,6 +388,9 @@ int gt_space_build(const gt_key *key, const gt_klimits *lim, int max, int flags,
         /* Split-K's partials are cheap in the model but not always on the device:
          * the first pass also keeps a quarter of the budget for unsplit kernels. */
         int unsplit_want = max / 4, unsplit = 0;
+        /* SIMT's 16 x 8 thread tiles rank level with 8 x 8 ones but won only where A is
+         * transposed (H100, 2026-11-25): an eighth of the budget at most (at least 1). */
+        int big_most = max < 8 ? 1 : max / 8, big = 0;
         unsigned char *taken = calloc((size_t)b.n, 1);
         gt_cand *keep = malloc(sizeof *keep * (size_t)max);
         if (!taken || !keep) {
@@ -394,6 +404,9 @@ int gt_space_build(const gt_key *key, const gt_klimits *lim, int max, int flags,
                 if (pass == 0 && b.cands[i].cfg.split > 1 &&
                     nk - unsplit >= max - unsplit_want)
                     continue; /* the rest is kept for unsplit kernels */
+                const int is_big = b.cands[i].cfg.fam == GT_FAM_SIMT &&
+                                   b.cands[i].cfg.tm * b.cands[i].cfg.tn > 64;
+                if (is_big && big >= big_most) continue;
                 if (pass == 0) {
                     /* Variants of one shape differ in K step or stages first. */
                     int same = 0, raster_only = 0;
@@ -405,6 +418,7 @@ int gt_space_build(const gt_key *key, const gt_klimits *lim, int max, int flags,
                 }
                 taken[i] = 1;
                 unsplit += b.cands[i].cfg.split == 1;
+                big += is_big;
                 keep[nk++] = b.cands[i];
             }
         qsort(keep, (size_t)nk, sizeof *keep, by_estimate);
