@@ -413,15 +413,18 @@ static int dmma_shape(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     (void)k, (void)l;
     return c->fam != GT_FAM_DMMA || (c->tn % 2 == 0 && c->tm * c->tn <= 32);
 }
-/* SIMT: 16-row thread tiles only as 16 x 8 (other pairings add tile shapes level with
- * 8 x 8 in FMAs but with more loads per FMA), and the accumulators and fragments must fit
- * the registers a thread gets with one block per SM, or ptxas spills them: 16 x 8 f32
- * needs about 190 of the 255 a 256-thread block allows (234 by ptxas, no spill), a
- * 512-thread block allows 128. */
+/* SIMT: 16-row thread tiles only as 16 x 8 and only where A is transposed, and the
+ * accumulators and fragments must fit the registers a thread gets with one block per SM,
+ * or ptxas spills them (16 x 8 f32: about 190 of the 255 a 256-thread block allows, 234
+ * by ptxas; a 512-thread block allows 128). On the H100 (2026-11-25) 16 x 8 tiles beat
+ * 8 x 8 ones only with A transposed (4096 x 4096 x 11008 TN: 7408 against 7842 us);
+ * elsewhere they ran level or 1% slower and took longer to compile, which cost the
+ * tuning budget; other 16-row pairings add tile shapes level with 8 x 8 in FMAs but with
+ * more loads per FMA. */
 static int thread_tile_fits(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     (void)l;
     if (c->fam != GT_FAM_SIMT) return 1;
-    return (c->tm != 16 || c->tn == 8) && simt_regs_floor(c, k) <= regs_cap(c, 1);
+    return (c->tm != 16 || (c->tn == 8 && k->opa)) && simt_regs_floor(c, k) <= regs_cap(c, 1);
 }
 static int enough_work_per_thread(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     (void)k, (void)l;
@@ -526,8 +529,8 @@ const gt_kconstraint gt_kconstraints[] = {
      "fragments (more spill)",
      dmma_shape},
     {"thread_tile_fits", GT_KC_PRUNE,
-     "SIMT: 16-row thread tiles only as 16 x 8; accumulators and fragments fit the registers "
-     "a thread gets with one block per SM",
+     "SIMT: 16-row thread tiles only as 16 x 8 with A transposed; accumulators and fragments "
+     "fit the registers a thread gets with one block per SM",
      thread_tile_fits},
     {"enough_work_per_thread", GT_KC_PRUNE,
      "a SIMT thread tile under 4 outputs is only worth it in blocks of at most 128 threads",

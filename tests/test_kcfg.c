@@ -532,7 +532,7 @@ static void kcfg_each_constraint_rejects(void) {
         {"occupancy", CFG(0, 32, 64, 32, 32, 64, 8, 8, 4, 2, 1, 8), 90, GT_DT_F64, 0, 1, 4096,
          4096, 4096, 16, &h100, {"compiles_fast"}},
         /* A 16 x 4 thread tile: 16 rows only as 16 x 8. */
-        {"thread_tile_fits", CFG(0, 128, 128, 8, 128, 16, 16, 4, 2, 4, 1, 8), 90, GT_DT_F32, 0,
+        {"thread_tile_fits", CFG(0, 128, 128, 8, 128, 16, 16, 4, 2, 4, 1, 8), 90, GT_DT_F32, 1,
          0, 4096, 4096, 4096, 16, &h100, {0}},
         /* 8 x 8 threads with BK 32: 2048 FMAs unrolled per K step. */
         {"compiles_fast", CFG(0, 128, 128, 32, 32, 64, 8, 8, 3, 4, 1, 8), 90, GT_DT_F32, 0, 0,
@@ -587,7 +587,10 @@ static void kcfg_each_constraint_rejects(void) {
          4096, 4096, 16, &h100, {"dmma_shape"}},
         /* 16 x 8 f32 threads in a 512-thread block: 128 + 48 + 16 registers needed, 128
          * allowed (ptxas spills). */
-        {"thread_tile_fits", CFG(0, 256, 256, 8, 128, 32, 16, 8, 2, 4, 1, 1), 90, GT_DT_F32, 0,
+        {"thread_tile_fits", CFG(0, 256, 256, 8, 128, 32, 16, 8, 2, 4, 1, 1), 90, GT_DT_F32, 1,
+         0, 4096, 4096, 4096, 16, &h100, {0}},
+        /* 16 x 8 with A as stored. */
+        {"thread_tile_fits", CFG(0, 256, 128, 8, 128, 32, 16, 8, 2, 4, 1, 8), 90, GT_DT_F32, 0,
          0, 4096, 4096, 4096, 16, &h100, {0}},
         /* TM 16 is SIMT's only: DMMA with 16 x 2 fragments per warp. */
         {"warp_layout", CFG(1, 128, 64, 16, 128, 16, 16, 2, 3, 2, 1, 8), 90, GT_DT_F64, 0, 0,

@@ -388,8 +388,8 @@ int gt_space_build(const gt_key *key, const gt_klimits *lim, int max, int flags,
         /* Split-K's partials are cheap in the model but not always on the device:
          * the first pass also keeps a quarter of the budget for unsplit kernels. */
         int unsplit_want = max / 4, unsplit = 0;
-        /* SIMT's 16 x 8 thread tiles rank level with 8 x 8 ones but won only where A is
-         * transposed (H100, 2026-11-25): an eighth of the budget at most (at least 1). */
+        /* SIMT's 16 x 8 thread tiles (A transposed only) rank level with 8 x 8 ones, which
+         * still won on some such shapes: an eighth of the budget at most (at least 1). */
         int big_most = max < 8 ? 1 : max / 8, big = 0;
         unsigned char *taken = calloc((size_t)b.n, 1);
         gt_cand *keep = malloc(sizeof *keep * (size_t)max);
