@@ -123,7 +123,9 @@ static int simt_regs_natural(const gt_kcfg *c, const gt_key *key) {
 }
 /* Registers per thread that b resident blocks leave (allocated in units of 8). */
 static int regs_cap(const gt_kcfg *c, int b) {
-    int cap = 65536 / (gt_kcfg_threads(c) * b) / 8 * 8;
+    int t = gt_kcfg_threads(c);
+    if (t <= 0 || b <= 0) return 0; /* no whole warp (whole_warps refuses it) */
+    int cap = 65536 / (t * b) / 8 * 8;
     return cap > 255 ? 255 : cap;
 }
 
