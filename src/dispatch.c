@@ -110,7 +110,11 @@ static void open_layer(const char *path, int writable) {
     nlayers++;
 }
 
-/* Opens the layers once per process (until gt_release). */
+static void *helper_get(int arch, const char *program, size_t *size);
+static void helper_put(int arch, const char *program, const void *image, size_t size);
+
+/* Opens the layers once per process (until gt_release), and offers the user cache to
+ * devctx for the helper programs' cubins. */
 static void open_layers(void) {
     pthread_mutex_lock(&open_lock);
     if (opened) {
@@ -142,11 +146,13 @@ static void open_layers(void) {
         free(copy);
     }
     opened = 1;
+    gt_devctx_set_bin_cache(helper_get, helper_put);
     pthread_mutex_unlock(&open_lock);
 }
 
 static void close_layers(void) {
     pthread_mutex_lock(&open_lock);
+    gt_devctx_set_bin_cache(NULL, NULL);
     for (int i = 0; i < nlayers; i++) gt_db_close(layers[i].db);
     memset(layers, 0, sizeof layers);
     nlayers = 0;
@@ -186,12 +192,35 @@ const char *gt_dispatch_shipped_path(int i, int *open) {
  * Building a kernel through the binary cache
  * =================================================================================== */
 
-static void bin_key(const gt_devctx *dc, const char *program, gt_db_bin_key *bk) {
+static void bin_key(int arch, const char *program, gt_db_bin_key *bk) {
     bk->src_hash = gt_kernel_source_hash;
     bk->program = program;
-    bk->arch = gt_rtc_pick_arch(dc->arch);
+    bk->arch = gt_rtc_pick_arch(arch);
     bk->nvrtc = gt_rtc_version();
     bk->driver = gt_cu_driver_version();
+}
+
+/* The helper programs' cubins (devctx.c), in the user cache under the same key as the
+ * GEMM kernels': source hash, program text, architecture, NVRTC and driver. */
+static void *helper_get(int arch, const char *program, size_t *size) {
+    layer *u = &layers[0];
+    if (!readable(u)) return NULL;
+    gt_db_bin_key bk;
+    bin_key(arch, program, &bk);
+    void *image = NULL;
+    int found = 0;
+    if (gt_db_cubin_get(u->db, &bk, &image, size, &found) != GT_SUCCESS) {
+        layer_failed(u);
+        return NULL;
+    }
+    return found ? image : NULL;
+}
+static void helper_put(int arch, const char *program, const void *image, size_t size) {
+    layer *u = writable_user();
+    if (!u) return;
+    gt_db_bin_key bk;
+    bin_key(arch, program, &bk);
+    if (gt_db_cubin_put(u->db, &bk, image, size) != GT_SUCCESS) layer_failed(u);
 }
 
 static void put_cubin(const gt_devctx *dc, const gt_kcfg *cfg, const gt_key *key,
@@ -201,7 +230,7 @@ static void put_cubin(const gt_devctx *dc, const gt_kcfg *cfg, const gt_key *key
     char program[256];
     gt_kern_program(cfg, key, program, sizeof program);
     gt_db_bin_key bk;
-    bin_key(dc, program, &bk);
+    bin_key(dc->arch, program, &bk);
     if (gt_db_cubin_put(u->db, &bk, image, size) != GT_SUCCESS) layer_failed(u);
 }
 
@@ -214,7 +243,7 @@ static gt_status build(gt_devctx *dc, const gt_key *key, const gt_kcfg *cfg, int
     layer *u = use_cache ? &layers[0] : NULL;
     if (u && readable(u)) {
         gt_db_bin_key bk;
-        bin_key(dc, program, &bk);
+        bin_key(dc->arch, program, &bk);
         void *image = NULL;
         size_t size = 0;
         int found = 0;

@@ -811,6 +811,57 @@ static int child(void) {
     return 0;
 }
 
+/* `--child-m M`: tunes one f32 problem of M rows and prints the tunings and NVRTC
+ * compiles this process made. */
+static int child_m(long long m) {
+    CUcontext ctx;
+    int pushed;
+    if (gt_cu_load() != GT_SUCCESS || gt_cu_enter(NULL, &ctx, &pushed) != GT_SUCCESS) return 3;
+    prob p;
+    prob_init(&p, GT_DT_F32, 0, 0, m, 96, 80, 0, 0, 0, 1.0, 0.0);
+    gt_status st = prob_run(&p, NULL);
+    double e = prob_error(&p);
+    gt_stats s;
+    gt_get_stats(&s);
+    printf("tunes=%llu compiles=%llu status=%d ok=%d\n", (unsigned long long)s.tunes,
+           (unsigned long long)s.compiles, st, e <= tol(p.k));
+    prob_free(&p);
+    return 0;
+}
+
+/* The helper programs (fill, compare, reference) go into the user cache with the GEMM
+ * kernels: a second process tuning another shape of the same type loads them instead of
+ * compiling them. One candidate per tuning, so that both processes compile the same GEMM
+ * kernels, and the first also f32's two helper programs (storage type, reference). */
+static void gpu_helpers_from_binary_cache(void) {
+    NEED_GPU();
+    char dir[] = "/tmp/gt_gpu_XXXXXX";
+    TAP_CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+    unsigned long long tunes[2] = {9, 9}, compiles[2] = {0, 0};
+    for (int i = 0; i < 2; i++) {
+        char cmd[1024];
+        snprintf(cmd, sizeof cmd,
+                 "GEMMTUNE_CACHE=%s/cache.db GEMMTUNE_TUNE_MAX_CANDIDATES=1 /proc/%d/exe "
+                 "--child-m %d", dir, (int)getpid(), 200 + i);
+        FILE *f = popen(cmd, "r");
+        int status = -1, ok = 0, got = 0;
+        if (f) {
+            got = fscanf(f, "tunes=%llu compiles=%llu status=%d ok=%d", &tunes[i], &compiles[i],
+                         &status, &ok);
+            pclose(f);
+        }
+        TAP_CHECK(got == 4 && status == 0 && ok && tunes[i] == 1,
+                  "process %d: read %d, status %d, ok %d, tunes %llu", i + 1, got, status, ok,
+                  tunes[i]);
+    }
+    TAP_CHECK(compiles[1] >= 1 && compiles[0] == compiles[1] + 2,
+              "compiles: first process %llu, second %llu (expected 2 fewer: the helper "
+              "programs loaded from the cache)", compiles[0], compiles[1]);
+    char rm[300];
+    snprintf(rm, sizeof rm, "rm -rf %s", dir);
+    TAP_CHECK(system(rm) == 0, "cleanup");
+}
+
 static int run_child(const char *cache, unsigned long long *tunes, unsigned long long *hits,
                      int *ok) {
     char cmd[1024];
@@ -1258,6 +1309,7 @@ static void gpu_f32_3xtf32_every_candidate(void) {
 
 int main(int argc, char **argv) {
     if (argc > 1 && strcmp(argv[1], "--child") == 0) return child();
+    if (argc > 2 && strcmp(argv[1], "--child-m") == 0) return child_m(atoll(argv[2]));
     /* A cache of this run's own, so that "this call tunes" holds on every run. */
     char dir[] = "/tmp/gt_gpu_cache_XXXXXX", path[300];
     if (mkdtemp(dir)) {
@@ -1282,6 +1334,7 @@ int main(int argc, char **argv) {
     TAP_RUN(gpu_threads_same_new_shape);
     TAP_RUN(gpu_memory_limit_forces_fallback);
     TAP_RUN(gpu_second_process_hits_cache);
+    TAP_RUN(gpu_helpers_from_binary_cache);
     TAP_RUN(gpu_failed_candidates_never_chosen);
     TAP_RUN(gpu_slow_compile_left_behind);
     TAP_RUN(gpu_f64_all_ops_odd_shapes);
