@@ -128,3 +128,28 @@ gt_status gt_rtc_compile_specific(const char *source, const char *name,
                                   gt_rtc_result *out) {
     return compile(source, name, options, noptions, arch, 1, out);
 }
+
+/* A trivial program compiled once per process, alone, before the tuner's pool starts:
+ * NVRTC's first use in a process costs far more when 16 threads make it at once (H100
+ * machine, 2026-11-25: with the helper programs loaded from the cache instead of compiled
+ * first, a fresh process's 16 first compiles all ended near 1.5 s, and one candidate was
+ * timed). Not counted as a compile: it builds no kernel of ours. */
+static int warm_arch;
+static void warm_once(void) {
+    int use = gt_rtc_pick_arch(warm_arch);
+    if (use <= 0) return;
+    char archopt[32];
+    snprintf(archopt, sizeof archopt, "-arch=sm_%d", use);
+    const char *opts[] = {archopt, "-std=c++17", "-default-device"};
+    nvrtcProgram prog;
+    if (nvrtcCreateProgram(&prog, "extern \"C\" __global__ void gt_warm(float *p) { *p = 1.0f; }\n",
+                           "warm.cu", 0, NULL, NULL) != NVRTC_SUCCESS)
+        return;
+    nvrtcCompileProgram(prog, 3, opts);
+    nvrtcDestroyProgram(&prog);
+}
+void gt_rtc_warm(int arch) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    warm_arch = arch;
+    pthread_once(&once, warm_once);
+}

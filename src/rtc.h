@@ -40,4 +40,8 @@ const char *gt_rtc_version(void);
  * (major * 10 + minor); 0 when NVRTC supports none at or below it. */
 int gt_rtc_pick_arch(int arch);
 
+/* Compiles a trivial program for arch once per process (later calls return at once), so
+ * that NVRTC's first-use cost is paid by one thread, not by a pool of them at once. */
+void gt_rtc_warm(int arch);
+
 #endif

@@ -577,6 +577,9 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
         free(images), free(kerns);
         return st;
     }
+    /* And NVRTC's first use in the process, alone (when the helpers came from the cache,
+     * nothing has compiled yet). */
+    gt_rtc_warm(dc->arch);
 
     /* COMPILE, in the background of ARENA and TIME */
     char faults[FAULTS_MAX];
