@@ -246,13 +246,13 @@ if [ "$what" = profile-simt ]; then
   rm -f "$P"* "$OUT/ncu-simt.txt"
   NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
   ST=smsp__average_warps_issue_stalled
-  MET=sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__throughput.avg.pct_of_peak_sustained_elapsed,gpu__time_duration.sum,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,launch__grid_size,launch__block_size,launch__occupancy_limit_registers,launch__occupancy_limit_shared_mem,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum,smsp__inst_executed.sum
+  MET=sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__throughput.avg.pct_of_peak_sustained_elapsed,gpu__time_duration.sum,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,launch__grid_size,launch__block_size,launch__occupancy_limit_registers,launch__occupancy_limit_shared_mem,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,smsp__inst_executed_op_shared_ld.sum
   for x in long_scoreboard short_scoreboard barrier mio_throttle math_pipe_throttle wait not_selected lg_throttle dispatch_stall no_instruction selected; do
     MET=$MET,${ST}_${x}_per_issue_active.ratio
   done
   for s in ${PROF_SHAPES:-16384x128x1024:NN 128x16384x1024:NN 128x4096x4096:NT 256x256x65536:NN 1024x1024x32768:NN 65536x64x64:NN 16x4096x4096:NT 4096x4096x4096:NN}; do
     ./$B/gemmtune --cache "$P" tune --dtype f32 "$s" >/dev/null 2>&1 || rc=1
-    for who in 'regex:^gt_gemm$' 'regex:sgemm|xmma|cutlass|nvjet|sm80|sm90|splitK|gemv|gemmk'; do
+    for who in 'regex:^gt_gemm$' 'regex:sgemm|xmma|cutlass|nvjet|sm80|sm90|splitK|gemv|gemmk|Kernel'; do
       echo "=== $s $who" >>"$OUT/ncu-simt.txt"
       GEMMTUNE_CACHE="$P" $NCU --clock-control none --kernel-name "$who" --launch-skip 3 --launch-count 2 \
         --metrics "$MET" ./$B/gemmtune-bench --dtype f32 --warmup 3 --reps 5 "$s" >>"$OUT/ncu-simt.txt" 2>&1 || rc=1

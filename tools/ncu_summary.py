@@ -2,13 +2,13 @@
 """ncu_summary.py: one line per profiled kernel from Nsight Compute's text output of
 tools/gpu_run.sh profile-simt (sections "=== SHAPE WHO", then ncu's metric tables):
 time, SM and DRAM throughput, FMA pipe and issue use, occupancy, registers, shared-memory
-bank conflicts per instruction, and the three largest warp stall reasons (warps stalled
+wavefronts per load instruction (1: no bank conflict, for loads of up to 128 bytes a warp), and the three largest warp stall reasons (warps stalled
 per issued instruction)."""
 import re
 import sys
 
 HEAD = re.compile(r"^  (\S.*?) \((\d+), (\d+), (\d+)\)x\((\d+), (\d+), (\d+)\), Context")
-METRIC = re.compile(r"^\s+([a-z_]+__\S+)\s+(\S+\s+)?([\d.,]+)\s*$")
+METRIC = re.compile(r"^\s+([a-z0-9_]+__\S+)\s+(\S+\s+)?([\d.,]+)\s*$")
 STALL = "smsp__average_warps_issue_stalled_"
 
 
@@ -20,7 +20,7 @@ def parse(path):
             continue
         h = HEAD.match(line)
         if h:
-            cur = {"shape": shape, "name": h.group(1), "grid": int(h.group(2)) * int(h.group(3)),
+            cur = {"shape": shape, "name": h.group(1), "grid": int(h.group(2)) * int(h.group(3)) * int(h.group(4)),
                    "block": int(h.group(5)), "m": {}}
             rows.append(cur)
             continue
@@ -38,7 +38,7 @@ def main():
     rows = parse(sys.argv[1])
     print("%-18s %-34s %6s %4s %4s %8s %5s %5s %5s %5s %5s %6s  %s" %
           ("shape", "kernel", "grid", "blk", "reg", "time_us", "SM%", "DRAM%", "FMA%", "iss%",
-           "warp%", "bconf", "stalls per issue (top 3)"))
+           "warp%", "wf/lds", "stalls per issue (top 3)"))
     for r in rows:
         m = r["m"]
         g = lambda k: m.get(k, float("nan"))
@@ -46,8 +46,10 @@ def main():
         stalls = sorted(((v, k[len(STALL):].replace("_per_issue_active.ratio", ""))
                          for k, v in m.items() if k.startswith(STALL) and "selected" not in k),
                         reverse=True)[:3]
-        inst = g("smsp__inst_executed.sum")
-        bconf = g("l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum") / inst if inst else float("nan")
+        # Shared-memory wavefronts per load instruction: 1 without bank conflicts (for
+        # loads of up to 128 bytes a warp), more with them.
+        lds = g("smsp__inst_executed_op_shared_ld.sum")
+        bconf = g("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum") / lds if lds else float("nan")
         print("%-18s %-34s %6d %4d %4d %8.2f %5.1f %5.1f %5.1f %5.1f %5.1f %6.3f  %s" %
               (r["shape"], r["name"][:34], r["grid"], r["block"], g("launch__registers_per_thread"),
                t, g("sm__throughput.avg.pct_of_peak_sustained_elapsed"),
