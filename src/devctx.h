@@ -2,7 +2,8 @@
  * devctx.h: what the library keeps per CUDA context: the device's identity and limits,
  * the helper kernels (kernel_src/aux_f32.cu: scale, fill and compare per storage type,
  * the reference per data type of key.h, each compiled on first need or loaded from the
- * binary cache the dispatch layer offers) and a private stream for tuning. Created on first use, kept until gt_release.
+ * binary cache the dispatch layer offers) and a private stream for tuning. Created on
+ * first use, kept until gt_release.
  */
 #ifndef GT_DEVCTX_H
 #define GT_DEVCTX_H

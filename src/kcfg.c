@@ -30,8 +30,9 @@ const gt_kparam gt_kparams[] = {
     {"WM", "_w", offsetof(gt_kcfg, wm), TILE_VALUES, "warp tile rows"},
     {"WN", "x", offsetof(gt_kcfg, wn), TILE_VALUES, "warp tile columns"},
     {"TM", "_t", offsetof(gt_kcfg, tm), {1, 2, 3, 4, 5, 6, 8, 16}, 8,
-     "thread tile rows (SIMT; 16 for SIMT only); 8-row fragments per warp along M (DMMA, MMA); blocks per "
-     "cluster, 1 or 2, the pair sharing B's tile by TMA multicast (WGMMA)"},
+     "thread tile rows (SIMT; 16 only as SIMT's 16 x 8 with A transposed); 8-row fragments "
+     "per warp along M (DMMA, MMA); blocks per cluster, 1 or 2, the pair sharing B's tile by "
+     "TMA multicast (WGMMA)"},
     {"TN", "x", offsetof(gt_kcfg, tn), {1, 2, 3, 4, 5, 6, 8}, 7,
      "thread tile columns (SIMT); fragments along N: 8 columns (DMMA), 16 (MMA)"},
     {"STAGES", "_s", offsetof(gt_kcfg, stages), {2, 3, 4, 5}, 4,

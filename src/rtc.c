@@ -134,22 +134,22 @@ gt_status gt_rtc_compile_specific(const char *source, const char *name,
  * machine, 2026-11-25: with the helper programs loaded from the cache instead of compiled
  * first, a fresh process's 16 first compiles all ended near 1.5 s, and one candidate was
  * timed). Not counted as a compile: it builds no kernel of ours. */
-static int warm_arch;
-static void warm_once(void) {
-    int use = gt_rtc_pick_arch(warm_arch);
-    if (use <= 0) return;
-    char archopt[32];
-    snprintf(archopt, sizeof archopt, "-arch=sm_%d", use);
-    const char *opts[] = {archopt, "-std=c++17", "-default-device"};
-    nvrtcProgram prog;
-    if (nvrtcCreateProgram(&prog, "extern \"C\" __global__ void gt_warm(float *p) { *p = 1.0f; }\n",
-                           "warm.cu", 0, NULL, NULL) != NVRTC_SUCCESS)
-        return;
-    nvrtcCompileProgram(prog, 3, opts);
-    nvrtcDestroyProgram(&prog);
-}
+static pthread_mutex_t warm_lock = PTHREAD_MUTEX_INITIALIZER;
+static int warmed;
 void gt_rtc_warm(int arch) {
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    warm_arch = arch;
-    pthread_once(&once, warm_once);
+    pthread_mutex_lock(&warm_lock);
+    int use = warmed ? 0 : gt_rtc_pick_arch(arch);
+    warmed = 1;
+    if (use > 0) {
+        char archopt[32];
+        snprintf(archopt, sizeof archopt, "-arch=sm_%d", use);
+        const char *opts[] = {archopt, "-std=c++17", "-default-device"};
+        nvrtcProgram prog;
+        if (nvrtcCreateProgram(&prog, "extern \"C\" __global__ void gt_warm(float *p) { *p = 1.0f; }\n",
+                               "warm.cu", 0, NULL, NULL) == NVRTC_SUCCESS) {
+            nvrtcCompileProgram(prog, 3, opts);
+            nvrtcDestroyProgram(&prog);
+        }
+    }
+    pthread_mutex_unlock(&warm_lock);
 }
