@@ -129,6 +129,14 @@ static gt_status aux_stype(gt_devctx *dc, int stype) {
     return load_aux(dc, guard, gt_stype_name(stype), 3, kinds, fns, &dc->aux_st[stype]);
 }
 
+/* aux_stype for the launchers, which do not hold `lock`. */
+static gt_status aux_stype_locked(gt_devctx *dc, int stype) {
+    pthread_mutex_lock(&lock);
+    gt_status s = aux_stype(dc, stype);
+    pthread_mutex_unlock(&lock);
+    return s;
+}
+
 gt_status gt_devctx_aux(gt_devctx *dc, int dtype) {
     assert(dtype >= 0 && dtype < GT_NDTYPES);
     pthread_mutex_lock(&lock);
@@ -233,9 +241,7 @@ static unsigned blocks_for(long long n, unsigned threads) {
 gt_status gt_aux_scale(gt_devctx *dc, CUstream s, int stype, CUdeviceptr C, long long ldc,
                        long long m, long long n, double beta, int beta0) {
     assert(stype >= 0 && stype < GT_NSTYPES);
-    pthread_mutex_lock(&lock);
-    gt_status st = aux_stype(dc, stype);
-    pthread_mutex_unlock(&lock);
+    gt_status st = aux_stype_locked(dc, stype);
     if (st != GT_SUCCESS) return st;
     void *args[] = {&C, &ldc, &m, &n, &beta, &beta0};
     unsigned gy = (unsigned)(n < 65535 ? n : 65535);
@@ -248,9 +254,7 @@ gt_status gt_aux_scale(gt_devctx *dc, CUstream s, int stype, CUdeviceptr C, long
 gt_status gt_aux_fill(gt_devctx *dc, CUstream s, int stype, CUdeviceptr p, long long count,
                       unsigned long long seed, int constant, double value) {
     assert(stype >= 0 && stype < GT_NSTYPES);
-    pthread_mutex_lock(&lock);
-    gt_status st = aux_stype(dc, stype);
-    pthread_mutex_unlock(&lock);
+    gt_status st = aux_stype_locked(dc, stype);
     if (st != GT_SUCCESS) return st;
     void *args[] = {&p, &count, &seed, &constant, &value};
     unsigned g = blocks_for(count, 256) > 4096 ? 4096 : blocks_for(count, 256);

@@ -110,8 +110,8 @@ static void open_layer(const char *path, int writable) {
     nlayers++;
 }
 
-static void *helper_get(int arch, const char *program, size_t *size);
-static void helper_put(int arch, const char *program, const void *image, size_t size);
+static void *cubin_get(int arch, const char *program, size_t *size);
+static void cubin_put(int arch, const char *program, const void *image, size_t size);
 
 /* Opens the layers once per process (until gt_release), and offers the user cache to
  * devctx for the helper programs' cubins. */
@@ -146,7 +146,7 @@ static void open_layers(void) {
         free(copy);
     }
     opened = 1;
-    gt_devctx_set_bin_cache(helper_get, helper_put);
+    gt_devctx_set_bin_cache(cubin_get, cubin_put);
     pthread_mutex_unlock(&open_lock);
 }
 
@@ -200,9 +200,10 @@ static void bin_key(int arch, const char *program, gt_db_bin_key *bk) {
     bk->driver = gt_cu_driver_version();
 }
 
-/* The helper programs' cubins (devctx.c), in the user cache under the same key as the
- * GEMM kernels': source hash, program text, architecture, NVRTC and driver. */
-static void *helper_get(int arch, const char *program, size_t *size) {
+/* A program's cubin in the user cache (a GEMM kernel's, or a helper program's for
+ * devctx.c), keyed by source hash, program text, architecture, NVRTC and driver:
+ * malloc'd, or NULL when there is none or the cache is unusable (bypassed on error). */
+static void *cubin_get(int arch, const char *program, size_t *size) {
     layer *u = &layers[0];
     if (!readable(u)) return NULL;
     gt_db_bin_key bk;
@@ -215,22 +216,12 @@ static void *helper_get(int arch, const char *program, size_t *size) {
     }
     return found ? image : NULL;
 }
-static void helper_put(int arch, const char *program, const void *image, size_t size) {
-    layer *u = writable_user();
-    if (!u) return;
-    gt_db_bin_key bk;
-    bin_key(arch, program, &bk);
-    if (gt_db_cubin_put(u->db, &bk, image, size) != GT_SUCCESS) layer_failed(u);
-}
-
-static void put_cubin(const gt_devctx *dc, const gt_kcfg *cfg, const gt_key *key,
-                      const void *image, size_t size) {
+/* Stores a program's cubin in the user cache when it may be written. */
+static void cubin_put(int arch, const char *program, const void *image, size_t size) {
     layer *u = writable_user();
     if (!u || !image || !size) return;
-    char program[256];
-    gt_kern_program(cfg, key, program, sizeof program);
     gt_db_bin_key bk;
-    bin_key(dc->arch, program, &bk);
+    bin_key(arch, program, &bk);
     if (gt_db_cubin_put(u->db, &bk, image, size) != GT_SUCCESS) layer_failed(u);
 }
 
@@ -240,33 +231,25 @@ static gt_status build(gt_devctx *dc, const gt_key *key, const gt_kcfg *cfg, int
                        gt_kern *k) {
     char program[256];
     gt_kern_program(cfg, key, program, sizeof program);
-    layer *u = use_cache ? &layers[0] : NULL;
-    if (u && readable(u)) {
-        gt_db_bin_key bk;
-        bin_key(dc->arch, program, &bk);
-        void *image = NULL;
-        size_t size = 0;
-        int found = 0;
-        if (gt_db_cubin_get(u->db, &bk, &image, &size, &found) != GT_SUCCESS) {
-            layer_failed(u);
-        } else if (found) {
-            gt_status s = gt_kern_load(image, cfg, key, k);
-            free(image);
-            if (s == GT_SUCCESS) {
-                gt_stat_add(GT_STAT_CUBIN_HITS, 1);
-                return GT_SUCCESS;
-            }
-            /* A binary that does not load (damaged, or from a driver that lies about
-             * its version) is replaced by a fresh compile, not trusted again. */
-            gt_stat_add(GT_STAT_REJECTED, 1);
-            gt_log(GT_LOG_WARN, "cache %s: stored binary of %s does not load (%s); recompiling",
-                   u->path, program, gt_last_error());
+    size_t size = 0;
+    void *image = use_cache ? cubin_get(dc->arch, program, &size) : NULL;
+    if (image) {
+        gt_status s = gt_kern_load(image, cfg, key, k);
+        free(image);
+        if (s == GT_SUCCESS) {
+            gt_stat_add(GT_STAT_CUBIN_HITS, 1);
+            return GT_SUCCESS;
         }
+        /* A binary that does not load (damaged, or from a driver that lies about its
+         * version) is replaced by a fresh compile, not trusted again. */
+        gt_stat_add(GT_STAT_REJECTED, 1);
+        gt_log(GT_LOG_WARN, "cache %s: stored binary of %s does not load (%s); recompiling",
+               layers[0].path, program, gt_last_error());
     }
     gt_rtc_result res;
     gt_status s = gt_kern_compile(cfg, key, dc->arch, &res);
     if (s == GT_SUCCESS) s = gt_kern_load(res.image, cfg, key, k);
-    if (s == GT_SUCCESS && use_cache) put_cubin(dc, cfg, key, res.image, res.size);
+    if (s == GT_SUCCESS && use_cache) cubin_put(dc->arch, program, res.image, res.size);
     gt_rtc_result_free(&res);
     return s;
 }
@@ -428,7 +411,9 @@ static void store(gt_devctx *dc, const gt_key *key, const gt_tune_report *rep) {
     if (gt_db_store(u->db, key, gt_kernel_source_hash, GT_VERSION_MAJOR, &w, t, nt) != GT_SUCCESS)
         layer_failed(u);
     free(t);
-    put_cubin(dc, &rep->winner, key, rep->winner_image, rep->winner_size);
+    char program[256];
+    gt_kern_program(&rep->winner, key, program, sizeof program);
+    cubin_put(dc->arch, program, rep->winner_image, rep->winner_size);
 }
 
 static gt_status default_kern(gt_devctx *dc, const gt_key *key, int use_cache, gt_kern *k) {
