@@ -794,36 +794,20 @@ static void gpu_splitk_two_shapes_one_stream(void) {
     gt_cu.stream_destroy(stream);
 }
 
-/* Child mode: one call of a fixed shape, then print the counters. */
-static int child(void) {
+/* Child mode: one f32 call (tuned, or from the cache) of op(A) M x K, op(B) K x N, then
+ * the counters the parent checks: tunings, cache hits, NVRTC compiles, status, result. */
+static int child(int opb, long long m, long long n, long long k) {
     CUcontext ctx;
     int pushed;
     if (gt_cu_load() != GT_SUCCESS || gt_cu_enter(NULL, &ctx, &pushed) != GT_SUCCESS) return 3;
     prob p;
-    prob_init(&p, GT_DT_F32, 0, 1, 515, 99, 77, 0, 0, 0, 1.0, 0.0);
+    prob_init(&p, GT_DT_F32, 0, opb, m, n, k, 0, 0, 0, 1.0, 0.0);
     gt_status st = prob_run(&p, NULL);
     double e = prob_error(&p);
     gt_stats s;
     gt_get_stats(&s);
-    printf("tunes=%llu cache_hits=%llu status=%d ok=%d\n", (unsigned long long)s.tunes,
-           (unsigned long long)s.cache_hits, st, e <= tol(p.k));
-    prob_free(&p);
-    return 0;
-}
-
-/* `--child-m M`: tunes one f32 problem of M rows and prints the tunings and NVRTC
- * compiles this process made. */
-static int child_m(long long m) {
-    CUcontext ctx;
-    int pushed;
-    if (gt_cu_load() != GT_SUCCESS || gt_cu_enter(NULL, &ctx, &pushed) != GT_SUCCESS) return 3;
-    prob p;
-    prob_init(&p, GT_DT_F32, 0, 0, m, 96, 80, 0, 0, 0, 1.0, 0.0);
-    gt_status st = prob_run(&p, NULL);
-    double e = prob_error(&p);
-    gt_stats s;
-    gt_get_stats(&s);
-    printf("tunes=%llu compiles=%llu status=%d ok=%d\n", (unsigned long long)s.tunes,
+    printf("tunes=%llu cache_hits=%llu compiles=%llu status=%d ok=%d\n",
+           (unsigned long long)s.tunes, (unsigned long long)s.cache_hits,
            (unsigned long long)s.compiles, st, e <= tol(p.k));
     prob_free(&p);
     return 0;
@@ -846,8 +830,8 @@ static void gpu_helpers_from_binary_cache(void) {
         FILE *f = popen(cmd, "r");
         int status = -1, ok = 0, got = 0;
         if (f) {
-            got = fscanf(f, "tunes=%llu compiles=%llu status=%d ok=%d", &tunes[i], &compiles[i],
-                         &status, &ok);
+            got = fscanf(f, "tunes=%llu cache_hits=%*s compiles=%llu status=%d ok=%d",
+                         &tunes[i], &compiles[i], &status, &ok);
             pclose(f);
         }
         TAP_CHECK(got == 4 && status == 0 && ok && tunes[i] == 1,
@@ -869,7 +853,8 @@ static int run_child(const char *cache, unsigned long long *tunes, unsigned long
     FILE *f = popen(cmd, "r");
     if (!f) return -1;
     int status = -1;
-    int got = fscanf(f, "tunes=%llu cache_hits=%llu status=%d ok=%d", tunes, hits, &status, ok);
+    int got = fscanf(f, "tunes=%llu cache_hits=%llu compiles=%*s status=%d ok=%d", tunes, hits,
+                     &status, ok);
     pclose(f);
     return got == 4 && status == 0 ? 0 : -1;
 }
@@ -1308,8 +1293,8 @@ static void gpu_f32_3xtf32_every_candidate(void) {
 }
 
 int main(int argc, char **argv) {
-    if (argc > 1 && strcmp(argv[1], "--child") == 0) return child();
-    if (argc > 2 && strcmp(argv[1], "--child-m") == 0) return child_m(atoll(argv[2]));
+    if (argc > 1 && strcmp(argv[1], "--child") == 0) return child(1, 515, 99, 77);
+    if (argc > 2 && strcmp(argv[1], "--child-m") == 0) return child(0, atoll(argv[2]), 96, 80);
     /* A cache of this run's own, so that "this call tunes" holds on every run. */
     char dir[] = "/tmp/gt_gpu_cache_XXXXXX", path[300];
     if (mkdtemp(dir)) {
