@@ -16,6 +16,7 @@
 //            GT_SMEM_CHECK (the dynamic shared memory the launch gives; each family
 //            static_asserts that it matches its layout)
 //   library: GT_WS_COUNTERS (split-K tile counters at the start of the workspace)
+//            GT_SPLIT_GROUP (splits per group of split-K's reduction: SPLIT for one level)
 // The kernel ABI, the same for every family (TI: elements of A and B, TC: of C, T: the
 // compute type, of alpha, beta and the split-K partials):
 //   gt_gemm(const TI *A, long long lda, const TI *B, long long ldb, TC *C, long long ldc,
@@ -60,10 +61,15 @@ constexpr int KPS = (KT + SPLIT - 1) / SPLIT;      // K steps per split
 constexpr int ES = (int)sizeof(T);
 // Split-K tile counters at the start of the workspace: src/kcfg.c passes its number.
 constexpr int WS_COUNTERS = GT_WS_COUNTERS;
+// Split-K's reduction adds SPLIT_GROUP partials per group, then SPLIT_GROUPS group sums
+// (src/kcfg.c, gt_kcfg_split_group, picks the group; SPLIT_GROUPS == 1: one level).
+constexpr int SPLIT_GROUP = GT_SPLIT_GROUP, SPLIT_GROUPS = SPLIT / SPLIT_GROUP;
 
 static_assert(BM % WM == 0 && BN % WN == 0, "warp tile must divide block tile");
 static_assert(SPLIT >= 1 && (SPLIT - 1) * KPS < KT, "every split must have K steps");
-static_assert(SPLIT == 1 || GM * GN <= WS_COUNTERS, "split-K needs a counter per tile");
+static_assert(SPLIT % SPLIT_GROUP == 0, "split-K's groups divide the splits");
+static_assert(SPLIT == 1 || GM * GN * (SPLIT_GROUPS > 1 ? 1 + SPLIT_GROUPS : 1) <= WS_COUNTERS,
+              "split-K needs a counter per tile and per group of splits");
 
 template <bool C, class X, class Y> struct pick { typedef X type; };
 template <class X, class Y> struct pick<false, X, Y> { typedef Y type; };
@@ -199,17 +205,25 @@ __device__ __forceinline__ void tile_of(int b, int &im, int &in) {
 
 // ---- split-K: deterministic reduction in the library's workspace ----
 
-// Workspace layout (src/kcfg.c, gt_kcfg_workspace_bytes, mirrors it): WS_COUNTERS
-// unsigned tile counters first, then partials [tile][split][NACC][NT] of T. The counters
-// start at zero (the library zeroes the workspace when it allocates it) and the last
-// block of a tile sets its counter back to zero. They sit at a fixed place so that plans
-// of different shapes can share one stream's workspace: another plan's partials never
-// land on them.
+// Workspace layout (src/kcfg.c, gt_kcfg_workspace_bytes and gt_kcfg_split_counters,
+// mirrors it): WS_COUNTERS unsigned counters first (tile t's at t; with two levels, group
+// g's of tile t at GM * GN + t * SPLIT_GROUPS + g), then partials [tile][split][NACC][P] of
+// T. The counters start at zero (the library zeroes the workspace when it allocates it)
+// and the block that finds itself last sets its counter back to zero. They sit at a fixed
+// place so that plans of different shapes can share one stream's workspace: another
+// plan's partials never land on them.
 //
-// Every block stores its partial sums; the last block of a tile to arrive adds all
-// SPLIT partials in split order 0, 1, ..., so the result does not depend on which block
-// came last. Returns true for the block that must write the tile (always when SPLIT ==
-// 1), with acc then holding the full sums.
+// Every block stores its partial sums. One level (SPLIT_GROUPS == 1): the last block of a
+// tile to arrive adds all SPLIT partials in split order 0, 1, ... Two levels: the last
+// block of each group of SPLIT_GROUP consecutive splits adds the group's partials in
+// split order and stores the sum in the group's first slot; the last of those adds the
+// group sums in group order. Either way every element is summed in an order fixed by the
+// configuration, so the result does not depend on which block came last. The last block
+// reads partials one SM at a time while the rest of the GPU may be idle: 32 splits of a
+// 128 x 128 f32 tile are 2 MiB, about 20 us on the H100 read by one block, and two levels
+// of 8 and 4 read 12 of them (tools/variants.py's `noreduce` measured the cost).
+// Returns true for the block that must write the tile (always when SPLIT == 1), with acc
+// then holding the full sums.
 // Taking part: P threads, this one `tid` among them; BAR 0 is the whole block (P = NT,
 // __syncthreads), another BAR a named barrier of the P threads (WGMMA's consumers,
 // the producer warpgroup apart). A block may call it again for another tile (WGMMA is
@@ -219,40 +233,80 @@ template <int BAR, int P> __device__ __forceinline__ void splitk_sync() {
     if constexpr (BAR == 0) __syncthreads();
     else asm volatile("bar.sync %0, %1;\n" ::"n"(BAR), "n"(P) : "memory");
 }
+
+// After this thread's stores: arrives at *count, one of `of` arrivals. True in every
+// thread of the last block to arrive (which sets the counter back to zero), whose loads
+// then see every arrived block's stores.
+template <int BAR, int P>
+__device__ __forceinline__ bool splitk_arrive(unsigned *count, unsigned of, int tid) {
+    __shared__ unsigned last;
+    __threadfence();
+    splitk_sync<BAR, P>();
+    if (tid == 0) {
+        const unsigned arrived = atomicAdd(count, 1u);
+        last = arrived == of - 1;
+        if (last) *count = 0;  // ready for the next launch
+    }
+    splitk_sync<BAR, P>();
+    const bool mine = last;
+    splitk_sync<BAR, P>();
+    if (mine) __threadfence();
+    return mine;
+}
+
+// Largest divisor of n that is at most d (at least 1).
+__host__ __device__ constexpr int divisor_upto(int n, int d) { return d <= 1 ? 1 : n % d == 0 ? d : divisor_upto(n, d - 1); }
+
+// acc = ((0 + p[0]) + p[STRIDE]) + ... + p[(NP - 1) * STRIDE], p's slots NACC x P apart.
+// Loads of D slots are in flight together (up to 64 registers' worth), their additions
+// still in slot order: a small tile's reduction waits on L2 once per D slots, not per slot.
+template <int NACC, int P, int NP, int STRIDE>
+__device__ __forceinline__ void splitk_sum(T (&acc)[NACC], const T *part, int tid) {
+    constexpr int D = divisor_upto(NP, NACC >= 64 ? 1 : 64 / NACC);
+#pragma unroll
+    for (int e = 0; e < NACC; ++e) acc[e] = T(0);
+#pragma unroll 1
+    for (int s0 = 0; s0 < NP; s0 += D) {
+        T v[D][NACC];
+#pragma unroll
+        for (int d = 0; d < D; ++d) {
+            const T *ps = part + (long long)(s0 + d) * STRIDE * NACC * P + tid;
+#pragma unroll
+            for (int e = 0; e < NACC; ++e) v[d][e] = __ldcg(ps + (long long)e * P);
+        }
+#pragma unroll
+        for (int d = 0; d < D; ++d)
+#pragma unroll
+            for (int e = 0; e < NACC; ++e) acc[e] += v[d][e];
+    }
+}
+
 template <int NACC, int P = NT, int BAR = 0>
 __device__ __forceinline__ bool splitk_reduce(T (&acc)[NACC], T *ws, int tile, int z,
                                               int tid = (int)threadIdx.x) {
     if constexpr (SPLIT == 1) {
         return true;
     } else {
-        __shared__ unsigned last;
         unsigned *count = reinterpret_cast<unsigned *>(ws);
         T *part = reinterpret_cast<T *>(count + WS_COUNTERS) + (long long)tile * SPLIT * NACC * P;
 #pragma unroll
         for (int e = 0; e < NACC; ++e) part[((long long)z * NACC + e) * P + tid] = acc[e];
-        __threadfence();
-        splitk_sync<BAR, P>();
-        if (tid == 0) {
-            const unsigned arrived = atomicAdd(&count[tile], 1u);
-            last = arrived == SPLIT - 1;
-            if (last) count[tile] = 0;  // ready for the next launch
-        }
-        splitk_sync<BAR, P>();
-        const bool mine = last;
-        splitk_sync<BAR, P>();
-        if (!mine) return false;
-        __threadfence();
-        // Split by split, all NACC loads of one split in flight together (a loop over
-        // splits inside one per element would wait on L2 NACC x SPLIT times in a row).
-        // The block's own partial is read back too, so every element is summed as
-        // ((0 + p0) + p1) + ... whichever block is last.
+        if constexpr (SPLIT_GROUPS == 1) {
+            // The block's own partial is read back too, so every element is summed as
+            // ((0 + p0) + p1) + ... whichever block is last.
+            if (!splitk_arrive<BAR, P>(&count[tile], SPLIT, tid)) return false;
+            splitk_sum<NACC, P, SPLIT, 1>(acc, part, tid);
+        } else {
+            const int g = z / SPLIT_GROUP;
+            T *first = part + (long long)g * SPLIT_GROUP * NACC * P;
+            if (!splitk_arrive<BAR, P>(&count[GM * GN + tile * SPLIT_GROUPS + g], SPLIT_GROUP, tid))
+                return false;
+            splitk_sum<NACC, P, SPLIT_GROUP, 1>(acc, first, tid);
+            // Each thread overwrites only the elements it has just read.
 #pragma unroll
-        for (int e = 0; e < NACC; ++e) acc[e] = T(0);
-#pragma unroll 1
-        for (int s = 0; s < SPLIT; ++s) {
-            const T *ps = part + (long long)s * NACC * P + tid;
-#pragma unroll
-            for (int e = 0; e < NACC; ++e) acc[e] += __ldcg(ps + (long long)e * P);
+            for (int e = 0; e < NACC; ++e) first[(long long)e * P + tid] = acc[e];
+            if (!splitk_arrive<BAR, P>(&count[tile], SPLIT_GROUPS, tid)) return false;
+            splitk_sum<NACC, P, SPLIT_GROUPS, SPLIT_GROUP>(acc, part, tid);
         }
         return true;
     }

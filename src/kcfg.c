@@ -201,6 +201,20 @@ void gt_kcfg_grid(const gt_kcfg *c, const gt_key *key, unsigned grid[3], unsigne
 /* GT_KCFG_WS_COUNTERS tile counters at a fixed place, then partials [tile][split][BM * BN]
  * (common.cuh, splitk_reduce, which gets the number as GT_WS_COUNTERS). */
 #define WS_COUNTERS GT_KCFG_WS_COUNTERS
+int gt_kcfg_split_group(const gt_kcfg *c) {
+    if (c->split <= 8) return c->split < 1 ? 1 : c->split;
+    int g = 1;
+    while (g * g < c->split || c->split % g != 0) g++;
+    return g;
+}
+
+long long gt_kcfg_split_counters(const gt_kcfg *c, const gt_key *key) {
+    if (c->split <= 1) return 0;
+    long long tiles = cdiv(key->m, c->bm) * cdiv(key->n, c->bn);
+    int groups = c->split / gt_kcfg_split_group(c);
+    return tiles * (groups > 1 ? 1 + groups : 1);
+}
+
 /* Split-K's partial tiles (none without split-K): every split of every tile, in the
  * accumulator type. */
 static size_t splitk_partial_bytes(const gt_kcfg *c, const gt_key *key) {
@@ -362,7 +376,7 @@ static int split_has_work(const gt_kcfg *c, const gt_key *k, const gt_klimits *l
 static int workspace_fits(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     (void)l;
     return gt_kcfg_workspace_bytes(c, k) <= WORKSPACE_MAX &&
-           (c->split == 1 || cdiv(k->m, c->bm) * cdiv(k->n, c->bn) <= WS_COUNTERS);
+           gt_kcfg_split_counters(c, k) <= WS_COUNTERS;
 }
 
 /* On sm_90 a DMMA warp tile of under 32 fragments takes m16n8k8 (gemm_dmma.cu's
@@ -507,7 +521,8 @@ const gt_kconstraint gt_kconstraints[] = {
      split_has_work},
     {"workspace_fits", GT_KC_LEGAL,
      "at most 512 MiB of workspace (split-K partials, WGMMA's operand copies); split-K: at "
-     "most 4096 tiles (one counter each)",
+     "most 4096 counters (one per tile, and one per group of splits of each tile where the "
+     "reduction takes two levels)",
      workspace_fits},
     {"dmma_k8_block", GT_KC_LEGAL,
      "no DMMA with m16n8k8 (under 32 fragments per warp on sm_90), BK 32 and fewer than 8 "
@@ -670,6 +685,7 @@ int gt_kcfg_options(const gt_kcfg *c, const gt_key *key, char storage[][64], con
     for (int i = 0; i < gt_nkparams; i++) OPT("-DGT_%s=%d", gt_kparams[i].name, gt_kcfg_get(c, i));
     OPT("-DGT_MINB=%d", gt_kcfg_min_blocks(c, key));
     OPT("-DGT_WS_COUNTERS=%d", WS_COUNTERS);
+    OPT("-DGT_SPLIT_GROUP=%d", gt_kcfg_split_group(c));
     /* The launch's shared-memory size: each family checks it against its own layout at
      * compile time, so the two descriptions cannot drift apart unnoticed. */
     OPT("-DGT_SMEM_CHECK=%d", gt_kcfg_smem_bytes(c, key));

@@ -123,9 +123,19 @@ int gt_kcfg_wgmma_tma_store(const gt_kcfg *c, const gt_key *key);
 int gt_kcfg_blocks_per_sm(const gt_kcfg *c, const gt_key *key, const gt_klimits *lim);
 int gt_kcfg_regs_estimate(const gt_kcfg *c, const gt_key *key);
 void gt_kcfg_grid(const gt_kcfg *c, const gt_key *key, unsigned grid[3], unsigned block[3]);
-/* Split-K tile counters at the start of every workspace (one per tile, so at most this
- * many tiles per split-K plan); the kernels get the number as -DGT_WS_COUNTERS. */
+/* Split-K tile counters at the start of every workspace (one per tile, and one per group
+ * of splits of each tile where the reduction takes two levels, so at most this many per
+ * split-K plan); the kernels get the number as -DGT_WS_COUNTERS. */
 #define GT_KCFG_WS_COUNTERS 4096
+/* Split-K's reduction (kernel_src/common.cuh, splitk_reduce) adds a tile's SPLIT partials
+ * in groups of this many splits, then the group sums: SPLIT itself (one level) up to 8
+ * splits, else the smallest divisor of SPLIT at least its square root (16 splits: 4
+ * groups of 4), so that the last block to arrive reads 8 partials instead of 16. The
+ * kernels get it as -DGT_SPLIT_GROUP. */
+int gt_kcfg_split_group(const gt_kcfg *c);
+/* Counters a split-K launch uses: one per tile, plus one per group of splits of each
+ * tile when the reduction takes two levels; 0 without split-K. */
+long long gt_kcfg_split_counters(const gt_kcfg *c, const gt_key *key);
 /* Bytes of split-K workspace a launch needs (partials and tile counters); 0 without
  * split-K. */
 size_t gt_kcfg_workspace_bytes(const gt_kcfg *c, const gt_key *key);

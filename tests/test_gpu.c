@@ -9,8 +9,9 @@
  * non-trivial alpha and beta, odd leading dimensions, NaN in C with beta == 0, k == 0
  * and alpha == 0 (exact), a misaligned double rejected with nothing written, and one
  * shape as f32 and f64 in one process (two keys, two kernels, both right).
- * Split-K: two shapes with split-K configurations pinned through the cache, alternating
- * on one stream (one shared workspace), each result right and repeated calls bit-identical.
+ * Split-K: three shapes with split-K configurations pinned through the cache (one reduced
+ * in two levels), alternating on one stream (one shared workspace), each result right and
+ * repeated calls bit-identical.
  * One set of problem helpers (prob_*) serves both element types.
  */
 #ifndef _GNU_SOURCE
@@ -616,7 +617,7 @@ static void gpu_f32_and_f64_same_shape(void) {
     prob_free(&pd);
 }
 
-/* ===== split-K: two shapes on one stream ===== */
+/* ===== split-K: three shapes on one stream ===== */
 
 /* Makes the configuration `text` the plan of key, as a shipped or imported winner would be
  * (test_cli and test_cluster pin configurations the same way): stores it as key's winner in
@@ -655,28 +656,32 @@ static int pin_config(gt_devctx *dc, const gt_key *key, const char *text, char *
     return s == GT_SUCCESS ? 0 : -1;
 }
 
-static void gpu_splitk_two_shapes_one_stream(void) {
+static void gpu_splitk_shapes_one_stream(void) {
     NEED_GPU();
-    /* Two split-K plans of different shapes, alternating on one stream, share that
+    /* Three split-K plans of different shapes, alternating on one stream, share that
      * stream's workspace (src/work.c). Its tile counters sit at its start
      * (kernel_src/common.cuh, splitk_reduce): every launch must leave them at zero, and
-     * neither plan's partial sums may land on them. Each shape gets a split-K
+     * no plan's partial sums may land on them. Each shape gets a split-K
      * configuration pinned through the cache, so the test does not depend on what the
-     * tuner would pick. Tile sizes, tile counts (3 and 15), splits (4 and 6), ops, vector
-     * widths and beta all differ between the two; odd K leaves the last split short. Both
-     * need far less workspace (about 112 and 354 KiB) than the 1 MiB work.c allocates at
-     * least, so one buffer serves both from the first call on. */
-    enum { ROUNDS = 4 };
+     * tuner would pick. Tile sizes, tile counts (3, 15 and 6), splits (4, 6 and 24), ops,
+     * vector widths and beta all differ; odd K leaves the last split short. 24 splits
+     * take the reduction's two levels (gt_kcfg_split_group: 4 groups of 6, each with its
+     * counter after the tile counters). All need far less workspace (about 112, 354 and
+     * 592 KiB) than the 1 MiB work.c allocates at least, so one buffer serves them all
+     * from the first call on. */
+    enum { ROUNDS = 4, NS = 3 };
     static const struct {
         int opa, opb;
         long long m, n, k;
         double alpha, beta;
         const char *cfg;
-    } sh[2] = {
+    } sh[NS] = {
         /* NT, leading dimensions 64, 96, 64 floats: alignment class 16, so vec 4; beta 0. */
         {0, 1, 64, 96, 4099, 1.5, 0.0, "f0_64x32x16_w32x16_t4x4_s3_v4_k4_r1"},
         /* NN, ldb = k = 3001: alignment class 4, so vec 1; beta != 0 reads C. */
         {0, 0, 200, 72, 3001, -0.75, -0.5, "f0_40x24x16_w20x24_t5x3_s2_v1_k6_r1"},
+        /* TN, lda = k = 9001: vec 1; 24 splits of 563 K steps in two levels; beta != 0. */
+        {1, 0, 96, 64, 9001, 1.25, 0.25, "f0_32x32x16_w32x32_t4x8_s3_v1_k24_r1"},
     };
     CUcontext ctx;
     gt_devctx *dc;
@@ -693,13 +698,13 @@ static void gpu_splitk_two_shapes_one_stream(void) {
         return;
     }
 
-    prob p[2];
-    gt_key key[2];
-    char name[2][64];
-    CUdeviceptr out[2][ROUNDS]; /* one C per call, so that no call waits for a read-back */
-    void *first[2];             /* round 0's result, which later rounds must equal */
+    prob p[NS];
+    gt_key key[NS];
+    char name[NS][64];
+    CUdeviceptr out[NS][ROUNDS]; /* one C per call, so that no call waits for a read-back */
+    void *first[NS];             /* round 0's result, which later rounds must equal */
     int pinned = 1;
-    for (int s = 0; s < 2; s++) {
+    for (int s = 0; s < NS; s++) {
         prob_init(&p[s], GT_DT_F32, sh[s].opa, sh[s].opb, sh[s].m, sh[s].n, sh[s].k, 0, 0, 0,
                   sh[s].alpha, sh[s].beta);
         for (int r = 0; r < ROUNDS; r++) {
@@ -721,13 +726,13 @@ static void gpu_splitk_two_shapes_one_stream(void) {
     }
 
     if (pinned) {
-        /* X, Y, X, Y, ... all queued on the stream; nothing waits in between but what the
+        /* X, Y, Z, X, Y, Z, ... all queued on the stream; nothing waits in between but what the
          * library does at each shape's first call (building the kernel, allocating the
          * workspace). */
         gt_stats before, after;
         gt_get_stats(&before);
         for (int r = 0; r < ROUNDS; r++)
-            for (int s = 0; s < 2; s++) {
+            for (int s = 0; s < NS; s++) {
                 gt_status st = prob_launch(&p[s], out[s][r], stream);
                 TAP_CHECK(st == GT_SUCCESS, "round %d %s: %s: %s", r, name[s],
                           gt_status_string(st), gt_last_error());
@@ -738,22 +743,22 @@ static void gpu_splitk_two_shapes_one_stream(void) {
 
         /* The pinned entries were used: found in the cache once per shape, nothing tuned
          * or substituted, every later call a plan-table hit. */
-        TAP_CHECK(after.cache_hits - before.cache_hits == 2 && after.tunes == before.tunes &&
+        TAP_CHECK(after.cache_hits - before.cache_hits == NS && after.tunes == before.tunes &&
                       after.fallbacks == before.fallbacks && after.nearest == before.nearest &&
                       after.rejected == before.rejected,
-                  "cache hits +%llu (want 2), tunes +%llu, fallbacks +%llu, nearest +%llu, "
+                  "cache hits +%llu (want 3), tunes +%llu, fallbacks +%llu, nearest +%llu, "
                   "rejected +%llu (want 0 each)",
                   (unsigned long long)(after.cache_hits - before.cache_hits),
                   (unsigned long long)(after.tunes - before.tunes),
                   (unsigned long long)(after.fallbacks - before.fallbacks),
                   (unsigned long long)(after.nearest - before.nearest),
                   (unsigned long long)(after.rejected - before.rejected));
-        TAP_CHECK(after.plan_hits - before.plan_hits == 2 * (ROUNDS - 1),
+        TAP_CHECK(after.plan_hits - before.plan_hits == NS * (ROUNDS - 1),
                   "plan hits +%llu, want %d", (unsigned long long)(after.plan_hits - before.plan_hits),
-                  2 * (ROUNDS - 1));
+                  NS * (ROUNDS - 1));
         /* The plan table's entry for each key is what every call of it launched (api.c
          * looks up the same key): the pinned configuration, split, with a workspace. */
-        for (int s = 0; s < 2; s++) {
+        for (int s = 0; s < NS; s++) {
             const gt_plan *pl = gt_plan_find(ctx, &key[s]);
             char text[GT_DB_CONFIG_MAX] = "-";
             if (pl) gt_kcfg_format(&pl->kern.cfg, text, sizeof text);
@@ -768,8 +773,9 @@ static void gpu_splitk_two_shapes_one_stream(void) {
         }
 
         /* Every result right; the same shape gives the same bits each time (the split-K
-         * reduction adds the partials in split order, whichever block comes last). */
-        for (int s = 0; s < 2; s++)
+         * reduction adds the partials in an order fixed by the configuration, whichever
+         * block comes last). */
+        for (int s = 0; s < NS; s++)
             for (int r = 0; r < ROUNDS; r++) {
                 prob_fetch_c(&p[s], out[s][r]);
                 double e = prob_error(&p[s]);
@@ -786,7 +792,7 @@ static void gpu_splitk_two_shapes_one_stream(void) {
             }
     }
 
-    for (int s = 0; s < 2; s++) {
+    for (int s = 0; s < NS; s++) {
         for (int r = 0; r < ROUNDS; r++) gt_cu.mem_free(out[s][r]);
         free(first[s]);
         prob_free(&p[s]);
@@ -1327,7 +1333,7 @@ int main(int argc, char **argv) {
     TAP_RUN(gpu_f64_k_zero_and_alpha_zero);
     TAP_RUN(gpu_f64_misaligned_launches_nothing);
     TAP_RUN(gpu_f32_and_f64_same_shape);
-    TAP_RUN(gpu_splitk_two_shapes_one_stream);
+    TAP_RUN(gpu_splitk_shapes_one_stream);
     TAP_RUN(gpu_simt_packed_every_candidate);
     TAP_RUN(gpu_tc_all_ops_odd_shapes);
     TAP_RUN(gpu_tc_unaligned_every_candidate);

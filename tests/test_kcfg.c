@@ -436,10 +436,11 @@ static void check_crafted(const crafted *cs) {
 }
 
 static void kcfg_each_constraint_rejects(void) {
-    gt_klimits threads128 = h100, regs16k = h100, sm2048 = h100;
+    gt_klimits threads128 = h100, regs16k = h100, sm2048 = h100, sm8192 = h100;
     threads128.max_threads_per_block = 128;
     regs16k.regs_per_block = 16384;
     sm2048.sm_count = 2048; /* a device whose SMs outnumber 1024 tiles */
+    sm8192.sm_count = 8192; /* one where 1024 tiles may take 16 splits (split_needed) */
     /* The base: f0_128x128x16_w32x64_t8x8_s3_v4_k1_r8 (256 threads, 128 registers,
      * 49920 bytes of shared memory) passes everything on 4096^3 f32 a16 on the H100;
      * each case changes what its constraint looks at. */
@@ -513,6 +514,10 @@ static void kcfg_each_constraint_rejects(void) {
          * with more SMs than tiles, where split-K would be worth it). */
         {"workspace_fits", CFG(0, 128, 128, 16, 32, 64, 8, 8, 3, 4, 8, 1), 90, GT_DT_F32, 0, 0,
          4096, 4096, 4096, 16, &sm2048, {0}},
+        /* 1024 tiles of 32 x 32 split in 16: 64 MiB of partials, but the reduction's two
+         * levels (4 groups of 4) need 1024 x 5 counters, more than 4096. */
+        {"workspace_fits", CFG(0, 32, 32, 16, 32, 32, 4, 8, 3, 4, 16, 1), 90, GT_DT_F32, 0, 0,
+         1024, 1024, 4096, 16, &sm8192, {0}},
         /* tf32 WGMMA NT 8192^3: both operands' transposed copies, 2 x 256 MiB. */
         {"workspace_fits", CFG(3, 128, 128, 32, 128, 64, 1, 1, 4, 4, 1, 8), 90, GT_DT_TF32, 0, 1,
          8192, 8192, 8192, 16, &h100, {0}},
@@ -1653,16 +1658,17 @@ static void kcfg_nvrtc_options(void) {
     char storage[32][64];
     const char *opts[32];
     int n = gt_kcfg_options(&c, &key, storage, opts, 32);
-    TAP_CHECK(n == 11 + gt_nkparams, "%d options", n);
-    char minb[32], smem[32], wsc[32];
+    TAP_CHECK(n == 12 + gt_nkparams, "%d options", n);
+    char minb[32], smem[32], wsc[32], sgr[32];
     snprintf(minb, sizeof minb, "-DGT_MINB=%d", gt_kcfg_min_blocks(&c, &key));
     snprintf(smem, sizeof smem, "-DGT_SMEM_CHECK=%d", gt_kcfg_smem_bytes(&c, &key));
     snprintf(wsc, sizeof wsc, "-DGT_WS_COUNTERS=%d", GT_KCFG_WS_COUNTERS);
+    snprintf(sgr, sizeof sgr, "-DGT_SPLIT_GROUP=%d", gt_kcfg_split_group(&c));
     const char *want_problem[] = {"-DGT_DT=1",    "-DGT_M=4097", "-DGT_N=129",
                                   "-DGT_K=257",   "-DGT_OPA=1",  "-DGT_OPB=0",
                                   "-DGT_BETA0=1", "-DGT_ALIGN=8", minb,
-                                  smem,           wsc};
-    for (int w = 0; w < 11; w++) {
+                                  smem,           wsc,           sgr};
+    for (int w = 0; w < 12; w++) {
         int found = 0;
         for (int i = 0; i < n; i++) found |= strcmp(opts[i], want_problem[w]) == 0;
         TAP_CHECK(found, "no %s", want_problem[w]);
@@ -1679,6 +1685,32 @@ static void kcfg_nvrtc_options(void) {
     const char *few[3] = {NULL, NULL, NULL};
     TAP_CHECK(gt_kcfg_options(&c, &key, storage, few, 2) == 2 && few[2] == NULL,
               "max 2 not respected");
+}
+
+static void kcfg_split_groups(void) {
+    /* One level up to 8 splits; beyond, groups of the smallest divisor at least the
+     * square root, so the last block reads group + groups partials, not SPLIT. */
+    static const int split[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32};
+    static const int group[] = {1, 2, 3, 4, 6, 8, 4, 4, 6, 8};
+    for (int i = 0; i < 10; i++) {
+        gt_kcfg c = CFG(0, 128, 128, 16, 32, 64, 8, 8, 3, 4, split[i], 1);
+        int g = gt_kcfg_split_group(&c);
+        TAP_CHECK(g == group[i] && split[i] % g == 0, "split %d: group %d, want %d", split[i], g,
+                  group[i]);
+    }
+    /* Counters: one per tile, plus one per group where there are two levels. 256 x 256 in
+     * 128 x 128 tiles: 4 tiles. */
+    gt_key key;
+    make_key(&key, 0, 0, 256, 256, 65536, 16, 1);
+    gt_kcfg c = CFG(0, 128, 128, 16, 32, 64, 8, 8, 3, 4, 1, 1);
+    TAP_CHECK(gt_kcfg_split_counters(&c, &key) == 0, "unsplit: %lld counters",
+              gt_kcfg_split_counters(&c, &key));
+    c.split = 8;
+    TAP_CHECK(gt_kcfg_split_counters(&c, &key) == 4, "split 8: %lld counters, want 4",
+              gt_kcfg_split_counters(&c, &key));
+    c.split = 32; /* 4 groups of 8 */
+    TAP_CHECK(gt_kcfg_split_counters(&c, &key) == 4 * 5, "split 32: %lld counters, want 20",
+              gt_kcfg_split_counters(&c, &key));
 }
 
 static void kcfg_help_text(void) {
@@ -1746,6 +1778,7 @@ int main(void) {
     TAP_RUN(kcfg_simt_pack);
     TAP_RUN(kcfg_split3);
     TAP_RUN(kcfg_nvrtc_options);
+    TAP_RUN(kcfg_split_groups);
     TAP_RUN(kcfg_help_text);
     return tap_done();
 }

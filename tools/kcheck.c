@@ -4,7 +4,8 @@
  *
  *   kcheck KERNEL.cu M N K opA opB f32|f64 beta0 CONFIG [/ CONFIG]...
  *   CONFIG: KEY=VALUE words, e.g. BM=64 BN=64 BK=16 WM=32 WN=32 TM=4 TN=4 STAGES=3 VEC=2
- *           SPLIT=1 RASTER=1 MINB=1 SMEM=bytes NACC=32
+ *           SPLIT=1 RASTER=1 MINB=1 SMEM=bytes NACC=32 (SPLIT_GROUP: split-K's group of
+ *           splits, default SPLIT: one level)
  *
  * Every KEY=VALUE becomes -DGT_KEY=VALUE, except these, which only kcheck reads:
  *   SMEM  dynamic shared memory bytes of the launch (also passed as -DGT_SMEM_CHECK, which
@@ -319,6 +320,9 @@ static int run_config(world *w, const kvlist *kv) {
     snprintf(opt[no++], 96, "-DGT_BETA0=%d", p->beta0);
     if (SMEM) snprintf(opt[no++], 96, "-DGT_SMEM_CHECK=%lld", SMEM);
     snprintf(opt[no++], 96, "-DGT_WS_COUNTERS=%d", KC_WS_COUNTERS);
+    /* Split-K's reduction in one level unless the config says SPLIT_GROUP (the library
+     * picks it: src/kcfg.c, gt_kcfg_split_group). */
+    if (!kv_get(kv, "SPLIT_GROUP")) snprintf(opt[no++], 96, "-DGT_SPLIT_GROUP=%lld", kv_int(kv, "SPLIT", 1));
     for (int i = 0; i < kv->n; i++)
         if (!is_special(kv->key[i])) snprintf(opt[no++], 96, "-DGT_%s=%s", kv->key[i], kv->val[i]);
     for (int i = 0; i < no; i++) opts[i] = opt[i];

@@ -26,6 +26,13 @@ EDITS = {
                     mma_op(p, la[j], fb[b][i]);
                     mma_op(p, fa[b][j], lb[i]);
                     mma_op(p, fa[b][j], fb[b][i]);"""),
+    # cp.async with an L2 prefetch hint (the L2 fetches the whole 128- or 256-byte
+    # segment around each 16-byte copy): does DRAM move more on the bytes-bound shapes?
+    "l2p128": ("kernel_src/common.cuh", "cp.async.cg.shared.global [%0]", "cp.async.cg.shared.global.L2::128B [%0]"),
+    "l2p256": ("kernel_src/common.cuh", "cp.async.cg.shared.global [%0]", "cp.async.cg.shared.global.L2::256B [%0]"),
+    # Split-K's reduction left out (no block is last; C is never written): what the
+    # serial reduction by the last block of each tile costs.
+    "noreduce": ("kernel_src/common.cuh", "last = arrived == SPLIT - 1;", "last = arrived == 0xffffffffu;"),
     "mma3nolow": ("kernel_src/gemm_mma.cu", "la[j][v] = low_part(fa[b][j][v]);", "la[j][v] = fa[b][j][v];"),
 }
 

@@ -3,7 +3,8 @@
 # copy of the tree with one Python edit applied to a kernel source (tools/variants.py
 # holds the edits by name); each copy is built, tunes SHAPE with a fresh cache and prints
 # its candidates' times (gemmtune show). "base" is the tree as it is.
-# Usage: OUT=dir bash tools/variants.sh DTYPE SHAPE VARIANT...
+# Usage: OUT=dir bash tools/variants.sh DTYPE SHAPE[,SHAPE...] VARIANT...
+# (GEMMTUNE_TUNE_* apply: a large GEMMTUNE_TUNE_BUDGET_S and MAX_CANDIDATES time more.)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 # The project's device machine lacks SQLite's headers: .device/prep.sh installs them.
@@ -17,12 +18,14 @@ for v in "$@"; do
   rm -rf "$d" && mkdir -p "$d"
   cp -r meson.build src include kernel_src tuner cache tests bench tools "$d"/ 2>/dev/null
   [ "$v" = base ] || python3 tools/variants.py "$v" "$d" || { echo "variant $v: edit failed"; continue; }
-  (cd "$d" && meson setup b >/dev/null 2>&1 && meson compile -C b >"$OUT/build-$v.log" 2>&1) ||
+  (cd "$d" && meson setup b >/dev/null 2>&1 && meson compile -C b gemmtune:executable >"$OUT/build-$v.log" 2>&1) ||
     { echo "variant $v: build failed"; tail -20 "$OUT/build-$v.log"; continue; }
   rm -f "$OUT/v-$v.db"*
-  for i in 1 2; do
-    echo "== $v ($i)"
-    GEMMTUNE_LOG=debug "$d/b/gemmtune" --cache "$OUT/v-$v.db" tune --force --dtype "$dt" "$shape" 2>&1 |
-      grep -o "candidate .* timed: .*" | sort -t: -k2 -n | head -${TOP:-6}
+  for s in ${shape//,/ }; do
+    for i in 1 2; do
+      echo "== $v $s ($i)"
+      GEMMTUNE_LOG=debug "$d/b/gemmtune" --cache "$OUT/v-$v.db" tune --force --dtype "$dt" "$s" 2>&1 |
+        grep -o "candidate .* timed: .*" | sort -t: -k2 -n | head -${TOP:-6}
+    done
   done
 done

@@ -162,12 +162,15 @@ double gt_space_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_klimit
         dram += part;
         l2 += part;
         /* And that is serial at the end of each tile: one block writes its partial, the
-         * last one reads all SPLIT of them, each at one SM's share of L2. The rate is
-         * fitted to the H100 (2026-11-22, every candidate timed): f64 1024^3 took 61 us
-         * as 128 x 128 tiles split in 2 and 47 us as 128 x 64 tiles unsplit, the same
-         * blocks and FLOPs per block; f32 1024^3, 128 x 128 tiles, 62 us split in 4 and
-         * 77 us in 8. */
-        reduce_us = acc * c->bm * c->bn * (1.0 + c->split) /
+         * last one reads all SPLIT of them, each at one SM's share of L2 (in two levels,
+         * gt_kcfg_split_group: a group's last reads the group's and writes their sum, the
+         * last of those reads the group sums). The rate is fitted to the H100
+         * (2026-11-22, every candidate timed): f64 1024^3 took 61 us as 128 x 128 tiles
+         * split in 2 and 47 us as 128 x 64 tiles unsplit, the same blocks and FLOPs per
+         * block; f32 1024^3, 128 x 128 tiles, 62 us split in 4 and 77 us in 8. */
+        int group = gt_kcfg_split_group(c), groups = c->split / group;
+        double passes = groups > 1 ? 2.0 + group + groups : 1.0 + c->split;
+        reduce_us = acc * c->bm * c->bn * passes /
                     (c->fam == GT_FAM_SIMT ? 4.0 * SM_REDUCE_BYTES_PER_US : SM_REDUCE_BYTES_PER_US);
     }
     /* Without grouping, a wave of blocks sweeps whole tile columns and re-reads A from
