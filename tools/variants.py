@@ -33,6 +33,9 @@ EDITS = {
     # Split-K's reduction left out (no block is last; C is never written): what the
     # serial reduction by the last block of each tile costs.
     "noreduce": ("kernel_src/common.cuh", "last = arrived == SPLIT - 1;", "last = arrived == 0xffffffffu;"),
+    # Split-K's reduction in one level whatever the splits (as before the two levels).
+    "flat": ("src/kcfg.c", "    if (c->split <= 8) return c->split < 1 ? 1 : c->split;",
+             "    if (c->split <= 64) return c->split < 1 ? 1 : c->split;"),
     "mma3nolow": ("kernel_src/gemm_mma.cu", "la[j][v] = low_part(fa[b][j][v]);", "la[j][v] = fa[b][j][v];"),
 }
 
