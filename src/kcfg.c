@@ -39,7 +39,7 @@ const gt_kparam gt_kparams[] = {
      "shared-memory stages (cp.async runs STAGES - 1 steps ahead on sm_80+)"},
     {"VEC", "_v", offsetof(gt_kcfg, vec), {1, 2, 4, 8}, 4,
      "global vector width in elements (the alignment class must allow it)"},
-    {"SPLIT", "_k", offsetof(gt_kcfg, split), {1, 2, 3, 4, 6, 8, 12, 16, 24, 32}, 10,
+    {"SPLIT", "_k", offsetof(gt_kcfg, split), {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64}, 12,
      "split-K factor: blocks per tile, reduced in order in the library's workspace"},
     {"RASTER", "_r", offsetof(gt_kcfg, raster), {1, 4, 8, 16}, 4,
      "tile rows per rasterization group (L2 reuse); 1: column order"},

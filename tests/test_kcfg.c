@@ -318,7 +318,7 @@ static void kcfg_parse_rejects(void) {
         {"f0_128x64x8_w32x32_t8x4_s3_v16_k1_r8", "VEC"},
         {"f0_128x64x8_w32x32_t8x4_s3_v0_k1_r8", "VEC"},
         {"f0_128x64x8_w32x32_t8x4_s3_v4_k5_r8", "SPLIT"},
-        {"f0_128x64x8_w32x32_t8x4_s3_v4_k64_r8", "SPLIT"},
+        {"f0_128x64x8_w32x32_t8x4_s3_v4_k96_r8", "SPLIT"},
         {"f0_128x64x8_w32x32_t8x4_s3_v4_k0_r8", "SPLIT"},
         {"f0_128x64x8_w32x32_t8x4_s3_v4_k1_r2", "RASTER"},
         {"f0_128x64x8_w32x32_t8x4_s3_v4_k1_r32", "RASTER"},
@@ -1690,9 +1690,9 @@ static void kcfg_nvrtc_options(void) {
 static void kcfg_split_groups(void) {
     /* One level up to 8 splits; beyond, groups of the smallest divisor at least the
      * square root, so the last block reads group + groups partials, not SPLIT. */
-    static const int split[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32};
-    static const int group[] = {1, 2, 3, 4, 6, 8, 4, 4, 6, 8};
-    for (int i = 0; i < 10; i++) {
+    static const int split[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64};
+    static const int group[] = {1, 2, 3, 4, 6, 8, 4, 4, 6, 8, 8, 8};
+    for (int i = 0; i < 12; i++) {
         gt_kcfg c = CFG(0, 128, 128, 16, 32, 64, 8, 8, 3, 4, split[i], 1);
         int g = gt_kcfg_split_group(&c);
         TAP_CHECK(g == group[i] && split[i] % g == 0, "split %d: group %d, want %d", split[i], g,
