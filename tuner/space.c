@@ -167,11 +167,15 @@ double gt_space_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_klimit
          * last of those reads the group sums). The rate is fitted to the H100
          * (2026-11-22, every candidate timed): f64 1024^3 took 61 us as 128 x 128 tiles
          * split in 2 and 47 us as 128 x 64 tiles unsplit, the same blocks and FLOPs per
-         * block; f32 1024^3, 128 x 128 tiles, 62 us split in 4 and 77 us in 8. */
+         * block; f32 1024^3, 128 x 128 tiles, 62 us split in 4 and 77 us in 8. The
+         * tensor-core families get half SIMT's rate: a quarter (the f64 1024^3 fit) kept
+         * DMMA's 128 x 128 tiles in 32 splits out of f64 256x256x65536's timed set, and
+         * they ran fastest (2026-11-25: 201 us against 227; tools/variants.py `noreduce`
+         * showed its reduction near SIMT's rate); with half, f64 1024^3 ranks as before. */
         int group = gt_kcfg_split_group(c), groups = c->split / group;
         double passes = groups > 1 ? 2.0 + group + groups : 1.0 + c->split;
         reduce_us = acc * c->bm * c->bn * passes /
-                    (c->fam == GT_FAM_SIMT ? 4.0 * SM_REDUCE_BYTES_PER_US : SM_REDUCE_BYTES_PER_US);
+                    ((c->fam == GT_FAM_SIMT ? 4.0 : 2.0) * SM_REDUCE_BYTES_PER_US);
     }
     /* Without grouping, a wave of blocks sweeps whole tile columns and re-reads A from
      * DRAM once per column; grouping keeps it in L2. */
