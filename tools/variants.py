@@ -36,6 +36,8 @@ EDITS = {
     # Split-K's reduction in one level whatever the splits (as before the two levels).
     "flat": ("src/kcfg.c", "    if (c->split <= 8) return c->split < 1 ? 1 : c->split;",
              "    if (c->split <= 64) return c->split < 1 ? 1 : c->split;"),
+    # Split-K's arrival with a fence in every thread (before the acquire-release atomic).
+    "fences": ("kernel_src/common.cuh", "#if __CUDA_ARCH__ >= 700\n    splitk_sync<BAR, P>();", "#if 0\n    splitk_sync<BAR, P>();"),
     "mma3nolow": ("kernel_src/gemm_mma.cu", "la[j][v] = low_part(fa[b][j][v]);", "la[j][v] = fa[b][j][v];"),
 }
 
