@@ -555,6 +555,10 @@ static void kcfg_each_constraint_rejects(void) {
          * m16n8k8 (2 fragments per warp), BK 32, 4 warps. */
         {"dmma_k8_block", CFG(1, 16, 32, 32, 8, 16, 1, 2, 4, 2, 1, 1), 90, GT_DT_F64, 0, 1, 16,
          4096, 4096, 16, &h100, {0}},
+        /* The DMMA configuration that computed wrong results on the H100 (f64
+         * 300x200x40001 NT): 32 x 256 tiles, two stages, 24 splits. */
+        {"dmma_stages", CFG(1, 32, 256, 16, 32, 64, 4, 8, 2, 2, 24, 1), 90, GT_DT_F64, 0, 1, 300,
+         200, 40001, 16, &h100, {0}},
         /* Grouping 8 rows of a 12 x 8 grid: 96 tiles, less than 2 waves. */
         {"raster_useful", CFG(0, 128, 128, 16, 32, 64, 8, 8, 3, 4, 1, 8), 90, GT_DT_F32, 0, 0,
          1536, 1024, 4096, 16, &h100, {0}},
@@ -572,7 +576,7 @@ static void kcfg_each_constraint_rejects(void) {
     /* More ways to break some of them. */
     const crafted more[] = {
         /* DMMA needs sm_80: f64 on sm_75 (its generic limits). */
-        {"family_fits", CFG(1, 128, 128, 8, 32, 64, 4, 8, 2, 2, 1, 8), 75, GT_DT_F64, 0, 0,
+        {"family_fits", CFG(1, 128, 128, 8, 32, 64, 4, 8, 3, 2, 1, 8), 75, GT_DT_F64, 0, 0,
          4096, 4096, 4096, 16, NULL, {0}},
         /* DMMA fragments: WM must be 8 TM. */
         {"warp_layout", CFG(1, 128, 128, 16, 64, 64, 4, 8, 3, 2, 1, 8), 90, GT_DT_F64, 0, 0,

@@ -15,7 +15,8 @@
  *   FUNC  kernel name (default gt_gemm)
  *   DUMP  write the cubin to this path
  * The problem macros GT_DT GT_M GT_N GT_K GT_OPA GT_OPB GT_BETA0 come from the command
- * line. The source's directory must hold common.cuh (given to NVRTC as "common.cuh").
+ * line. The source's directory must hold common.cuh and types.cuh (given to NVRTC as
+ * headers of those names).
  *
  * For each CONFIG: compile with -arch=sm_<cc> -std=c++17 -default-device, fill A, B, C
  * with random values in [-1, 1) (never 0; C's padding rows hold a sentinel, and with
@@ -178,7 +179,7 @@ static int cmp_float(const void *a, const void *b) {
 /* data shared by all configurations of one invocation (VEC-dependent parts rebuilt) */
 typedef struct {
     problem p;
-    const char *src, *hdr, *src_name;
+    const char *src, *hdr, *hdr_types, *src_name;
     int cc_major, cc_minor, have_gpu;
     /* host copies, by VEC (index 0: VEC 1, 1: VEC 2), built lazily */
     int built_vec;
@@ -328,8 +329,8 @@ static int run_config(world *w, const kvlist *kv) {
     for (int i = 0; i < no; i++) opts[i] = opt[i];
 
     nvrtcProgram prog;
-    const char *hdrs[1] = {w->hdr}, *hnames[1] = {"common.cuh"};
-    if (nvrtcCreateProgram(&prog, w->src, w->src_name, 1, hdrs, hnames) != NVRTC_SUCCESS) {
+    const char *hdrs[2] = {w->hdr, w->hdr_types}, *hnames[2] = {"common.cuh", "types.cuh"};
+    if (nvrtcCreateProgram(&prog, w->src, w->src_name, 2, hdrs, hnames) != NVRTC_SUCCESS) {
         fprintf(stderr, "kcheck: nvrtcCreateProgram failed\n");
         return -1;
     }
@@ -510,6 +511,11 @@ int main(int argc, char **argv) {
     else strcpy(hpath, "common.cuh");
     w.hdr = slurp(hpath);
     if (!w.hdr) die("cannot read common.cuh beside the kernel source");
+    /* common.cuh includes types.cuh (the 16-bit types), also beside the kernel source. */
+    if (slash) strcpy(slash + 1, "types.cuh");
+    else strcpy(hpath, "types.cuh");
+    w.hdr_types = slurp(hpath);
+    if (!w.hdr_types) die("cannot read types.cuh beside the kernel source");
     problem *p = &w.p;
     p->m = atoll(argv[2]), p->n = atoll(argv[3]), p->k = atoll(argv[4]);
     p->ta = argv[5][0] == 'T' || argv[5][0] == 't';
