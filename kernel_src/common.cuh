@@ -277,7 +277,9 @@ __device__ __forceinline__ bool splitk_arrive(unsigned *count, unsigned of, int 
 }
 
 // Largest divisor of n that is at most d (at least 1).
-__host__ __device__ constexpr int divisor_upto(int n, int d) { return d <= 1 ? 1 : n % d == 0 ? d : divisor_upto(n, d - 1); }
+__host__ __device__ constexpr int divisor_upto(int n, int d) {
+    return d <= 1 ? 1 : n % d == 0 ? d : divisor_upto(n, d - 1);
+}
 
 // acc = ((0 + p[0]) + p[STRIDE]) + ... + p[(NP - 1) * STRIDE], p's slots NACC x P apart.
 // Loads of D slots are in flight together (up to 64 registers' worth), their additions

@@ -540,8 +540,8 @@ const gt_kconstraint gt_kconstraints[] = {
      "no DMMA with m16n8k8 (under 32 fragments per warp on sm_90), BK 32 and fewer than 8 "
      "warps: it computed wrong results (cause not found)",
      dmma_k8_block},
-    {"dmma_stages", GT_KC_LEGAL, "DMMA: at least 3 shared-memory stages (2 computed wrong results)",
-     dmma_stages},
+    {"dmma_stages", GT_KC_LEGAL,
+     "DMMA: at least 3 shared-memory stages (2 computed wrong results)", dmma_stages},
     {"wgmma_tile", GT_KC_LEGAL,
      "WGMMA: at most 128 accumulators per consumer thread (TN x BM / 2), 96 for f32_3xtf32",
      wgmma_tile},
