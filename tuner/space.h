@@ -22,7 +22,13 @@ typedef struct gt_space_counts {
 } gt_space_counts;
 
 /* Builds the ranked candidates (best first, at most max; max <= 0: all). *out is
- * malloc'd; returns the count, or -1 when out of memory. */
+ * malloc'd; returns the count, or -1 when out of memory. When the budget cuts the space,
+ * the kept ones are in estimate order but for unsplit candidates estimated within
+ * GT_SPACE_UNSPLIT_NEAR of the best: none of those waits behind more than
+ * GT_SPACE_SPLIT_RUN split-K ones in a row (they are compiled and timed in this order
+ * until the budget is spent, and the model often misjudges split against unsplit). */
+#define GT_SPACE_UNSPLIT_NEAR 1.3
+#define GT_SPACE_SPLIT_RUN 3
 /* flags: GT_SPACE_SAME_ORDER keeps only configurations that sum over K in the order
  * of gt_kcfg_default's kernel (no split-K, no tensor cores), so that their results are
  * bit-identical to it: background tuning swaps kernels under a running application. */
