@@ -242,38 +242,34 @@ template <int BAR, int P> __device__ __forceinline__ void splitk_sync() {
 // carries its acquire to the block's other threads), the pattern of CUTLASS's
 // semaphore, instead of a fence in every thread. Measured on the H100 (2026-11-25):
 // see bench/RESULTS.md.
+// Before sm_70: a fence in every thread on each side of a relaxed atomic.
 template <int BAR, int P>
 __device__ __forceinline__ bool splitk_arrive(unsigned *count, unsigned of, int tid) {
     __shared__ unsigned last;
-#if __CUDA_ARCH__ >= 700
+#if __CUDA_ARCH__ < 700
+    __threadfence();
+#endif
     splitk_sync<BAR, P>();
     if (tid == 0) {
+#if __CUDA_ARCH__ >= 700
         unsigned arrived;
         asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;\n"
                      : "=r"(arrived)
                      : "l"(count)
                      : "memory");
-        last = arrived == of - 1;
-        if (last) *count = 0;  // ready for the next launch
-    }
-    splitk_sync<BAR, P>();
-    const bool mine = last;
-    splitk_sync<BAR, P>();
-    return mine;
 #else
-    __threadfence();
-    splitk_sync<BAR, P>();
-    if (tid == 0) {
         const unsigned arrived = atomicAdd(count, 1u);
+#endif
         last = arrived == of - 1;
         if (last) *count = 0;  // ready for the next launch
     }
     splitk_sync<BAR, P>();
     const bool mine = last;
     splitk_sync<BAR, P>();
+#if __CUDA_ARCH__ < 700
     if (mine) __threadfence();
-    return mine;
 #endif
+    return mine;
 }
 
 // Largest divisor of n that is at most d (at least 1).
