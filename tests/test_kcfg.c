@@ -1145,7 +1145,7 @@ static void kcfg_space_unsplit_early(void) {
     make_key_dt(&key, 90, GT_DT_F64, 0, 1, 128, 4096, 4096, 16, 1);
     gt_cand *c = NULL;
     gt_space_counts counts;
-    int n = gt_space_build(&key, &h100, DEFAULT_MAX_CANDIDATES, 0, &c, &counts);
+    int n = build(&key, &h100, DEFAULT_MAX_CANDIDATES, 0, &c, &counts);
     int first_unsplit = -1, splits_before = 0;
     for (int i = 0; i < n && first_unsplit < 0; i++) {
         if (c[i].cfg.split == 1) first_unsplit = i;

@@ -210,14 +210,16 @@ static void interleave_unsplit(gt_cand *c, int n) {
         return; /* the order by estimate stays */
     }
     const double near = c[0].est_us * GT_SPACE_UNSPLIT_NEAR;
-    int no = 0, run = 0, next_unsplit = 0;
+    /* Taken ones only ever get marked, so both cursors only move forward. */
+    int no = 0, run = 0, next = 0, next_unsplit = 0;
     while (no < n) {
+        while (used[next]) next++; /* the next in estimate order (no < n: one is left) */
         while (next_unsplit < n && (used[next_unsplit] || c[next_unsplit].cfg.split != 1 ||
                                     c[next_unsplit].est_us > near))
             next_unsplit++;
-        int i = 0;
-        while (i < n && used[i]) i++; /* the next in estimate order */
-        if (c[i].cfg.split > 1 && run >= GT_SPACE_SPLIT_RUN && next_unsplit < n) i = next_unsplit;
+        const int i = c[next].cfg.split > 1 && run >= GT_SPACE_SPLIT_RUN && next_unsplit < n
+                          ? next_unsplit
+                          : next;
         run = c[i].cfg.split > 1 ? run + 1 : 0;
         used[i] = 1;
         out[no++] = c[i];
