@@ -19,6 +19,7 @@ typedef struct gt_kern {
     gt_kcfg cfg;
     unsigned grid[3], block[3];
     int regs;        /* registers per thread, as ptxas allocated them */
+    int local;       /* local memory per thread, bytes (spills; DMMA refuses any) */
     unsigned smem;   /* dynamic shared memory per block, bytes */
     size_t ws_bytes; /* split-K workspace the launch needs (0: none) */
     gt_key key;      /* the problem: its dtype is the scalars' type; WGMMA builds its TMA
@@ -30,7 +31,8 @@ typedef struct gt_kern {
 gt_status gt_kern_compile(const gt_kcfg *cfg, const gt_key *key, int arch, gt_rtc_result *out);
 
 /* Loads a cubin in the current context; fails (GT_LAUNCH_FAILED) when the compiled
- * kernel cannot launch with the configuration's block (too many registers). */
+ * kernel cannot launch with the configuration's block (too many registers), or when it
+ * is a DMMA kernel that spills to local memory (kern.c says why). */
 gt_status gt_kern_load(const void *image, const gt_kcfg *cfg, const gt_key *key, gt_kern *out);
 
 /* What a cubin is compiled from, as one line for the binary cache: the problem part of

@@ -33,6 +33,7 @@
 #include "dispatch.h"
 #include "gemmtune.h"
 #include "kcfg.h"
+#include "kern.h"
 #include "kernel_sources.h"
 #include "plan.h"
 #include "tap.h"
@@ -615,6 +616,65 @@ static void gpu_f32_and_f64_same_shape(void) {
     TAP_CHECK(after.plan_hits - before.plan_hits >= 2, "second round missed the plan table");
     prob_free(&pf);
     prob_free(&pd);
+}
+
+/* ===== DMMA kernels that spill are refused ===== */
+
+/* gt_kern_load refuses a DMMA kernel with local memory (src/kern.c: every DMMA kernel
+ * seen computing wrong results spilled). A warp tile of 64 x 64 doubles holds 128
+ * accumulators, 256 registers: it must spill, and the test reads the function's local
+ * size itself to show it does. 32 x 32 warp tiles (32 accumulators) do not spill and
+ * must load. f64 300x200x40001 NT, both compiled for this device. */
+static void gpu_dmma_spill_refused(void) {
+    NEED_GPU();
+    CUcontext ctx;
+    gt_devctx *dc;
+    gt_cu.ctx_get_current(&ctx);
+    if (gt_devctx_get(ctx, &dc) != GT_SUCCESS) {
+        TAP_CHECK(0, "context state: %s", gt_last_error());
+        return;
+    }
+    if (dc->arch < 80) TAP_SKIP("skipped: DMMA needs compute capability 8.0 (device %d)", dc->arch);
+    gt_key key;
+    gt_devctx_make_key(dc, GT_DT_F64, 0, 1, 300, 200, 40001, (const void *)(uintptr_t)4096, 300,
+                       (const void *)(uintptr_t)8192, 200, 0.0, (const void *)(uintptr_t)16384,
+                       300, &key);
+    static const char *texts[2] = {"f1_64x64x16_w64x64_t8x8_s3_v2_k1_r1",
+                                   "f1_64x64x16_w32x32_t4x4_s3_v2_k1_r1"};
+    for (int i = 0; i < 2; i++) {
+        gt_kcfg cfg;
+        char why[256];
+        if (gt_kcfg_parse(texts[i], &cfg, why, sizeof why) != 0) {
+            TAP_CHECK(0, "%s: %s", texts[i], why);
+            continue;
+        }
+        /* The local size as the driver reports it, read here, not by gt_kern_load. */
+        gt_rtc_result res;
+        gt_status s = gt_kern_compile(&cfg, &key, dc->arch, &res);
+        TAP_CHECK(s == GT_SUCCESS, "%s: compile: %s", texts[i], gt_last_error());
+        if (s != GT_SUCCESS) continue;
+        CUmodule mod;
+        CUfunction fn;
+        int local = -1;
+        if (gt_cu.module_load_data(&mod, res.image) == CUDA_SUCCESS) {
+            if (gt_cu.module_get_function(&fn, mod, "gt_gemm") == CUDA_SUCCESS)
+                gt_cu.func_get_attribute(&local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, fn);
+            gt_cu.module_unload(mod);
+        }
+        gt_kern k;
+        s = gt_kern_load(res.image, &cfg, &key, &k);
+        gt_rtc_result_free(&res);
+        printf("# %s: %d bytes of local memory, load %s\n", texts[i], local, gt_status_string(s));
+        if (i == 0) {
+            TAP_CHECK(local > 0, "%s: expected to spill, local size %d", texts[i], local);
+            TAP_CHECK(s == GT_LAUNCH_FAILED && strstr(gt_last_error(), "spills"),
+                      "%s spills %d bytes but loaded: %s", texts[i], local, gt_status_string(s));
+        } else {
+            TAP_CHECK(local == 0, "%s: expected no spill, local size %d", texts[i], local);
+            TAP_CHECK(s == GT_SUCCESS && k.local == 0, "%s did not load: %s", texts[i], gt_last_error());
+        }
+        if (s == GT_SUCCESS) gt_kern_unload(&k);
+    }
 }
 
 /* ===== split-K: three shapes on one stream ===== */
@@ -1334,6 +1394,7 @@ int main(int argc, char **argv) {
     TAP_RUN(gpu_f64_misaligned_launches_nothing);
     TAP_RUN(gpu_f32_and_f64_same_shape);
     TAP_RUN(gpu_splitk_shapes_one_stream);
+    TAP_RUN(gpu_dmma_spill_refused);
     TAP_RUN(gpu_simt_packed_every_candidate);
     TAP_RUN(gpu_tc_all_ops_odd_shapes);
     TAP_RUN(gpu_tc_unaligned_every_candidate);

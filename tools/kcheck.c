@@ -29,7 +29,7 @@
  * Exit status: 0 all passed, 1 a check failed, 2 usage or setup error.
  *
  * Environment: KCHECK_NOTIME=1 skips the timing (e.g. under compute-sanitizer);
- * KCHECK_REPS=n timed launches (default 20); KCHECK_ARCH=nn compiles for sm_nn without a
+ * KCHECK_REPS=n timed launches (default 20); KCHECK_NVRTC=option one more NVRTC option; KCHECK_ARCH=nn compiles for sm_nn without a
  * GPU and prints ptxas's resource report (compile-only mode); KCHECK_SEED=n.
  *
  * Build: cc -O2 -std=c11 tools/kcheck.c -I/usr/local/cuda/include -L/usr/local/cuda/lib64
@@ -312,6 +312,8 @@ static int run_config(world *w, const kvlist *kv) {
     snprintf(opt[no++], 96, "-std=c++17");
     snprintf(opt[no++], 96, "-default-device");
     if (!w->have_gpu) snprintf(opt[no++], 96, "--ptxas-options=-v");
+    /* One more NVRTC option, e.g. "--ptxas-options=-O1" (experiments on code generation). */
+    if (getenv("KCHECK_NVRTC") && *getenv("KCHECK_NVRTC")) snprintf(opt[no++], 96, "%s", getenv("KCHECK_NVRTC"));
     snprintf(opt[no++], 96, "-DGT_DT=%d", p->f64 ? 1 : 0);
     snprintf(opt[no++], 96, "-DGT_M=%lld", p->m);
     snprintf(opt[no++], 96, "-DGT_N=%lld", p->n);

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# dmma_s2.sh: the two-stage DMMA fault of session 15 (`dmma_stages`), checked with
+# tools/kcheck.c on the library's kernel source and on a variant directory given as
+# $VARIANT (a copy of kernel_src/ with one change), each configuration twice (two seeds;
+# kcheck also relaunches and compares bits). Logs under $OUT.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/gpu-out}
+mkdir -p "$OUT"
+CUDA=${CUDA_PATH:-/usr/local/cuda}
+KC=/tmp/kcheck.$$
+cc -O2 -std=c11 tools/kcheck.c -I"$CUDA/include" -L"$CUDA/lib64" -L"$CUDA/lib64/stubs" \
+    -lcuda -lnvrtc -lm -lpthread -o "$KC" || exit 2
+export LD_LIBRARY_PATH=$CUDA/lib64:${LD_LIBRARY_PATH:-}
+smem() { # BM BN BK STAGES TA TB
+    local a b
+    if [ "$5" = 1 ]; then a=$(($1 * ($3 + 4))); else a=$(($3 * ($1 + 4))); fi
+    if [ "$6" = 1 ]; then b=$(($3 * ($2 + 4))); else b=$(($2 * ($3 + 4))); fi
+    echo $(($4 * 8 * (a + b)))
+}
+cfgwords() { # TA TB "BM BN BK WM WN STAGES VEC SPLIT RASTER MINB MMA RDB"
+    local ta=$1 tb=$2
+    set -- $3
+    local tm=$(($4 / 8)) tn=$(($5 / 8))
+    echo "BM=$1 BN=$2 BK=$3 WM=$4 WN=$5 TM=$tm TN=$tn STAGES=$6 VEC=$7 SPLIT=$8 RASTER=$9" \
+        "MINB=${10} MMA=${11} RDB=${12} NACC=$((tm * tn * 2)) SMEM=$(smem $1 $2 $3 $6 $ta $tb)"
+}
+CASES=(
+  "300 200 40001|32 256 16 32 64 2 2 24 1 1 0 1"
+  "300 200 40001|32 128 16 32 64 2 2 24 1 1 0 1"
+  "300 200 40001|32 256 16 32 64 2 2 48 1 1 0 1"
+  "300 200 40001|32 256 16 32 64 3 2 24 1 1 0 1"
+  "300 200 4001|32 256 16 32 64 2 2 4 1 1 0 1"
+  "300 200 4001|32 256 16 32 64 2 2 1 1 1 0 1"
+  "300 200 4001|32 256 16 32 64 2 2 4 1 1 1 1"
+  "300 200 4001|32 256 16 32 64 2 2 4 1 1 0 0"
+  "300 200 4001|32 256 16 32 64 2 2 4 1 1 0 2"
+)
+# Or DMMA_S2_CASES="M N K|CFG;M N K|CFG;..."
+[ -n "${DMMA_S2_CASES:-}" ] && IFS=';' read -ra CASES <<<"$DMMA_S2_CASES"
+for src in kernel_src/gemm_dmma.cu ${VARIANT:+$VARIANT/gemm_dmma.cu}; do
+  for c in "${CASES[@]}"; do
+    shape=${c%%|*}; cfg=${c#*|}
+    for seed in 1 2; do
+      echo "--- $src $shape NT [$cfg] seed $seed" >>"$OUT/dmma_s2.log"
+      KCHECK_NOTIME=1 KCHECK_SEED=$seed timeout 120 "$KC" $src $shape N T f64 0 $(cfgwords 0 1 "$cfg") >>"$OUT/dmma_s2.log" 2>&1
+      echo "$src $shape [$cfg] seed $seed rc=$?"
+    done
+  done
+done
+grep -E "PASS|FAIL|---" "$OUT/dmma_s2.log" | cut -c1-200 | tail -80
+rm -f "$KC"
