@@ -123,6 +123,12 @@ gt_status gt_kern_load(const void *image, const gt_kcfg *cfg, const gt_key *key,
         return gt_fail(GT_LAUNCH_FAILED, "%s: compiled kernel allows %d threads per block, needs %d",
                        text, max_threads, gt_kcfg_threads(cfg));
     }
+    {
+        char text[64];
+        gt_kcfg_format(cfg, text, sizeof text);
+        gt_log(GT_LOG_DEBUG, "loaded %s: %d registers, %d bytes of local memory per thread", text,
+               out->regs, out->local);
+    }
     /* A DMMA kernel that spills is refused. Every DMMA kernel seen computing wrong
      * results spilled (ptxas -O3, 255 registers, 72 to 76 bytes of local memory): with
      * two stages and 24 or 48 splits, f64 300x200x40001 NT was off by up to 2.6 in
