@@ -116,18 +116,14 @@ gt_status gt_kern_load(const void *image, const gt_kcfg *cfg, const gt_key *key,
     gt_cu.func_get_attribute(&max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, out->fn);
     gt_cu.func_get_attribute(&out->regs, CU_FUNC_ATTRIBUTE_NUM_REGS, out->fn);
     gt_cu.func_get_attribute(&out->local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, out->fn);
+    char text[64];
+    gt_kcfg_format(cfg, text, sizeof text);
+    gt_log(GT_LOG_DEBUG, "loaded %s: %d registers, %d bytes of local memory per thread", text,
+           out->regs, out->local);
     if (max_threads < (int)out->block[0]) {
-        char text[64];
-        gt_kcfg_format(cfg, text, sizeof text);
         gt_kern_unload(out);
         return gt_fail(GT_LAUNCH_FAILED, "%s: compiled kernel allows %d threads per block, needs %d",
                        text, max_threads, gt_kcfg_threads(cfg));
-    }
-    {
-        char text[64];
-        gt_kcfg_format(cfg, text, sizeof text);
-        gt_log(GT_LOG_DEBUG, "loaded %s: %d registers, %d bytes of local memory per thread", text,
-               out->regs, out->local);
     }
     /* A DMMA kernel that spills is refused. Every DMMA kernel seen computing wrong
      * results spilled (ptxas -O3, 255 registers, 72 to 76 bytes of local memory): with
@@ -137,8 +133,6 @@ gt_status gt_kern_load(const void *image, const gt_kcfg *cfg, const gt_key *key,
      * did not spill (H100, tools/dmma_s2.sh, 2026-11-25). The cause is not found, so
      * none of the spilling ones is trusted; they are slower anyway. */
     if (cfg->fam == GT_FAM_DMMA && out->local > 0) {
-        char text[64];
-        gt_kcfg_format(cfg, text, sizeof text);
         int local = out->local;
         gt_kern_unload(out);
         return gt_fail(GT_LAUNCH_FAILED,

@@ -405,14 +405,19 @@ static void gpu_memory_limit_forces_fallback(void) {
     prob_free(&p);
 }
 
+/* The library's state for the calling thread's current context (gt_devctx_get). */
+static gt_status current_devctx(gt_devctx **dc) {
+    CUcontext ctx;
+    gt_cu.ctx_get_current(&ctx);
+    return gt_devctx_get(ctx, dc);
+}
+
 /* Tunes p's key on the current context over the whole space (`gemmtune tune --force`),
  * with rep and *source as gt_dispatch_tune leaves them (rep zeroed first). */
 static gt_status tune_prob(const prob *p, gt_tune_report *rep, int *source) {
     memset(rep, 0, sizeof *rep);
     gt_devctx *dc;
-    CUcontext ctx;
-    gt_cu.ctx_get_current(&ctx);
-    gt_status st = gt_devctx_get(ctx, &dc);
+    gt_status st = current_devctx(&dc);
     if (st != GT_SUCCESS) return st;
     gt_key key;
     gt_devctx_make_key(dc, p->dt, p->opa, p->opb, p->m, p->n, p->k, (void *)(uintptr_t)p->dA,
@@ -627,10 +632,8 @@ static void gpu_f32_and_f64_same_shape(void) {
  * must load. f64 300x200x40001 NT, both compiled for this device. */
 static void gpu_dmma_spill_refused(void) {
     NEED_GPU();
-    CUcontext ctx;
     gt_devctx *dc;
-    gt_cu.ctx_get_current(&ctx);
-    if (gt_devctx_get(ctx, &dc) != GT_SUCCESS) {
+    if (current_devctx(&dc) != GT_SUCCESS) {
         TAP_CHECK(0, "context state: %s", gt_last_error());
         return;
     }
@@ -743,10 +746,8 @@ static void gpu_splitk_shapes_one_stream(void) {
         /* TN, lda = k = 9001: vec 1; 24 splits of 563 K steps in two levels; beta != 0. */
         {1, 0, 96, 64, 9001, 1.25, 0.25, "f0_32x32x16_w32x32_t4x8_s3_v1_k24_r1"},
     };
-    CUcontext ctx;
     gt_devctx *dc;
-    gt_cu.ctx_get_current(&ctx);
-    if (gt_devctx_get(ctx, &dc) != GT_SUCCESS) {
+    if (current_devctx(&dc) != GT_SUCCESS) {
         TAP_CHECK(0, "context state: %s", gt_last_error());
         return;
     }
@@ -819,7 +820,7 @@ static void gpu_splitk_shapes_one_stream(void) {
         /* The plan table's entry for each key is what every call of it launched (api.c
          * looks up the same key): the pinned configuration, split, with a workspace. */
         for (int s = 0; s < NS; s++) {
-            const gt_plan *pl = gt_plan_find(ctx, &key[s]);
+            const gt_plan *pl = gt_plan_find(dc->ctx, &key[s]);
             char text[GT_DB_CONFIG_MAX] = "-";
             if (pl) gt_kcfg_format(&pl->kern.cfg, text, sizeof text);
             TAP_CHECK(pl && pl->source == GT_SRC_CACHE && strcmp(text, sh[s].cfg) == 0,

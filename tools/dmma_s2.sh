@@ -9,22 +9,8 @@ OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
 CUDA=${CUDA_PATH:-/usr/local/cuda}
 KC=/tmp/kcheck.$$
-cc -O2 -std=c11 tools/kcheck.c -I"$CUDA/include" -L"$CUDA/lib64" -L"$CUDA/lib64/stubs" \
-    -lcuda -lnvrtc -lm -lpthread -o "$KC" || exit 2
-export LD_LIBRARY_PATH=$CUDA/lib64:${LD_LIBRARY_PATH:-}
-smem() { # BM BN BK STAGES TA TB
-    local a b
-    if [ "$5" = 1 ]; then a=$(($1 * ($3 + 4))); else a=$(($3 * ($1 + 4))); fi
-    if [ "$6" = 1 ]; then b=$(($3 * ($2 + 4))); else b=$(($2 * ($3 + 4))); fi
-    echo $(($4 * 8 * (a + b)))
-}
-cfgwords() { # TA TB "BM BN BK WM WN STAGES VEC SPLIT RASTER MINB MMA RDB"
-    local ta=$1 tb=$2
-    set -- $3
-    local tm=$(($4 / 8)) tn=$(($5 / 8))
-    echo "BM=$1 BN=$2 BK=$3 WM=$4 WN=$5 TM=$tm TN=$tn STAGES=$6 VEC=$7 SPLIT=$8 RASTER=$9" \
-        "MINB=${10} MMA=${11} RDB=${12} NACC=$((tm * tn * 2)) SMEM=$(smem $1 $2 $3 $6 $ta $tb)"
-}
+. tools/kcheck_lib.sh
+kcheck_build "$KC" "$OUT/kcheck-build.log" || exit 2
 CASES=(
   "300 200 40001|32 256 16 32 64 2 2 24 1 1 0 1"
   "300 200 40001|32 128 16 32 64 2 2 24 1 1 0 1"

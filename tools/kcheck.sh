@@ -14,10 +14,8 @@
 # Output: ${OUT:-./kcheck-out}: kcheck.log (every line), sanitize.log, sass.txt,
 # cublas.txt, ncu.txt, build.log; a summary is printed last. Exit status 1 if any check failed.
 #
-# A configuration is written "BM BN BK WM WN STAGES VEC SPLIT RASTER MINB MMA RDB"; this
-# script derives TM = WM/8, TN = WN/8, NACC = TM*TN*2 and the dynamic shared memory:
-#   smem = STAGES * 8 * ((TA ? BM*(BK+4) : BK*(BM+4)) + (TB ? BK*(BN+4) : BN*(BK+4)))
-# (kcheck passes it as -DGT_SMEM_CHECK too, and the kernel static_asserts it is its own).
+# A configuration is written "BM BN BK WM WN STAGES VEC SPLIT RASTER MINB MMA RDB";
+# tools/kcheck_lib.sh's cfgwords derives TM, TN, NACC and the dynamic shared memory.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/kcheck-out}
@@ -30,27 +28,9 @@ LOG=$OUT/kcheck.log
 whats=${*:-all}
 want() { [[ (" $whats " == *" all "* && $1 != ncu) || " $whats " == *" $1 "* ]]; }
 
-cc -O3 -march=native -std=c11 -Wall tools/kcheck.c -I"$CUDA/include" -L"$CUDA/lib64" \
-    -L"$CUDA/lib64/stubs" -lcuda -lnvrtc -lm -lpthread -o "$KC" >"$OUT/build.log" 2>&1 ||
-    cc -O2 -std=c11 tools/kcheck.c -I"$CUDA/include" -L"$CUDA/lib64" -L"$CUDA/lib64/stubs" \
-        -lcuda -lnvrtc -lm -lpthread -o "$KC" >>"$OUT/build.log" 2>&1 ||
-    { cat "$OUT/build.log"; exit 2; }
-export LD_LIBRARY_PATH=$CUDA/lib64:${LD_LIBRARY_PATH:-}
+. tools/kcheck_lib.sh
+kcheck_build "$KC" "$OUT/build.log" || exit 2
 
-smem() { # BM BN BK STAGES TA TB
-    local a b
-    if [ "$5" = 1 ]; then a=$(($1 * ($3 + 4))); else a=$(($3 * ($1 + 4))); fi
-    if [ "$6" = 1 ]; then b=$(($3 * ($2 + 4))); else b=$(($2 * ($3 + 4))); fi
-    echo $(($4 * 8 * (a + b)))
-}
-# cfgwords TA TB "BM BN BK WM WN STAGES VEC SPLIT RASTER MINB MMA RDB"
-cfgwords() {
-    local ta=$1 tb=$2
-    set -- $3
-    local tm=$(($4 / 8)) tn=$(($5 / 8))
-    echo "BM=$1 BN=$2 BK=$3 WM=$4 WN=$5 TM=$tm TN=$tn STAGES=$6 VEC=$7 SPLIT=$8 RASTER=$9" \
-        "MINB=${10} MMA=${11} RDB=${12} NACC=$((tm * tn * 2)) SMEM=$(smem $1 $2 $3 $6 $ta $tb)"
-}
 # run M N K opA opB beta0 CFG... : one kcheck process for all configurations
 run() {
     local m=$1 n=$2 k=$3 oa=$4 ob=$5 b0=$6

@@ -39,6 +39,14 @@ template <class T, int V> struct vec;
 template <> struct vec<float, 4> { typedef float4 t; };
 template <> struct vec<float, 2> { typedef float2 t; };
 template <> struct vec<double, 2> { typedef double2 t; };
+// d[0..V) = s[0..V), read as one vector (an element at a time into d, so that d's array
+// stays in registers).
+template <class T, int V> __device__ __forceinline__ void ld_run(const T *s, T *d) {
+    const typename vec<T, V>::t v = *reinterpret_cast<const typename vec<T, V>::t *>(s);
+    const T *pv = reinterpret_cast<const T *>(&v);
+#pragma unroll
+    for (int q = 0; q < V; ++q) d[q] = pv[q];
+}
 
 // CS: streaming stores (st.global.cs) for C, which no one rereads.
 template <class T, int M, int N, int K, int BM, int NT, int TM, int TN, int WARPS_M, int STAGES,
@@ -100,21 +108,11 @@ __global__ void __launch_bounds__(NT) stream_gemm(const T *__restrict__ A, const
         T a[2][TM], b[2][TN];
         auto frag = [&](int buf, int k) {
 #pragma unroll
-            for (int ii = 0; ii < TM; ii += RVM) {
-                const typename vec<T, RVM>::t v =
-                    *reinterpret_cast<const typename vec<T, RVM>::t *>(as + k * BM + (ii / RVM) * (LM * RVM));
-                const T *pv = reinterpret_cast<const T *>(&v);
+            for (int ii = 0; ii < TM; ii += RVM)
+                ld_run<T, RVM>(as + k * BM + (ii / RVM) * (LM * RVM), &a[buf][ii]);
 #pragma unroll
-                for (int q = 0; q < RVM; ++q) a[buf][ii + q] = pv[q];
-            }
-#pragma unroll
-            for (int jj = 0; jj < TN; jj += RVN) {
-                const typename vec<T, RVN>::t v =
-                    *reinterpret_cast<const typename vec<T, RVN>::t *>(bs + k * N + (jj / RVN) * (LN * RVN));
-                const T *pv = reinterpret_cast<const T *>(&v);
-#pragma unroll
-                for (int q = 0; q < RVN; ++q) b[buf][jj + q] = pv[q];
-            }
+            for (int jj = 0; jj < TN; jj += RVN)
+                ld_run<T, RVN>(bs + k * N + (jj / RVN) * (LN * RVN), &b[buf][jj]);
         };
         frag(0, 0);
 #pragma unroll
