@@ -1,4 +1,4 @@
-# kcheck_lib.sh: sourced by kcheck.sh and dmma_s2.sh (DMMA configurations through
+# kcheck_lib.sh: sourced by kcheck.sh, kcheck_simt.sh and dmma_s2.sh (configurations through
 # tools/kcheck.c). Needs CUDA set (the toolkit's root).
 #
 # kcheck_build BIN LOG: builds tools/kcheck.c into BIN (optimized for this CPU, else

@@ -17,9 +17,12 @@ SRC=${SRC:-kernel_src/gemm_simt.cu}
 [ $# -ge 6 ] || { sed -n 5,12p "$0"; exit 2; }
 m=$1 n=$2 k=$3 ops=$4 dt=$5
 shift 5
-[ -x "$KC" ] || cc -O2 -std=c11 tools/kcheck.c -I"$CUDA/include" -L"$CUDA/lib64" \
-    -L"$CUDA/lib64/stubs" -lcuda -lnvrtc -lm -lpthread -o "$KC" || exit 2
-export LD_LIBRARY_PATH=$CUDA/lib64:${LD_LIBRARY_PATH:-}
+. tools/kcheck_lib.sh
+if [ -x "$KC" ]; then
+    export LD_LIBRARY_PATH=$CUDA/lib64:${LD_LIBRARY_PATH:-}
+else
+    kcheck_build "$KC" "/tmp/kcheck_simt_build.$$.log" || exit 2
+fi
 ta=0 tb=0
 [ "${ops:0:1}" = T ] && ta=1
 [ "${ops:1:1}" = T ] && tb=1
