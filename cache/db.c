@@ -47,6 +47,7 @@
 #endif
 
 #include "db.h"
+#include "env.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -338,9 +339,9 @@ static int parse_version(const unsigned char *text) {
 /* The value of environment variable name when it is a positive decimal integer no
  * larger than max, else 0 (unset, empty, zero, negative, trailing junk, overflow):
  * a mistyped setting falls back to the default instead of failing every open. */
-static int64_t env_positive(const char *name, int64_t max) {
-    const char *v = getenv(name);
-    if (!v || !*v) return 0;
+static int64_t env_positive(gt_env_id id, int64_t max) {
+    const char *v = gt_env(id);
+    if (!v) return 0;
     int64_t n = 0;
     for (const char *p = v; *p; p++) {
         if (*p < '0' || *p > '9') return 0;
@@ -466,7 +467,7 @@ static gt_status migrate(gt_db *db) {
  * rolling back the transaction that tried. */
 static gt_status apply_max_size(gt_db *db) {
     /* 2^31 MiB covers any file SQLite can address at any page size. */
-    int64_t mb = env_positive("GEMMTUNE_CACHE_MAX_MB", (int64_t)1 << 31);
+    int64_t mb = env_positive(GT_ENV_CACHE_MAX_MB, (int64_t)1 << 31);
     if (mb <= 0) return GT_SUCCESS;
     sqlite3_stmt *st = NULL;
     int rc = first_row(db, "PRAGMA page_size", &st);
@@ -936,7 +937,7 @@ gt_status gt_db_open(const char *path, int readonly, int busy_timeout_ms, gt_db 
     pthread_mutexattr_destroy(&attr);
     db->readonly = readonly != 0;
     if (busy_timeout_ms <= 0)
-        busy_timeout_ms = (int)env_positive("GEMMTUNE_CACHE_TIMEOUT_MS", INT_MAX);
+        busy_timeout_ms = (int)env_positive(GT_ENV_CACHE_TIMEOUT_MS, INT_MAX);
     db->busy_timeout_ms = busy_timeout_ms > 0 ? busy_timeout_ms : DEFAULT_BUSY_TIMEOUT_MS;
 
     gt_status s = GT_SUCCESS;
@@ -1396,13 +1397,13 @@ static int join_path(char *buf, size_t size, const char *a, const char *b) {
 gt_status gt_db_default_path(char *buf, size_t size) {
     if (!buf || size == 0) return GT_INVALID_VALUE;
     buf[0] = 0;
-    const char *v = getenv("GEMMTUNE_CACHE");
+    const char *v = gt_env(GT_ENV_CACHE);
     int rc;
-    if (v && *v) {
+    if (v) {
         rc = join_path(buf, size, v, NULL);
-    } else if ((v = getenv("XDG_CACHE_HOME")) && *v) {
+    } else if ((v = gt_env(GT_ENV_XDG_CACHE_HOME))) {
         rc = join_path(buf, size, v, "/gemmtune/cache.db");
-    } else if ((v = getenv("HOME")) && *v) {
+    } else if ((v = gt_env(GT_ENV_HOME))) {
         rc = join_path(buf, size, v, "/.cache/gemmtune/cache.db");
     } else {
         return GT_CACHE_ERROR;

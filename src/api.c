@@ -2,9 +2,10 @@
  * api.c: gemm_tuned(), gemm_tuned_d(), gemm_tuned_ex() and the library-wide calls of
  * gemmtune.h.
  *
- * The path of one call (DESIGN.md): check arguments (args.c) -> load the driver (cu.c)
- * -> enter the stream's context -> build the key (key.c) -> plan table (plan.c) ->
- * on a miss, dispatch (cache, tuner, fallback) -> launch. Owns nothing of its own.
+ * The path of one call (docs/DESIGN.md): the arguments as one gt_gemm -> check them
+ * (call.c) -> load the driver (runtime/cu.c) -> enter the stream's context -> the
+ * problem key (call.c) -> plan table (plan.c) -> on a miss, dispatch (cache, tuner,
+ * default kernel) -> launch (tuner/kern.c). Owns nothing of its own.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -12,7 +13,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "args.h"
+#include "call.h"
 #include "cu.h"
 #include "devctx.h"
 #include "dispatch.h"
@@ -22,44 +23,40 @@
 #include "log.h"
 #include "plan.h"
 #include "work.h"
+#include "gemm.h"
 
-/* The one implementation of every entry: dtype (gt_dtype) says what A, B and C hold and
- * how to compute; alpha and beta arrive as double, which holds a float exactly, so the
+/* The one implementation of every entry: g->dtype says what A, B and C hold and how to
+ * compute; alpha and beta arrive as double, which holds a float exactly, so the
  * f32-compute paths compute with the caller's values bit for bit. pos gives the
  * positions of the checked arguments in the caller's argument list. */
-static gt_status gemm(const gt_arg_pos *pos, int dtype, gt_op opA, gt_op opB, int64_t m,
-                      int64_t n, int64_t k, double alpha, const void *A, int64_t lda,
-                      const void *B, int64_t ldb, double beta, void *C, int64_t ldc,
-                      void *stream) {
+static gt_status gemm(const gt_arg_pos *pos, const gt_gemm *g) {
     gt_action act;
-    gt_status s = gt_args_check(pos, opA, opB, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc,
-                                gt_dtype_in_size(dtype), gt_dtype_out_size(dtype), &act);
+    gt_status s = gt_call_check(pos, g, &act);
     if (s != GT_SUCCESS || act == GT_ACT_NONE) return s;
     if ((s = gt_cu_load()) != GT_SUCCESS) return s;
+    CUstream stream = (CUstream)g->stream;
     CUcontext ctx;
     int pushed;
-    if ((s = gt_cu_enter((CUstream)stream, &ctx, &pushed)) != GT_SUCCESS) return s;
+    if ((s = gt_cu_enter(stream, &ctx, &pushed)) != GT_SUCCESS) return s;
     gt_devctx *dc;
     if ((s = gt_devctx_get(ctx, &dc)) != GT_SUCCESS) goto out;
-    if ((s = gt_devctx_supports(dc, dtype)) != GT_SUCCESS) goto out;
+    if ((s = gt_devctx_supports(dc, g->dtype)) != GT_SUCCESS) goto out;
     if (act == GT_ACT_SCALE) {
-        s = gt_aux_scale(dc, (CUstream)stream, gt_dtype_out(dtype), (CUdeviceptr)(uintptr_t)C,
-                         ldc, m, n, beta, beta == 0.0);
+        s = gt_aux_scale(dc, stream, gt_dtype_out(g->dtype), GT_DPTR(g->C), g->ldc, g->m, g->n,
+                         g->beta, g->beta == 0.0);
         goto out;
     }
     gt_key key;
-    gt_devctx_make_key(dc, dtype, opA != GT_OP_N, opB != GT_OP_N, m, n, k, A, lda, B, ldb, beta,
-                       C, ldc, &key);
+    gt_call_key(dc, g, &key);
 
     const gt_plan *plan = gt_plan_find(ctx, &key);
     if (plan) {
         gt_stat_add(GT_STAT_PLAN_HITS, 1);
-    } else if ((s = gt_dispatch(dc, &key, (CUstream)stream, &plan)) != GT_SUCCESS) {
+    } else if ((s = gt_dispatch(dc, &key, stream, &plan)) != GT_SUCCESS) {
         goto out;
     }
     gt_stat_add(GT_STAT_CALLS, 1);
-    s = gt_kern_run(&plan->kern, (CUstream)stream, (CUdeviceptr)(uintptr_t)A, lda,
-                    (CUdeviceptr)(uintptr_t)B, ldb, (CUdeviceptr)(uintptr_t)C, ldc, alpha, beta);
+    s = gt_kern_run(&plan->kern, g);
 out:
     gt_cu_leave(pushed);
     return s;
@@ -69,16 +66,16 @@ gt_status gemm_tuned(gt_op opA, gt_op opB, int64_t m, int64_t n, int64_t k, floa
                      const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
                      float *C, int64_t ldc, void *stream) {
     gt_error_clear();
-    return gemm(&gt_pos_blas, GT_DT_F32, opA, opB, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc,
-                stream);
+    const gt_gemm g = {GT_DT_F32, opA, opB, m, n, k, alpha, beta, A, B, C, lda, ldb, ldc, stream};
+    return gemm(&gt_pos_blas, &g);
 }
 
 gt_status gemm_tuned_d(gt_op opA, gt_op opB, int64_t m, int64_t n, int64_t k, double alpha,
                        const double *A, int64_t lda, const double *B, int64_t ldb, double beta,
                        double *C, int64_t ldc, void *stream) {
     gt_error_clear();
-    return gemm(&gt_pos_blas, GT_DT_F64, opA, opB, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc,
-                stream);
+    const gt_gemm g = {GT_DT_F64, opA, opB, m, n, k, alpha, beta, A, B, C, lda, ldb, ldc, stream};
+    return gemm(&gt_pos_blas, &g);
 }
 
 static const char *datatype_name(int t) {
@@ -130,7 +127,8 @@ gt_status gemm_tuned_ex(gt_op opA, gt_op opB, int64_t m, int64_t n, int64_t k,
         a = *(const float *)alpha;
         b = *(const float *)beta;
     }
-    return gemm(&gt_pos_ex, dtype, opA, opB, m, n, k, a, A, lda, B, ldb, b, C, ldc, stream);
+    const gt_gemm g = {dtype, opA, opB, m, n, k, a, b, A, B, C, lda, ldb, ldc, stream};
+    return gemm(&gt_pos_ex, &g);
 }
 
 gt_status gt_set_mode(gt_mode mode) {

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "db.h"
+#include "env.h"
 #include "kernel_sources.h"
 #include "log.h"
 #include "rtc.h"
@@ -43,15 +44,15 @@ static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 static int env_mode = GT_MODE_TUNE, env_async;
 
 static void read_env(void) {
-    const char *m = getenv("GEMMTUNE_MODE");
-    if (m && *m) {
+    const char *m = gt_env(GT_ENV_MODE);
+    if (m) {
         if (strcasecmp(m, "tune") == 0) env_mode = GT_MODE_TUNE;
         else if (strcasecmp(m, "cached") == 0) env_mode = GT_MODE_CACHED;
         else if (strcasecmp(m, "off") == 0) env_mode = GT_MODE_OFF;
         else gt_log(GT_LOG_WARN, "GEMMTUNE_MODE='%s' is not tune, cached or off; using tune", m);
     }
-    const char *a = getenv("GEMMTUNE_TUNE_ASYNC");
-    env_async = a && *a && strcmp(a, "0") != 0;
+    const char *a = gt_env(GT_ENV_TUNE_ASYNC);
+    env_async = a && strcmp(a, "0") != 0;
 }
 
 int gt_dispatch_mode(void) {
@@ -131,8 +132,8 @@ static void open_layers(void) {
         memset(&layers[0], 0, sizeof layers[0]);
         nlayers = 1; /* layers[0] stays the user slot, empty */
     }
-    const char *sp = getenv("GEMMTUNE_CACHE_PATH");
-    if (sp && *sp) {
+    const char *sp = gt_env(GT_ENV_CACHE_PATH);
+    if (sp) {
         char *copy = strdup(sp), *save = NULL;
         for (char *p = copy ? strtok_r(copy, ":", &save) : NULL; p; p = strtok_r(NULL, ":", &save)) {
             if (strcmp(p, user_path) == 0) continue; /* already the user cache */
@@ -267,7 +268,7 @@ static const gt_plan *insert(gt_devctx *dc, const gt_key *key, gt_kern *k, int s
 static int valid(gt_devctx *dc, const layer *l, const gt_key *key, const char *text,
                  gt_kcfg *cfg) {
     gt_klimits lim;
-    gt_devctx_limits(dc, &lim);
+    gt_kern_limits(dc, &lim);
     char why[400];
     if (gt_kcfg_validate(text, key, &lim, cfg, why, sizeof why) == 0) return 1;
     char kt[200];

@@ -2,7 +2,7 @@
  * test_args.c: the BLAS argument rules of gemm_tuned and gemm_tuned_d (src/args.c), no
  * GPU needed.
  *
- * Every rule is checked twice: through gt_args_check (pure: status, BLAS position,
+ * Every rule is checked twice: through gt_call_check (pure: status, BLAS position,
  * message, action) and through the public entry point, which must apply the same rules
  * before it touches the driver. main points GEMMTUNE_LIBCUDA at a file that does not
  * exist before the first call, so this process never has a driver, on any machine: a
@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "args.h"
+#include "call.h"
 #include "gemmtune.h"
 #include "key.h"
 #include "log.h"
@@ -68,9 +68,9 @@ static call base(void) {
 static gt_status check(const call *c, gt_action *act) {
     gt_error_clear();
     *act = (gt_action)-1;
-    int es = dt == GT_DT_F64 ? 8 : 4;
-    return gt_args_check(&gt_pos_blas, c->opA, c->opB, c->m, c->n, c->k, c->alpha, c->A, c->lda,
-                         c->B, c->ldb, c->beta, c->C, c->ldc, es, es, act);
+    const gt_gemm g = {dt, c->opA, c->opB, c->m, c->n, c->k, c->alpha, c->beta, c->A, c->B,
+                       c->C, c->lda, c->ldb, c->ldc, NULL};
+    return gt_call_check(&gt_pos_blas, &g, act);
 }
 
 static gt_status public_call(const call *c) {
@@ -97,9 +97,9 @@ static int names_word(const char *msg, const char *name) {
 static void expect_bad(const call *c, int pos, const char *name, int line) {
     gt_action act;
     gt_status s = check(c, &act);
-    TAP_CHECK(s == GT_INVALID_VALUE, "line %d: gt_args_check status %d, want INVALID_VALUE", line,
+    TAP_CHECK(s == GT_INVALID_VALUE, "line %d: gt_call_check status %d, want INVALID_VALUE", line,
               s);
-    TAP_CHECK(gt_last_error_arg() == pos, "line %d: gt_args_check position %d, want %d (%s)",
+    TAP_CHECK(gt_last_error_arg() == pos, "line %d: gt_call_check position %d, want %d (%s)",
               line, gt_last_error_arg(), pos, gt_last_error());
     TAP_CHECK(names_word(gt_last_error(), name), "line %d: message '%s' does not name '%s'", line,
               gt_last_error(), name);
@@ -124,7 +124,7 @@ static void expect_bad(const call *c, int pos, const char *name, int line) {
 static void expect_ok(const call *c, gt_action want, int line) {
     gt_action act;
     gt_status s = check(c, &act);
-    TAP_CHECK(s == GT_SUCCESS, "line %d: gt_args_check status %d: %s", line, s, gt_last_error());
+    TAP_CHECK(s == GT_SUCCESS, "line %d: gt_call_check status %d: %s", line, s, gt_last_error());
     TAP_CHECK(s != GT_SUCCESS || act == want, "line %d: action %d, want %d", line, act, want);
     TAP_CHECK(gt_last_error_arg() == 0, "line %d: position %d on success", line,
               gt_last_error_arg());

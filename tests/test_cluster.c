@@ -38,6 +38,7 @@
 
 #include "cu.h"
 #include "db.h"
+#include "call.h"
 #include "devctx.h"
 #include "files.h"
 #include "gemmtune.h"
@@ -140,9 +141,10 @@ static int prob_ok(const prob *p) {
 static const gt_plan *plan_of(CUcontext ctx, gt_devctx *dc, const prob *p) {
     const shape *s = &p->s;
     gt_key key;
-    gt_devctx_make_key(dc, GT_DT_F32, s->opa, s->opb, s->m, s->n, s->k, (void *)(uintptr_t)p->dA,
-                       s->opa ? s->k : s->m, (void *)(uintptr_t)p->dB, s->opb ? s->n : s->k,
-                       0.0, (void *)(uintptr_t)p->dC, s->m, &key);
+    gt_gemm g = {GT_DT_F32, s->opa, s->opb, s->m, s->n, s->k, 1.0, 0.0, GT_PTR(p->dA),
+                 GT_PTR(p->dB), GT_PTR(p->dC), s->opa ? s->k : s->m, s->opb ? s->n : s->k,
+                 s->m, NULL};
+    gt_call_key(dc, &g, &key);
     return gt_plan_find(ctx, &key);
 }
 

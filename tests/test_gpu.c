@@ -29,6 +29,7 @@
 
 #include "cu.h"
 #include "db.h"
+#include "call.h"
 #include "devctx.h"
 #include "dispatch.h"
 #include "gemmtune.h"
@@ -420,9 +421,9 @@ static gt_status tune_prob(const prob *p, gt_tune_report *rep, int *source) {
     gt_status st = current_devctx(&dc);
     if (st != GT_SUCCESS) return st;
     gt_key key;
-    gt_devctx_make_key(dc, p->dt, p->opa, p->opb, p->m, p->n, p->k, (void *)(uintptr_t)p->dA,
-                       p->lda, (void *)(uintptr_t)p->dB, p->ldb, p->beta,
-                       (void *)(uintptr_t)p->dC, p->ldc, &key);
+    gt_gemm g = {p->dt, p->opa, p->opb, p->m, p->n, p->k, 1.0, p->beta, GT_PTR(p->dA),
+                 GT_PTR(p->dB), GT_PTR(p->dC), p->lda, p->ldb, p->ldc, NULL};
+    gt_call_key(dc, &g, &key);
     return gt_dispatch_tune(dc, &key, 1, rep, source);
 }
 
@@ -639,9 +640,9 @@ static void gpu_dmma_spill_refused(void) {
     }
     if (dc->arch < 80) TAP_SKIP("skipped: DMMA needs compute capability 8.0 (device %d)", dc->arch);
     gt_key key;
-    gt_devctx_make_key(dc, GT_DT_F64, 0, 1, 300, 200, 40001, (const void *)(uintptr_t)4096, 300,
-                       (const void *)(uintptr_t)8192, 200, 0.0, (const void *)(uintptr_t)16384,
-                       300, &key);
+    const gt_gemm g = {GT_DT_F64, 0, 1, 300, 200, 40001, 1.0, 0.0, GT_PTR(4096), GT_PTR(8192),
+                       GT_PTR(16384), 300, 200, 300, NULL};
+    gt_call_key(dc, &g, &key);
     static const char *texts[2] = {"f1_64x64x16_w64x64_t8x8_s3_v2_k1_r1",
                                    "f1_64x64x16_w32x32_t4x4_s3_v2_k1_r1"};
     for (int i = 0; i < 2; i++) {
@@ -694,7 +695,7 @@ static int pin_config(gt_devctx *dc, const gt_key *key, const char *text, char *
                       size_t whysize) {
     gt_klimits lim;
     gt_kcfg cfg;
-    gt_devctx_limits(dc, &lim);
+    gt_kern_limits(dc, &lim);
     if (gt_kcfg_validate(text, key, &lim, &cfg, why, whysize) != 0) return -1;
     int open = 0;
     const char *path = gt_dispatch_cache_path(&open);
@@ -775,9 +776,10 @@ static void gpu_splitk_shapes_one_stream(void) {
         first[s] = malloc(c_bytes(&p[s]));
         /* The key gemm_tuned builds for these calls (every output is a fresh allocation,
          * so all have the same alignment class). */
-        gt_devctx_make_key(dc, GT_DT_F32, p[s].opa, p[s].opb, p[s].m, p[s].n, p[s].k,
-                           (void *)(uintptr_t)p[s].dA, p[s].lda, (void *)(uintptr_t)p[s].dB,
-                           p[s].ldb, p[s].beta, (void *)(uintptr_t)out[s][0], p[s].ldc, &key[s]);
+        const gt_gemm g = {GT_DT_F32, p[s].opa, p[s].opb, p[s].m, p[s].n, p[s].k, 1.0,
+                           p[s].beta, GT_PTR(p[s].dA), GT_PTR(p[s].dB), GT_PTR(out[s][0]),
+                           p[s].lda, p[s].ldb, p[s].ldc, NULL};
+        gt_call_key(dc, &g, &key[s]);
         gt_key_shape(&key[s], name[s], sizeof name[s]);
         char why[600];
         if (pin_config(dc, &key[s], sh[s].cfg, why, sizeof why) != 0) {

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "cu.h"
+#include "env.h"
 #include "log.h"
 #include "pool.h"
 #include "rtc.h"
@@ -41,17 +42,17 @@ double gt_tune_now_s(void) {
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-static long env_long(const char *name, long dflt) {
-    const char *v = getenv(name);
-    if (!v || !*v) return dflt;
+static long env_long(gt_env_id id, long dflt) {
+    const char *v = gt_env(id);
+    if (!v) return dflt;
     char *end;
     long x = strtol(v, &end, 10);
     return *end || x <= 0 ? dflt : x;
 }
 
-static double env_double(const char *name, double dflt) {
-    const char *v = getenv(name);
-    if (!v || !*v) return dflt;
+static double env_double(gt_env_id id, double dflt) {
+    const char *v = gt_env(id);
+    if (!v) return dflt;
     char *end;
     double x = strtod(v, &end);
     return *end || !(x > 0) ? dflt : x;
@@ -63,10 +64,10 @@ void gt_set_tune_memory_limit(size_t bytes) { api_mem_limit = bytes; }
 
 void gt_tune_opts_default(gt_tune_opts *o) {
     if (!o->mem_limit) o->mem_limit = api_mem_limit;
-    if (o->max_candidates <= 0) o->max_candidates = (int)env_long("GEMMTUNE_TUNE_MAX_CANDIDATES", 32);
-    if (o->budget_s <= 0) o->budget_s = env_double("GEMMTUNE_TUNE_BUDGET_S", DEFAULT_BUDGET_S);
-    if (!o->mem_limit) o->mem_limit = (size_t)env_long("GEMMTUNE_TUNE_MEM_MB", 0) << 20;
-    if (!o->verify_all) o->verify_all = env_long("GEMMTUNE_TUNE_VERIFY_ALL", 0) == 1;
+    if (o->max_candidates <= 0) o->max_candidates = (int)env_long(GT_ENV_TUNE_MAX_CANDIDATES, 32);
+    if (o->budget_s <= 0) o->budget_s = env_double(GT_ENV_TUNE_BUDGET_S, DEFAULT_BUDGET_S);
+    if (!o->mem_limit) o->mem_limit = (size_t)env_long(GT_ENV_TUNE_MEM_MB, 0) << 20;
+    if (!o->verify_all) o->verify_all = env_long(GT_ENV_TUNE_VERIFY_ALL, 0) == 1;
 }
 
 /* ===== fault injection (tests) ===== */
@@ -80,7 +81,7 @@ void gt_tune_opts_default(gt_tune_opts *o) {
  * unsetenv is a data race. */
 #define FAULTS_MAX 128
 static void faults_read(char *spec) {
-    const char *v = getenv("GEMMTUNE_TEST_FAULT");
+    const char *v = gt_env(GT_ENV_TEST_FAULT);
     snprintf(spec, FAULTS_MAX, "%s", v ? v : "");
 }
 static int fault(const char *spec, const char *what, int i) {
@@ -466,9 +467,18 @@ double gt_tune_median(double *t, int n) {
 
 /* Tuning uses alpha = 1 and, when beta != 0, beta = 1: the timing does not depend on the
  * values, and these keep repeated runs on the same C finite. */
+/* The call of key on the arena's input set `set` and its output. */
+static gt_gemm arena_call(const arena *ar, int set, const gt_key *key, CUstream s, double alpha,
+                          double beta) {
+    gt_gemm g = {key->dtype, key->opa, key->opb, key->m, key->n, key->k, alpha, beta,
+                 GT_PTR(ar->a[set]), GT_PTR(ar->b[set]), GT_PTR(ar->c), ar->lda, ar->ldb,
+                 ar->ldc, s};
+    return g;
+}
+
 static gt_status launch(const gt_kern *k, CUstream s, arena *ar, int set, const gt_key *key) {
-    return gt_kern_launch(k, s, ar->a[set], ar->lda, ar->b[set], ar->ldb, ar->c, ar->ldc, 1.0,
-                          key->beta0 ? 0.0 : 1.0, ar->ws);
+    gt_gemm g = arena_call(ar, set, key, s, 1.0, key->beta0 ? 0.0 : 1.0);
+    return gt_kern_launch(k, &g, ar->ws);
 }
 
 static gt_status time_one(const gt_kern *k, CUstream s, arena *ar, const gt_key *key,
@@ -536,7 +546,7 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
     gt_tune_opts_default(&opts);
     double t0 = gt_tune_now_s();
     gt_klimits lim;
-    gt_devctx_limits(dc, &lim);
+    gt_kern_limits(dc, &lim);
 
     /* SPACE */
     gt_cand *space = NULL;
@@ -662,12 +672,10 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
         gt_status vs = reset_output(dc, s, key, &ar);
         double alpha = fault(faults, "verify", i) ? 0.75 * 1.01 : 0.75, beta = key->beta0 ? 0.0 : -0.5;
         if (vs == GT_SUCCESS) vs = reset_workspace(s, &ar);
-        if (vs == GT_SUCCESS)
-            vs = gt_kern_launch(&kerns[i], s, ar.a[0], ar.lda, ar.b[0], ar.ldb, ar.c, ar.ldc,
-                                alpha, beta, ar.ws);
-        if (vs == GT_SUCCESS)
-            vs = gt_verify(dc, s, key, 0.75, beta, ar.a[0], ar.lda, ar.b[0], ar.ldb, ar.c0,
-                           ar.ldc, ar.c, ar.ldc, &vr);
+        gt_gemm g = arena_call(&ar, 0, key, s, alpha, beta);
+        if (vs == GT_SUCCESS) vs = gt_kern_launch(&kerns[i], &g, ar.ws);
+        g.alpha = 0.75; /* what the kernel was asked for, unless a fault is injected */
+        if (vs == GT_SUCCESS) vs = gt_verify(dc, key, &g, GT_PTR(ar.c0), ar.ldc, &vr);
         char text[64];
         gt_kcfg_format(&cands[i].cfg, text, sizeof text);
         if (vs != GT_SUCCESS || !vr.pass) {

@@ -50,10 +50,14 @@ static int *pick(long long n, int full, int *count, unsigned long long seed) {
     return idx;
 }
 
-gt_status gt_verify(gt_devctx *dc, CUstream stream, const gt_key *key, double alpha, double beta,
-                    CUdeviceptr A, long long lda, CUdeviceptr B, long long ldb, CUdeviceptr C0,
-                    long long ldc0, CUdeviceptr C, long long ldc, gt_verify_result *res) {
-    assert(key->dtype >= 0 && key->dtype < GT_NDTYPES);
+gt_status gt_verify(gt_devctx *dc, const gt_key *key, const gt_gemm *g, const void *C0p,
+                    int64_t ldc0p, gt_verify_result *res) {
+    assert(key->dtype >= 0 && key->dtype < GT_NDTYPES && g->dtype == key->dtype);
+    /* The kernels take addresses as CUdeviceptr and sizes as long long. */
+    CUstream stream = (CUstream)g->stream;
+    CUdeviceptr A = GT_DPTR(g->A), B = GT_DPTR(g->B), C = GT_DPTR(g->C), C0 = GT_DPTR(C0p);
+    long long lda = g->lda, ldb = g->ldb, ldc = g->ldc, ldc0 = ldc0p;
+    double alpha = g->alpha, beta = g->beta;
     memset(res, 0, sizeof *res);
     res->tol = gt_verify_tolerance(key);
     gt_status s = gt_devctx_aux(dc, key->dtype);

@@ -1,8 +1,8 @@
 /*
  * verify.h: checks a GEMM result against the float64 reference kernel.
  *
- * The reference (gt_ref_<dtype> in kernel_src/aux_f32.cu, by the key's data type) computes every output of a small problem, or a sample of rows x columns of a
- * large one (the first, the last and random others), in float64; the comparison is the
+ * The reference (gt_ref_<dtype> in kernel_src/aux_f32.cu, by the key's data type)
+ * computes every output of a small problem, or a sample of rows x columns of a large one (the first, the last and random others), in float64; the comparison is the
  * relative Frobenius error over those outputs, and any non-finite output fails.
  */
 #ifndef GT_VERIFY_H
@@ -11,6 +11,7 @@
 #include <cuda.h>
 
 #include "devctx.h"
+#include "gemm.h"
 #include "key.h"
 
 typedef struct gt_verify_result {
@@ -38,11 +39,10 @@ typedef struct gt_verify_result {
  * A wrong kernel is off by O(1); one that drops a K step of S is off by about 1/sqrt(S). */
 double gt_verify_tolerance(const gt_key *key);
 
-/* Compares C (ldc) with alpha * op(A) * op(B) + beta * C0 (C0 unread when key->beta0),
- * of the key's data types (A, B in its input type, C0 and C in its output type).
- * Synchronizes `stream`. */
-gt_status gt_verify(gt_devctx *dc, CUstream stream, const gt_key *key, double alpha, double beta,
-                    CUdeviceptr A, long long lda, CUdeviceptr B, long long ldb, CUdeviceptr C0,
-                    long long ldc0, CUdeviceptr C, long long ldc, gt_verify_result *res);
+/* Compares the output of call g (its C, of key's problem) with g->alpha * op(A) * op(B) +
+ * g->beta * C0 (C0 of leading dimension ldc0, unread when key->beta0), of the key's data
+ * types (A, B in its input type, C0 and C in its output type). Synchronizes g->stream. */
+gt_status gt_verify(gt_devctx *dc, const gt_key *key, const gt_gemm *g, const void *C0,
+                    int64_t ldc0, gt_verify_result *res);
 
 #endif

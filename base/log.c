@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #endif
 #include "log.h"
+#include "env.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -75,9 +76,9 @@ gt_status gt_fail_arg(int position, const char *fmt, ...) {
 /* ===== logging ===== */
 
 static void level_from_env(void) {
-    const char *v = getenv("GEMMTUNE_LOG");
+    const char *v = gt_env(GT_ENV_LOG);
     int level = GT_LOG_OFF;
-    if (v && *v) {
+    if (v) {
         static const char *names[] = {"off", "error", "warn", "info", "debug"};
         for (int i = 0; i < 5; i++)
             if (strcasecmp(v, names[i]) == 0) level = i;

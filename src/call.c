@@ -1,5 +1,5 @@
 /*
- * args.c: BLAS argument rules (args.h), the same for sgemm (gemm_tuned), dgemm
+ * call.c: BLAS argument rules and the key of a call (call.h), the same for sgemm (gemm_tuned), dgemm
  * (gemm_tuned_d) and the typed entry (gemm_tuned_ex); only the positions differ. The
  * size and leading-dimension rules follow the reference BLAS xerbla: the first invalid
  * one in position order is reported. Pointers, which BLAS does not
@@ -9,10 +9,11 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "args.h"
+#include "call.h"
 
 #include <assert.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "log.h"
 
@@ -58,12 +59,11 @@ const gt_ex_type gt_ex_types[GT_NDTYPES] = {
 const gt_arg_pos gt_pos_blas = {.a = 7, .lda = 8, .b = 9, .ldb = 10, .c = 12, .ldc = 13};
 const gt_arg_pos gt_pos_ex = {.a = 7, .lda = 9, .b = 10, .ldb = 12, .c = 14, .ldc = 16};
 
-gt_status gt_args_check(const gt_arg_pos *pos, int opA, int opB, int64_t m, int64_t n,
-                        int64_t k, double alpha, const void *A, int64_t lda, const void *B,
-                        int64_t ldb, double beta, const void *C, int64_t ldc, int in_size,
-                        int out_size, gt_action *action) {
-    assert(in_size == 2 || in_size == 4 || in_size == 8);
-    assert(out_size == 2 || out_size == 4 || out_size == 8);
+gt_status gt_call_check(const gt_arg_pos *pos, const gt_gemm *g, gt_action *action) {
+    assert(g->dtype >= 0 && g->dtype < GT_NDTYPES);
+    const int opA = g->opa, opB = g->opb;
+    const int64_t m = g->m, n = g->n, k = g->k, lda = g->lda, ldb = g->ldb, ldc = g->ldc;
+    const int in_size = gt_dtype_in_size(g->dtype), out_size = gt_dtype_out_size(g->dtype);
     gt_status s;
     if (!op_ok(opA)) return gt_fail_arg(1, "argument 1 (opA) = %d is not N, T or C", opA);
     if (!op_ok(opB)) return gt_fail_arg(2, "argument 2 (opB) = %d is not N, T or C", opB);
@@ -88,16 +88,39 @@ gt_status gt_args_check(const gt_arg_pos *pos, int opA, int opB, int64_t m, int6
         *action = GT_ACT_NONE;
         return GT_SUCCESS;
     }
-    int reads_ab = k > 0 && alpha != 0.0;
+    int reads_ab = k > 0 && g->alpha != 0.0;
     if (reads_ab) {
-        if ((s = check_ptr(pos->a, "A", A, in_size)) != GT_SUCCESS) return s;
-        if ((s = check_ptr(pos->b, "B", B, in_size)) != GT_SUCCESS) return s;
+        if ((s = check_ptr(pos->a, "A", g->A, in_size)) != GT_SUCCESS) return s;
+        if ((s = check_ptr(pos->b, "B", g->B, in_size)) != GT_SUCCESS) return s;
     }
-    if (!reads_ab && beta == 1.0) {
+    if (!reads_ab && g->beta == 1.0) {
         *action = GT_ACT_NONE;
         return GT_SUCCESS;
     }
-    if ((s = check_ptr(pos->c, "C", C, out_size)) != GT_SUCCESS) return s;
+    if ((s = check_ptr(pos->c, "C", g->C, out_size)) != GT_SUCCESS) return s;
     *action = reads_ab ? GT_ACT_GEMM : GT_ACT_SCALE;
     return GT_SUCCESS;
+}
+
+void gt_call_key(const gt_devctx *dc, const gt_gemm *g, gt_key *key) {
+    assert(g->dtype >= 0 && g->dtype < GT_NDTYPES);
+    memset(key, 0, sizeof *key);
+    memcpy(key->device, dc->dev.name, sizeof key->device);
+    key->device[sizeof key->device - 1] = 0;
+    key->cc_major = dc->dev.cc_major;
+    key->cc_minor = dc->dev.cc_minor;
+    key->sm_count = dc->dev.sm_count;
+    key->dtype = g->dtype;
+    key->opa = g->opa != GT_OP_N;
+    key->opb = g->opb != GT_OP_N;
+    key->m = g->m;
+    key->n = g->n;
+    key->k = g->k;
+    key->beta0 = g->beta == 0.0;
+    uintptr_t ptrs[3] = {(uintptr_t)g->A, (uintptr_t)g->B, (uintptr_t)g->C};
+    int64_t lds[3] = {g->lda, g->ldb, g->ldc};
+    /* A and B in elements of their type, C in its own (wider for f16_f32, bf16_f32). */
+    int ab = gt_key_align_class(ptrs, 2, lds, 2, gt_dtype_in_size(g->dtype));
+    int c = gt_key_align_class(ptrs + 2, 1, lds + 2, 1, gt_dtype_out_size(g->dtype));
+    key->align = ab < c ? ab : c;
 }

@@ -7,6 +7,8 @@
 
 #include <cuda.h>
 
+#include "devctx.h"
+#include "gemm.h"
 #include "gemmtune.h"
 #include "kcfg.h"
 #include "key.h"
@@ -43,19 +45,20 @@ int gt_kern_program(const gt_kcfg *cfg, const gt_key *key, char *buf, size_t siz
 /* Compile then load. */
 gt_status gt_kern_build(const gt_kcfg *cfg, const gt_key *key, int arch, gt_kern *out);
 
-/* Launches k on stream. alpha and beta are converted to the key's data type. ws is
- * the split-K workspace, at least k->ws_bytes (0 when the configuration does not split
- * K), zeroed once when allocated and left zeroed by every launch that completes; it
- * must not be shared with a launch that may run at the same time. */
-gt_status gt_kern_launch(const gt_kern *k, CUstream stream, CUdeviceptr A, long long lda,
-                         CUdeviceptr B, long long ldb, CUdeviceptr C, long long ldc, double alpha,
-                         double beta, CUdeviceptr ws);
+/* Launches k for call g (on g->stream; g's problem is k's key). alpha and beta are
+ * converted to the key's data type. ws is the split-K workspace, at least k->ws_bytes (0
+ * when the configuration does not split K), zeroed once when allocated and left zeroed by
+ * every launch that completes; it must not be shared with a launch that may run at the
+ * same time. */
+gt_status gt_kern_launch(const gt_kern *k, const gt_gemm *g, CUdeviceptr ws);
 
-/* gt_kern_launch with the library's workspace for this stream (src/work.c), as
+/* gt_kern_launch with the library's workspace for g's stream (runtime/work.c), as
  * gemm_tuned and gemm_tuned_d run a plan. */
-gt_status gt_kern_run(const gt_kern *k, CUstream stream, CUdeviceptr A, long long lda,
-                      CUdeviceptr B, long long ldb, CUdeviceptr C, long long ldc, double alpha,
-                      double beta);
+gt_status gt_kern_run(const gt_kern *k, const gt_gemm *g);
 void gt_kern_unload(gt_kern *k);
+
+
+/* The limits a configuration is checked against on dc's device (kcfg.h). */
+void gt_kern_limits(const gt_devctx *dc, gt_klimits *lim);
 
 #endif

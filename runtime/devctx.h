@@ -13,7 +13,6 @@
 
 #include "cu.h"
 #include "gemmtune.h"
-#include "kcfg.h"
 #include "key.h"
 
 
@@ -53,19 +52,11 @@ typedef void *(*gt_devctx_bin_get)(int arch, const char *program, size_t *size);
 typedef void (*gt_devctx_bin_put)(int arch, const char *program, const void *image, size_t size);
 void gt_devctx_set_bin_cache(gt_devctx_bin_get get, gt_devctx_bin_put put);
 gt_status gt_devctx_tune_stream(gt_devctx *dc, CUstream *out);
-void gt_devctx_limits(const gt_devctx *dc, gt_klimits *lim);
 
 /* GT_SUCCESS when the device runs data type dtype; else GT_NOT_SUPPORTED with a message
  * naming type and device: the tensor-core-only types (tf32, f16, bf16: no SIMT kernel)
  * need compute capability 8.0. gemm_tuned_ex and `gemmtune tune`/`run` ask it first. */
 gt_status gt_devctx_supports(const gt_devctx *dc, int dtype);
-
-/* The problem key of a call of data type dtype (gt_dtype; device part from dc), as
- * gemm_tuned and gemm_tuned_d build it: the alignment class counts leading dimensions in
- * elements of that type. */
-void gt_devctx_make_key(const gt_devctx *dc, int dtype, int opa, int opb, long long m,
-                        long long n, long long k, const void *A, long long lda, const void *B,
-                        long long ldb, double beta, const void *C, long long ldc, gt_key *key);
 
 /* C = beta * C (0 when beta0, without reading C) for an m x n matrix of stype (gt_stype)
  * elements, computed in double for f64 and in float otherwise (exact for a beta that came

@@ -31,6 +31,7 @@
 #include "cu.h"
 #include "db.h"
 #include "devctx.h"
+#include "env.h"
 #include "dispatch.h"
 #include "gemmtune.h"
 #include "kcfg.h"
@@ -41,7 +42,7 @@
 #include "tune.h"
 #include "verify.h"
 
-#include "args.h"
+#include "call.h"
 #include "cli.h"
 
 /* ===== shapes ===== */
@@ -154,9 +155,10 @@ static int device_or_say(gt_devctx **dc) {
 /* The key that gemm_tuned (f32), gemm_tuned_d (f64) or gemm_tuned_ex (the other types)
  * builds for a tightly packed, cudaMalloc'd problem of data type dtype. */
 static void shape_key(gt_devctx *dc, const cli_shape *sh, int dtype, double beta, gt_key *key) {
-    long long lda = sh->opa ? sh->k : sh->m, ldb = sh->opb ? sh->n : sh->k;
-    gt_devctx_make_key(dc, dtype, sh->opa, sh->opb, sh->m, sh->n, sh->k, (void *)256, lda,
-                       (void *)256, ldb, beta, (void *)256, sh->m, key);
+    const gt_gemm g = {dtype, sh->opa, sh->opb, sh->m, sh->n, sh->k, 1.0, beta, GT_PTR(256),
+                       GT_PTR(256), GT_PTR(256), sh->opa ? sh->k : sh->m,
+                       sh->opb ? sh->n : sh->k, sh->m, NULL};
+    gt_call_key(dc, &g, key);
 }
 
 /* cli.h */
@@ -310,8 +312,9 @@ static int parse_index(const char *s, int *out) {
 
 /* Reads integer variable name into *out: 1 when set, 0 when unset, -1 (after a message)
  * when set but not a non-negative number. */
-static int env_index(const char *name, int *out) {
-    const char *v = getenv(name);
+static int env_index(gt_env_id id, int *out) {
+    const char *v = gt_env(id);
+    const char *name = gt_env_vars[id].name;
     if (!v) return 0;
     if (parse_index(v, out) != 0) {
         fprintf(stderr, "gemmtune tune: %s='%s' is not a non-negative number\n", name, v);
@@ -348,10 +351,10 @@ static int pick_shard(const char *opt, int *si, int *sn, const char **from) {
         return 2;
     }
     int id = 0, count = 0, min = 0, rid, rcount, rmin;
-    rid = env_index("SLURM_ARRAY_TASK_ID", &id);
-    rcount = env_index("SLURM_ARRAY_TASK_COUNT", &count);
+    rid = env_index(GT_ENV_SLURM_ARRAY_TASK_ID, &id);
+    rcount = env_index(GT_ENV_SLURM_ARRAY_TASK_COUNT, &count);
     if (rid > 0 && rcount > 0) {
-        rmin = env_index("SLURM_ARRAY_TASK_MIN", &min);
+        rmin = env_index(GT_ENV_SLURM_ARRAY_TASK_MIN, &min);
         if (rmin < 0) return 2;
         *from = "SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT";
         if (count < 1 || id < min || id - min >= count) {
@@ -367,7 +370,7 @@ static int pick_shard(const char *opt, int *si, int *sn, const char **from) {
     }
     if (rid < 0 || rcount < 0) return 2;
     int rank = 0, ntasks = 0;
-    int rrank = env_index("SLURM_PROCID", &rank), rntasks = env_index("SLURM_NTASKS", &ntasks);
+    int rrank = env_index(GT_ENV_SLURM_PROCID, &rank), rntasks = env_index(GT_ENV_SLURM_NTASKS, &ntasks);
     if (rrank > 0 && rntasks > 0) {
         *from = "SLURM_PROCID/SLURM_NTASKS";
         if (ntasks < 1 || rank >= ntasks) {
@@ -873,10 +876,11 @@ static int cmd_run(int argc, char **argv) {
     if (st != GT_SUCCESS) goto fail;
 
     gt_key key;
-    gt_devctx_make_key(dc, dtype, sh.opa, sh.opb, sh.m, sh.n, sh.k, (void *)(uintptr_t)A, lda,
-                       (void *)(uintptr_t)B, ldb, beta, (void *)(uintptr_t)C, ldc, &key);
+    const gt_gemm g = {dtype, sh.opa, sh.opb, sh.m, sh.n, sh.k, alpha, beta, GT_PTR(A), GT_PTR(B),
+                       GT_PTR(C), lda, ldb, ldc, s};
+    gt_call_key(dc, &g, &key);
     gt_verify_result vr;
-    if ((st = gt_verify(dc, s, &key, alpha, beta, A, lda, B, ldb, C0, ldc, C, ldc, &vr))) goto fail;
+    if ((st = gt_verify(dc, &key, &g, GT_PTR(C0), ldc, &vr))) goto fail;
 
     double *t = malloc(sizeof *t * (size_t)reps);
     if (!t) goto fail;

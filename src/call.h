@@ -1,12 +1,15 @@
 /*
- * args.h: BLAS argument rules for gemm_tuned, gemm_tuned_d and gemm_tuned_ex, checked before anything
- * touches the GPU. Pure: no driver, no state, so every rule is tested without a GPU.
+ * call.h: one call's arguments checked by the BLAS rules of gemm_tuned, gemm_tuned_d and
+ * gemm_tuned_ex before anything touches the GPU, and the call's problem key. The checks
+ * are pure (no driver, no state), so every rule is tested without a GPU.
  */
-#ifndef GT_ARGS_H
-#define GT_ARGS_H
+#ifndef GT_CALL_H
+#define GT_CALL_H
 
 #include <stdint.h>
 
+#include "devctx.h"
+#include "gemm.h"
 #include "gemmtune.h"
 #include "key.h"
 
@@ -35,13 +38,13 @@ typedef struct gt_arg_pos {
 extern const gt_arg_pos gt_pos_blas, gt_pos_ex;
 
 /* GT_SUCCESS and *action, or GT_INVALID_VALUE with the argument's position (pos) and a
- * message naming it (gt_last_error, gt_last_error_arg). in_size and out_size are the
- * bytes of one element of A and B and of C (2, 4 or 8): every pointer that the call would
- * use must be aligned to its element. alpha and beta are the caller's scalars, exact in
- * double whatever their type. */
-gt_status gt_args_check(const gt_arg_pos *pos, int opA, int opB, int64_t m, int64_t n,
-                        int64_t k, double alpha, const void *A, int64_t lda, const void *B,
-                        int64_t ldb, double beta, const void *C, int64_t ldc, int in_size,
-                        int out_size, gt_action *action);
+ * message naming it (gt_last_error, gt_last_error_arg). Every pointer that the call would
+ * use must be aligned to its element (gt_dtype_in_size for A and B, gt_dtype_out_size for
+ * C, of g->dtype). */
+gt_status gt_call_check(const gt_arg_pos *pos, const gt_gemm *g, gt_action *action);
+
+/* The problem key of call g on dc's device: the alignment class counts leading
+ * dimensions in elements of A and B's type and of C's. */
+void gt_call_key(const gt_devctx *dc, const gt_gemm *g, gt_key *key);
 
 #endif

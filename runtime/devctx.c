@@ -183,53 +183,12 @@ gt_status gt_devctx_for_device(int ordinal, gt_devctx **out) {
     return gt_devctx_get(ctx, out);
 }
 
-void gt_devctx_limits(const gt_devctx *dc, gt_klimits *lim) {
-    lim->max_threads_per_block = dc->dev.max_threads_per_block;
-    /* Kernels take their shared memory dynamically, with the opt-in beyond 48 KiB. */
-    lim->smem_per_block = dc->dev.smem_per_block_optin > dc->dev.smem_per_block
-                              ? dc->dev.smem_per_block_optin
-                              : dc->dev.smem_per_block;
-    lim->regs_per_block = dc->dev.regs_per_block;
-    lim->regs_per_sm = dc->dev.regs_per_sm;
-    lim->sm_count = dc->dev.sm_count;
-}
-
 gt_status gt_devctx_supports(const gt_devctx *dc, int dtype) {
     if (!gt_dtype_tensor_only(dtype) || dc->dev.cc_major >= 8) return GT_SUCCESS;
     return gt_fail(GT_NOT_SUPPORTED,
                    "data type %s runs on tensor cores only: it needs compute capability 8.0 or "
                    "later, and %s is %d.%d",
                    gt_dtype_name(dtype), dc->dev.name, dc->dev.cc_major, dc->dev.cc_minor);
-}
-
-/* Fills in the device part of a key. */
-static void device_key(const gt_devctx *dc, gt_key *key) {
-    memcpy(key->device, dc->dev.name, sizeof key->device);
-    key->device[sizeof key->device - 1] = 0;
-    key->cc_major = dc->dev.cc_major;
-    key->cc_minor = dc->dev.cc_minor;
-    key->sm_count = dc->dev.sm_count;
-}
-
-void gt_devctx_make_key(const gt_devctx *dc, int dtype, int opa, int opb, long long m,
-                        long long n, long long k, const void *A, long long lda, const void *B,
-                        long long ldb, double beta, const void *C, long long ldc, gt_key *key) {
-    assert(dtype >= 0 && dtype < GT_NDTYPES);
-    memset(key, 0, sizeof *key);
-    device_key(dc, key);
-    key->dtype = dtype;
-    key->opa = opa != 0;
-    key->opb = opb != 0;
-    key->m = m;
-    key->n = n;
-    key->k = k;
-    key->beta0 = beta == 0.0;
-    uintptr_t ptrs[3] = {(uintptr_t)A, (uintptr_t)B, (uintptr_t)C};
-    int64_t lds[3] = {lda, ldb, ldc};
-    /* A and B in elements of their type, C in its own (wider for f16_f32, bf16_f32). */
-    int ab = gt_key_align_class(ptrs, 2, lds, 2, gt_dtype_in_size(dtype));
-    int c = gt_key_align_class(ptrs + 2, 1, lds + 2, 1, gt_dtype_out_size(dtype));
-    key->align = ab < c ? ab : c;
 }
 
 static unsigned blocks_for(long long n, unsigned threads) {

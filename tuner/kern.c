@@ -181,9 +181,12 @@ static gt_status tensor_map(CUtensorMap *map, const gt_kern *k, CUdeviceptr p, l
                                   : "cuTensorMapEncodeTiled (WGMMA operand)");
 }
 
-gt_status gt_kern_launch(const gt_kern *k, CUstream stream, CUdeviceptr A, long long lda,
-                         CUdeviceptr B, long long ldb, CUdeviceptr C, long long ldc, double alpha,
-                         double beta, CUdeviceptr ws) {
+gt_status gt_kern_launch(const gt_kern *k, const gt_gemm *g, CUdeviceptr ws) {
+    /* The kernels take addresses as CUdeviceptr and sizes as long long (common.cuh). */
+    CUstream stream = (CUstream)g->stream;
+    CUdeviceptr A = GT_DPTR(g->A), B = GT_DPTR(g->B), C = GT_DPTR(g->C);
+    long long lda = g->lda, ldb = g->ldb, ldc = g->ldc;
+    double alpha = g->alpha, beta = g->beta;
     /* Scalars are passed in the kernel's element type. */
     float fa = (float)alpha, fb = (float)beta;
     int f64 = k->key.dtype == GT_DT_F64;
@@ -259,15 +262,13 @@ gt_status gt_kern_launch(const gt_kern *k, CUstream stream, CUdeviceptr A, long 
     return GT_SUCCESS;
 }
 
-gt_status gt_kern_run(const gt_kern *k, CUstream stream, CUdeviceptr A, long long lda,
-                      CUdeviceptr B, long long ldb, CUdeviceptr C, long long ldc, double alpha,
-                      double beta) {
+gt_status gt_kern_run(const gt_kern *k, const gt_gemm *g) {
     CUdeviceptr ws = 0;
     if (k->ws_bytes) {
-        gt_status s = gt_work_get(stream, k->ws_bytes, &ws);
+        gt_status s = gt_work_get((CUstream)g->stream, k->ws_bytes, &ws);
         if (s != GT_SUCCESS) return s;
     }
-    return gt_kern_launch(k, stream, A, lda, B, ldb, C, ldc, alpha, beta, ws);
+    return gt_kern_launch(k, g, ws);
 }
 
 void gt_kern_unload(gt_kern *k) {
@@ -275,4 +276,15 @@ void gt_kern_unload(gt_kern *k) {
     k->module = NULL;
     k->fn = NULL;
     k->pack = NULL;
+}
+
+void gt_kern_limits(const gt_devctx *dc, gt_klimits *lim) {
+    lim->max_threads_per_block = dc->dev.max_threads_per_block;
+    /* Kernels take their shared memory dynamically, with the opt-in beyond 48 KiB. */
+    lim->smem_per_block = dc->dev.smem_per_block_optin > dc->dev.smem_per_block
+                              ? dc->dev.smem_per_block_optin
+                              : dc->dev.smem_per_block;
+    lim->regs_per_block = dc->dev.regs_per_block;
+    lim->regs_per_sm = dc->dev.regs_per_sm;
+    lim->sm_count = dc->dev.sm_count;
 }

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "env.h"
 #include "log.h"
 
 gt_cu_api gt_cu;
@@ -77,8 +78,8 @@ static char load_message[512];
 static char driver_version[32] = "none";
 
 static void load(void) {
-    const char *file = getenv("GEMMTUNE_LIBCUDA");
-    if (!file || !*file) file = "libcuda.so.1";
+    const char *file = gt_env(GT_ENV_LIBCUDA);
+    if (!file) file = "libcuda.so.1";
     void *h = dlopen(file, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         load_status = GT_NO_DRIVER;
