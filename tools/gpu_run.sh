@@ -4,9 +4,9 @@
 # (bench: f32 then f64, each with a fresh cache, then bench/plot.py to bench_ratio.png;
 # bench-tc: the same for the tensor-core types, $TC_DTYPES, default "bf16 f16 tf32", to
 # bench_tc_ratio.png; not part of all).
-# Usage: bash tools/gpu_run.sh [all|tests|gpu|quick|memcheck|memcheck-tc|wgmma|bench|bench-tc|space|mma3|dmma-edges|devices|profile-tc|profile-simt] (gpu: only the
+# Usage: bash tools/gpu_run.sh [all|tests|gpu|quick|memcheck|memcheck-tc|wgmma|bench|bench-tc|dmma-edges|devices] (gpu: only the
 # suites that need the GPU; wgmma: the Hopper family on every op pair, all candidates
-# verified, and its SASS; memcheck-tc runs it under memcheck too; devices: tune --devices on one GPU vs all, shards + merge) ; logs and JSON go to $OUT
+# verified, and its SASS; memcheck-tc runs it under memcheck too; devices: tune --devices on one GPU vs all, shards + merge; dev/gpu_dev.sh: development measurements) ; logs and JSON go to $OUT
 # (default ./gpu-out). On the project's device machine: copy ../shared/device to .device
 # first (SQLite headers) and carry it.
 set -uo pipefail
@@ -78,7 +78,7 @@ if [ "$what" = all ] || [ "$what" = memcheck ] || [ "$what" = memcheck-tc ]; the
 fi
 if [ "$what" = dmma-edges ]; then
   # f64 DMMA tiles whose last row or column of tiles leaves whole warps idle (admitted by
-  # warp_not_idle since session 13 when they are under 1/16 of the grid): every candidate
+  # warp_not_idle when they are under 1/16 of the grid): every candidate
   # of odd shapes in each op pair checked against the reference (GEMMTUNE_TUNE_VERIFY_ALL;
   # a wrong one shows as verify_failed), then the candidates of $DMMA_MEMCHECK under memcheck.
   export GEMMTUNE_TUNE_VERIFY_ALL=1 GEMMTUNE_TUNE_BUDGET_S=100000
@@ -164,101 +164,12 @@ bench_suite() {
 if [ "$what" = all ] || [ "$what" = bench ]; then
   bench_suite "$OUT/bench_ratio.png" f32 f64
 fi
-if [ "$what" = space ]; then
-  # Whether the ranking misses better candidates: each of $SPACE_SHAPES ("dtype:shape ...")
-  # tuned with every candidate the space keeps timed (no budget), then the 15 fastest.
-  export GEMMTUNE_TUNE_BUDGET_S=100000 GEMMTUNE_TUNE_MAX_CANDIDATES=${SPACE_MAX:-400}
-  rm -f "$OUT/space.db"*
-  for ds in ${SPACE_SHAPES:-f64:65536x64x64 f32:65536x64x64 f64:1024x1024x1024 f32:256x256x65536 f64:256x256x65536}; do
-    dt=${ds%%:*} s=${ds#*:}
-    ./$B/gemmtune --cache "$OUT/space.db" tune --dtype "$dt" "$s" >>"$OUT/space.log" 2>&1 || rc=1
-    ./$B/gemmtune --cache "$OUT/space.db" show --dtype "$dt" "$s" >"$OUT/space_${dt}_$s.txt" 2>&1
-    echo "== $dt $s: $(grep -c ' ok ' "$OUT/space_${dt}_$s.txt") timed"; grep ' ok ' "$OUT/space_${dt}_$s.txt" | sort -k3 -n | head -15
-  done
-fi
-if [ "$what" = mma3 ]; then
-  # f32_3xtf32's MMA kernels (mma.sync, low parts split in registers): a tree whose model
-  # ranks them first (tools/variants.py mma3first) tunes $MMA3_SHAPES with every candidate
-  # verified (a wrong one shows as verify_failed), then the $MMA3_TOP (8) fastest of each;
-  # then the odd shapes of MMA3_MEMCHECK (empty: none)' candidates under memcheck.
-  # MMA3_VARIANTS: further edits of tools/variants.py on top ("-": none).
-  for v in ${MMA3_VARIANTS:--}; do
-  d=/tmp/variant-mma3first
-  rm -rf "$d" && mkdir -p "$d"
-  cp -r meson.build src include kernel_src tuner cache tests bench tools "$d"/
-  python3 tools/variants.py mma3first "$d" || rc=1
-  [ "$v" = - ] || python3 tools/variants.py "$v" "$d" || rc=1
-  (cd "$d" && meson setup b >/dev/null 2>&1 && meson compile -C b >"$OUT/build-mma3.log" 2>&1) || { tail -20 "$OUT/build-mma3.log"; exit 1; }
-  rm -f "$OUT/mma3.db"*
-  export GEMMTUNE_TUNE_VERIFY_ALL=1 GEMMTUNE_TUNE_BUDGET_S=100000 GEMMTUNE_TUNE_MAX_CANDIDATES=${MMA3_MAX:-40}
-  for s in ${MMA3_SHAPES:-16384x128x1024:NN 128x4096x4096:NT 256x256x65536:NN 1024x1024x32768:NN 4096x4096x4096:NN 65536x64x64:NN 1001x999x1003:TT 77x46x130:TN}; do
-    "$d/b/gemmtune" --cache "$OUT/mma3.db" tune --dtype f32_3xtf32 "$s" >>"$OUT/mma3.log" 2>&1 || rc=1
-    "$d/b/gemmtune" --cache "$OUT/mma3.db" show --dtype f32_3xtf32 "$s" >"$OUT/mma3_${v}_$s.txt" 2>&1
-    echo "== variant $v $s: $(grep -c ' ok ' "$OUT/mma3_${v}_$s.txt") ok, $(grep -c verify_failed "$OUT/mma3_${v}_$s.txt") verify_failed, $(grep -c -E 'compile_failed|launch_failed' "$OUT/mma3_${v}_$s.txt") failed"
-    grep -E ' ok |verify_failed' "$OUT/mma3_${v}_$s.txt" | sort -k3 -n | head -${MMA3_TOP:-8}
-  done
-  done
-  for s in ${MMA3_MEMCHECK-77x46x130:TN 255x257x31:NT 1000x999x1001:NN}; do
-    GEMMTUNE_TUNE_MAX_CANDIDATES=24 compute-sanitizer --tool memcheck --error-exitcode 9 \
-      "$d/b/gemmtune" --cache "$OUT/mma3-memcheck.db" run --reps 1 --dtype f32_3xtf32 $s >>"$OUT/mma3-memcheck.log" 2>&1
-    r=$?; echo "memcheck f32_3xtf32 MMA $s: exit $r"; [ $r -eq 0 ] || rc=1
-  done
-  grep -E "ERROR SUMMARY" "$OUT/mma3-memcheck.log" 2>/dev/null | sort | uniq -c
-  unset GEMMTUNE_TUNE_VERIFY_ALL GEMMTUNE_TUNE_BUDGET_S GEMMTUNE_TUNE_MAX_CANDIDATES
-fi
 if [ "$what" = bench-tc ]; then
   # Tensor cores (gemm_tuned_ex vs cublasGemmEx), apart from bench so that one stays short.
   # About 20 shapes x (up to ~3 s of tuning + timing) per dtype: 3 dtypes fit in 10 minutes;
   # TC_DTYPES="f16_f32 bf16_f32" runs the fp32-output types in a second call.
   # shellcheck disable=SC2086  # the list splits into words on purpose
   bench_suite "$OUT/bench_tc_ratio.png" ${TC_DTYPES:-bf16 f16 tf32}
-fi
-if [ "$what" = profile-tc ]; then
-  # Where bf16 4096^3 loses to cuBLAS: every candidate's time (show), a K sweep of
-  # 4096 x 4096 x K side by side with cuBLAS (a fixed cost per tile shows as the intercept
-  # of time against K), then Nsight Compute on one run of each library's 4096^3 kernel
-  # (clocks left alone).
-  P="$OUT/profile.db"
-  rm -f "$P"*
-  ./$B/gemmtune --cache "$P" tune --dtype bf16 4096x4096x4096 || rc=1
-  ./$B/gemmtune --cache "$P" show --dtype bf16 4096x4096x4096 >"$OUT/show_4096.txt" 2>&1
-  head -40 "$OUT/show_4096.txt"
-  GEMMTUNE_CACHE="$P" ./$B/gemmtune-bench --dtype bf16 --file bench/ksweep.txt \
-    --json "$OUT/ksweep.json" 2>&1 | tee "$OUT/ksweep.txt" || rc=1
-  echo "4096 4096 4096 N N" >"$OUT/one.txt"
-  NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
-  for who in gt_gemm 'regex:nvjet|sm90|xmma|cutlass|gemm_'; do
-    GEMMTUNE_CACHE="$P" $NCU --clock-control none --kernel-name "$who" --launch-skip 3 --launch-count 1 \
-      --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
-      --section WarpStateStats --section LaunchStats --section Occupancy \
-      --metrics sm__cycles_elapsed.avg.per_second,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_elapsed,lts__t_bytes.sum.per_second,l1tex__m_xbar2l1tex_read_bytes.sum.per_second \
-      ./$B/gemmtune-bench --dtype bf16 --file "$OUT/one.txt" >>"$OUT/ncu.txt" 2>&1
-  done
-  grep -E "gt_gemm|nvjet|sm90|Duration|SM Frequency|Throughput|gmma|lts__t_bytes|xbar2l1tex|Registers|Shared Memory Config|Stall|Issued|Eligible|Active Warps|No Eligible|Block Size|Grid Size|==PROF==|==ERROR==|==WARNING==" "$OUT/ncu.txt" | head -120
-fi
-if [ "$what" = profile-simt ]; then
-  # Why the exact-fp32 (FFMA) kernels miss 1.3x cuBLAS on the skinny, flat and large-K
-  # shapes: each of $PROF_SHAPES tuned (fresh cache, default budget), then Nsight Compute
-  # on one launch of our winner and of cuBLAS's kernels (split-K reduce included), clocks
-  # left alone: time, SM and DRAM throughput, FMA pipe use, issue rate, occupancy,
-  # registers and the warp stall reasons per issued instruction.
-  P="$OUT/profile-simt.db"
-  rm -f "$P"* "$OUT/ncu-simt.txt"
-  NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
-  ST=smsp__average_warps_issue_stalled
-  MET=sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__throughput.avg.pct_of_peak_sustained_elapsed,gpu__time_duration.sum,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,launch__grid_size,launch__block_size,launch__occupancy_limit_registers,launch__occupancy_limit_shared_mem,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,smsp__inst_executed_op_shared_ld.sum
-  for x in long_scoreboard short_scoreboard barrier mio_throttle math_pipe_throttle wait not_selected lg_throttle dispatch_stall no_instruction selected; do
-    MET=$MET,${ST}_${x}_per_issue_active.ratio
-  done
-  for s in ${PROF_SHAPES:-16384x128x1024:NN 128x16384x1024:NN 128x4096x4096:NT 256x256x65536:NN 1024x1024x32768:NN 65536x64x64:NN 16x4096x4096:NT 4096x4096x4096:NN}; do
-    ./$B/gemmtune --cache "$P" tune --dtype f32 "$s" >/dev/null 2>&1 || rc=1
-    for who in 'regex:^gt_gemm$' 'regex:sgemm|xmma|cutlass|nvjet|sm80|sm90|splitK|gemv|gemmk|Kernel'; do
-      echo "=== $s $who" >>"$OUT/ncu-simt.txt"
-      GEMMTUNE_CACHE="$P" $NCU --clock-control none --kernel-name "$who" --launch-skip 3 --launch-count 2 \
-        --metrics "$MET" ./$B/gemmtune-bench --dtype f32 --warmup 3 --reps 5 "$s" >>"$OUT/ncu-simt.txt" 2>&1 || rc=1
-    done
-  done
-  python3 tools/ncu_summary.py "$OUT/ncu-simt.txt" | tee "$OUT/ncu-simt-summary.txt"
 fi
 if [ "$what" = devices ]; then
   # The same shape list tuned on GPU 0 alone, then on every GPU; then two shards into two

@@ -1,5 +1,12 @@
-"""variants.py: named edits of the kernel sources for tools/variants.sh (experiments only:
-each answers one question about where the time goes). Usage: variants.py NAME TREE."""
+"""variants.py: named edits of the sources for dev/variants.sh and dev/gpu_dev.sh's mma3
+(experiments only: each answers one question about where the time goes).
+
+Usage: variants.py TREE [NAME...]: TREE becomes a fresh copy of the repository (build
+directories and outputs left out) with the named edits applied in order ("base": none).
+An edit replaces one text that must occur exactly once in its file: when the source
+changes under it, it fails rather than patch the wrong place."""
+import os
+import shutil
 import sys
 
 W = "kernel_src/gemm_wgmma.cu"
@@ -32,22 +39,45 @@ EDITS = {
     "l2p256": ("kernel_src/common.cuh", "cp.async.cg.shared.global [%0]", "cp.async.cg.shared.global.L2::256B [%0]"),
     # Split-K's reduction left out (no block is last; C is never written): what the
     # serial reduction by the last block of each tile costs.
-    "noreduce": ("kernel_src/common.cuh", "last = arrived == SPLIT - 1;", "last = arrived == 0xffffffffu;"),
-    # Split-K's reduction in one level whatever the splits (as before the two levels).
-    "flat": ("src/kcfg.c", "    if (c->split <= 8) return c->split < 1 ? 1 : c->split;",
+    "noreduce": ("kernel_src/common.cuh", "last = arrived == of - 1;", "last = arrived == 0xffffffffu;"),
+    # Split-K's reduction in one level whatever the splits.
+    "flat": ("tuner/kcfg.c", "    if (c->split <= 8) return c->split < 1 ? 1 : c->split;",
              "    if (c->split <= 64) return c->split < 1 ? 1 : c->split;"),
-    # Split-K's arrival with a fence in every thread (before the acquire-release atomic).
-    "fences": ("kernel_src/common.cuh", "#if __CUDA_ARCH__ >= 700\n    splitk_sync<BAR, P>();", "#if 0\n    splitk_sync<BAR, P>();"),
     "mma3nolow": ("kernel_src/gemm_mma.cu", "la[j][v] = low_part(fa[b][j][v]);", "la[j][v] = fa[b][j][v];"),
 }
 
-def main():
-    name, tree = sys.argv[1], sys.argv[2]
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def skip(d, names):
+    """Not copied: the top level's build directories, script outputs and version control."""
+    if os.path.abspath(d) != ROOT:
+        return [n for n in names if n == "__pycache__"]
+    return [n for n in names if n.startswith("build") or n.endswith("-out") or n in (".git", ".device")]
+
+
+def apply(tree, name):
     path, old, new = EDITS[name]
-    p = f"{tree}/{path}"
+    p = os.path.join(tree, path)
     s = open(p).read()
     if s.count(old) != 1:
         sys.exit(f"variants.py: {name}: the text to replace is not in {path} exactly once")
     open(p, "w").write(s.replace(old, new))
 
-main()
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    tree, names = sys.argv[1], sys.argv[2:]
+    unknown = [n for n in names if n != "base" and n not in EDITS]
+    if unknown:
+        sys.exit(f"variants.py: unknown edit(s) {' '.join(unknown)}; known: {' '.join(sorted(EDITS))}")
+    shutil.rmtree(tree, ignore_errors=True)
+    shutil.copytree(ROOT, tree, ignore=skip)
+    for name in names:
+        if name != "base":
+            apply(tree, name)
+
+
+if __name__ == "__main__":
+    main()

@@ -2,7 +2,8 @@
  * rank.c: prints the cost model's ranking of one shape on an H100 (no GPU needed), to
  * compare with what the tuner measured (`gemmtune show`).
  *
- * Build: cc -std=c11 -Isrc -Ituner -Itests tools/rank.c build/libgemmtune.a \
+ * Build (from the repository root, after tools/build.sh):
+ *        cc -std=c11 -Ibase -Ituner -Itests dev/rank.c build/libgemmtune.a \
  *            -lsqlite3 -ldl -lpthread -lm -o /tmp/rank
  * Usage: /tmp/rank DTYPE MxNxK[:AB] [ALIGN [N]]   e.g. /tmp/rank f64 65536x64x64 16 40
  *        (ALIGN: the alignment class in bytes, default 16; N: lines printed, default 30;

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """ncu_summary.py: one line per profiled kernel from Nsight Compute's text output of
-tools/gpu_run.sh profile-simt (sections "=== SHAPE WHO", then ncu's metric tables):
+dev/gpu_dev.sh profile-simt (sections "=== SHAPE WHO", then ncu's metric tables):
 time, SM and DRAM throughput, FMA pipe and issue use, occupancy, registers, shared-memory
 wavefronts per load instruction (1: no bank conflict, for loads of up to 128 bytes a warp), and the three largest warp stall reasons (warps stalled
 per issued instruction)."""

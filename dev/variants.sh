@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # variants.sh: time kernel variants side by side on this machine's GPU. Each variant is a
-# copy of the tree with one Python edit applied to a kernel source (tools/variants.py
-# holds the edits by name); each copy is built, tunes SHAPE with a fresh cache and prints
-# its candidates' times (gemmtune show). "base" is the tree as it is.
-# Usage: OUT=dir bash tools/variants.sh DTYPE SHAPE[,SHAPE...] VARIANT...
-# (GEMMTUNE_TUNE_* apply: a large GEMMTUNE_TUNE_BUDGET_S and MAX_CANDIDATES time more.)
+# copy of the tree with one named edit of dev/variants.py applied; each copy is built,
+# tunes SHAPE with a fresh cache twice and prints its fastest candidates' times (the
+# tuner's debug log). "base" is the tree as it is.
+# Usage: OUT=dir bash dev/variants.sh DTYPE SHAPE[,SHAPE...] VARIANT...
+# (GEMMTUNE_TUNE_* apply: a large GEMMTUNE_TUNE_BUDGET_S and MAX_CANDIDATES time more;
+# TOP: candidates printed per run, default 6.)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 # The project's device machine lacks SQLite's headers: .device/prep.sh installs them.
@@ -15,9 +16,7 @@ dt=$1 shape=$2
 shift 2
 for v in "$@"; do
   d=/tmp/variant-$v
-  rm -rf "$d" && mkdir -p "$d"
-  cp -r meson.build src include kernel_src tuner cache tests bench tools "$d"/ 2>/dev/null
-  [ "$v" = base ] || python3 tools/variants.py "$v" "$d" || { echo "variant $v: edit failed"; continue; }
+  python3 dev/variants.py "$d" "$v" || { echo "variant $v: edit failed"; continue; }
   (cd "$d" && meson setup b >/dev/null 2>&1 && meson compile -C b gemmtune:executable >"$OUT/build-$v.log" 2>&1) ||
     { echo "variant $v: build failed"; tail -20 "$OUT/build-$v.log"; continue; }
   rm -f "$OUT/v-$v.db"*

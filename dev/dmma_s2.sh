@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# dmma_s2.sh: the two-stage DMMA fault of session 15 (`dmma_stages`), checked with
-# tools/kcheck.c on the library's kernel source and on a variant directory given as
-# $VARIANT (a copy of kernel_src/ with one change), each configuration twice (two seeds;
-# kcheck also relaunches and compares bits). Logs under $OUT.
+# dmma_s2.sh: does the two-stage DMMA fault (the reason for tuner/kcfg.c's `dmma_stages`
+# constraint: f64 DMMA kernels with two shared-memory stages computed wrong results)
+# still show? Checked with dev/kcheck.c on the library's kernel source and on a variant
+# directory given as $VARIANT (a copy of kernel_src/ with one change), each configuration
+# twice (two seeds; kcheck also relaunches and compares bits). Logs under $OUT.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
 CUDA=${CUDA_PATH:-/usr/local/cuda}
 KC=/tmp/kcheck.$$
-. tools/kcheck_lib.sh
+. dev/kcheck_lib.sh
 kcheck_build "$KC" "$OUT/kcheck-build.log" || exit 2
 CASES=(
   "300 200 40001|32 256 16 32 64 2 2 24 1 1 0 1"

@@ -32,7 +32,7 @@
  * KCHECK_REPS=n timed launches (default 20); KCHECK_NVRTC=option one more NVRTC option; KCHECK_ARCH=nn compiles for sm_nn without a
  * GPU and prints ptxas's resource report (compile-only mode); KCHECK_SEED=n.
  *
- * Build: cc -O2 -std=c11 tools/kcheck.c -I/usr/local/cuda/include -L/usr/local/cuda/lib64
+ * Build: cc -O2 -std=c11 dev/kcheck.c -I/usr/local/cuda/include -L/usr/local/cuda/lib64
  *        -lcuda -lnvrtc -lm -lpthread -o kcheck
  */
 #define _POSIX_C_SOURCE 200809L
@@ -48,7 +48,7 @@
 
 #define MAXKV 48
 /* Split-K tile counters at the start of the workspace: the library's number
- * (GT_KCFG_WS_COUNTERS in src/kcfg.h); kcheck stands alone, so it repeats it. */
+ * (GT_KCFG_WS_COUNTERS in tuner/kcfg.h); kcheck stands alone, so it repeats it. */
 #define KC_WS_COUNTERS 4096
 
 static void die(const char *what) {
@@ -324,7 +324,7 @@ static int run_config(world *w, const kvlist *kv) {
     if (SMEM) snprintf(opt[no++], 96, "-DGT_SMEM_CHECK=%lld", SMEM);
     snprintf(opt[no++], 96, "-DGT_WS_COUNTERS=%d", KC_WS_COUNTERS);
     /* Split-K's reduction in one level unless the config says SPLIT_GROUP (the library
-     * picks it: src/kcfg.c, gt_kcfg_split_group). */
+     * picks it: tuner/kcfg.c, gt_kcfg_split_group). */
     if (!kv_get(kv, "SPLIT_GROUP")) snprintf(opt[no++], 96, "-DGT_SPLIT_GROUP=%lld", kv_int(kv, "SPLIT", 1));
     for (int i = 0; i < kv->n; i++)
         if (!is_special(kv->key[i])) snprintf(opt[no++], 96, "-DGT_%s=%s", kv->key[i], kv->val[i]);

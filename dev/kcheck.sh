@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# kcheck.sh: build tools/kcheck.c and check and time configurations of the fp64 tensor-core
+# kcheck.sh: build dev/kcheck.c and check and time configurations of the fp64 tensor-core
 # kernel family kernel_src/gemm_dmma.cu on this machine's GPU (device 0).
 #
-# Usage: bash tools/kcheck.sh [all|check|perf|sanitize|sass|cublas|ncu]...   (default: all
+# Usage: bash dev/kcheck.sh [all|check|perf|sanitize|sass|cublas|ncu]...   (default: all
 # but ncu)
 #   check     all four op pairs; odd shapes (1000x999x1001, 129x67x33, 257x255x3001),
 #             exact ones (256^3), beta == 0, split-K with odd K; every MMA shape
@@ -15,7 +15,7 @@
 # cublas.txt, ncu.txt, build.log; a summary is printed last. Exit status 1 if any check failed.
 #
 # A configuration is written "BM BN BK WM WN STAGES VEC SPLIT RASTER MINB MMA RDB";
-# tools/kcheck_lib.sh's cfgwords derives TM, TN, NACC and the dynamic shared memory.
+# dev/kcheck_lib.sh's cfgwords derives TM, TN, NACC and the dynamic shared memory.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/kcheck-out}
@@ -28,7 +28,7 @@ LOG=$OUT/kcheck.log
 whats=${*:-all}
 want() { [[ (" $whats " == *" all "* && $1 != ncu) || " $whats " == *" $1 "* ]]; }
 
-. tools/kcheck_lib.sh
+. dev/kcheck_lib.sh
 kcheck_build "$KC" "$OUT/build.log" || exit 2
 
 # run M N K opA opB beta0 CFG... : one kcheck process for all configurations

@@ -1,12 +1,12 @@
-# kcheck_lib.sh: sourced by kcheck.sh, kcheck_simt.sh and dmma_s2.sh (configurations through
-# tools/kcheck.c). Needs CUDA set (the toolkit's root).
+# kcheck_lib.sh: sourced by dev/kcheck.sh and dev/dmma_s2.sh (configurations through
+# dev/kcheck.c), from the repository root. Needs CUDA set (the toolkit's root).
 #
-# kcheck_build BIN LOG: builds tools/kcheck.c into BIN (optimized for this CPU, else
+# kcheck_build BIN LOG: builds dev/kcheck.c into BIN (optimized for this CPU, else
 # plain -O2), compiler output in LOG; exports the toolkit's libraries. Status 2 on failure.
 kcheck_build() {
-    cc -O3 -march=native -std=c11 -Wall tools/kcheck.c -I"$CUDA/include" -L"$CUDA/lib64" \
+    cc -O3 -march=native -std=c11 -Wall dev/kcheck.c -I"$CUDA/include" -L"$CUDA/lib64" \
         -L"$CUDA/lib64/stubs" -lcuda -lnvrtc -lm -lpthread -o "$1" >"$2" 2>&1 ||
-        cc -O2 -std=c11 tools/kcheck.c -I"$CUDA/include" -L"$CUDA/lib64" -L"$CUDA/lib64/stubs" \
+        cc -O2 -std=c11 dev/kcheck.c -I"$CUDA/include" -L"$CUDA/lib64" -L"$CUDA/lib64/stubs" \
             -lcuda -lnvrtc -lm -lpthread -o "$1" >>"$2" 2>&1 ||
         { cat "$2"; return 2; }
     export LD_LIBRARY_PATH=$CUDA/lib64:${LD_LIBRARY_PATH:-}
