@@ -70,11 +70,19 @@ int gt_key_shape(const gt_key *key, char *buf, size_t size) {
                     (long long)key->k, key->opa ? 'T' : 'N', key->opb ? 'T' : 'N');
 }
 
-int gt_key_format(const gt_key *key, char *buf, size_t size) {
-    return snprintf(buf, size, "%s|sm%d%d|%d|%s|%c%c|%lldx%lldx%lld|a%d|b%d", key->device,
-                    key->cc_major, key->cc_minor, key->sm_count, gt_dtype_name(key->dtype),
+int gt_key_problem(const gt_key *key, char *buf, size_t size) {
+    return snprintf(buf, size, "%s|%c%c|%lldx%lldx%lld|a%d|b%d", gt_dtype_name(key->dtype),
                     key->opa ? 'T' : 'N', key->opb ? 'T' : 'N', (long long)key->m,
                     (long long)key->n, (long long)key->k, key->align, key->beta0);
+}
+
+int gt_key_format(const gt_key *key, char *buf, size_t size) {
+    int n = snprintf(buf, size, "%s|sm%d%d|%d|", key->device, key->cc_major, key->cc_minor,
+                     key->sm_count);
+    if (n < 0) return n;
+    int m = gt_key_problem(key, (size_t)n < size ? buf + n : NULL,
+                           (size_t)n < size ? size - (size_t)n : 0);
+    return m < 0 ? m : n + m;
 }
 
 /* FNV-1a over the fields, not the struct bytes: padding and the bytes after the

@@ -5,7 +5,7 @@
  * legal: the device model, the data type, the two operations, the exact M/N/K
  * (baked into the kernel), the alignment class and whether beta is zero.
  * Leading dimensions beyond their alignment class are run-time arguments and are
- * not part of the key (DESIGN.md, "Problem key").
+ * not part of the key (docs/DESIGN.md, "Rules each part keeps").
  *
  * This header is plain C: cache/ uses it without knowing about CUDA.
  */
@@ -62,12 +62,16 @@ typedef struct gt_key {
 int gt_key_align_class(const uintptr_t *ptrs, int nptrs, const int64_t *lds, int nlds,
                        int elem_size);
 
-/* Canonical one-line text of a key, e.g.
- * "NVIDIA H100 80GB HBM3|sm90|132|f32|NT|4096x4096x4096|a16|b0". Returns the length
- * that the full text needs (like snprintf). */
+/* The one text of a key, e.g.
+ * "NVIDIA H100 80GB HBM3|sm90|132|f32|NT|4096x4096x4096|a16|b0": the device part, then
+ * the problem part. Returns the length that the full text needs (like snprintf). */
 int gt_key_format(const gt_key *key, char *buf, size_t size);
+/* Its problem part alone ("f32|NT|4096x4096x4096|a16|b0"): what reaches the compiler,
+ * so the binary cache names programs by it. */
+int gt_key_problem(const gt_key *key, char *buf, size_t size);
 
-/* Shape part only, e.g. "4096x4096x4096:NT". */
+/* The shape as the command takes it (MxNxK:AB), e.g. "4096x4096x4096:NT": the
+ * command's input syntax, not a form of the key. */
 int gt_key_shape(const gt_key *key, char *buf, size_t size);
 
 uint64_t gt_key_hash(const gt_key *key);

@@ -1,5 +1,5 @@
 /*
- * db.c: the SQLite cache of tuned kernels (contract in db.h, design in DESIGN.md,
+ * db.c: the SQLite cache of tuned kernels (contract in db.h, design in docs/DESIGN.md,
  * "Cache").
  *
  * Does: opens one cache file (creating it and its parent directory when writable),
@@ -30,7 +30,7 @@
  *      (a shipped cache) it falls back to SQLite's immutable mode: see
  *      immutable_fallback_applies().
  *   6. A read-only handle never yields a cubin: a shipped file carries configurations,
- *      never binaries (DESIGN.md, "Cache"), so gt_db_cubin_get does not even read the
+ *      never binaries (docs/DESIGN.md, "Rules each part keeps"), so gt_db_cubin_get does not even read the
  *      table there.
  *
  * Callbacks of gt_db_list, gt_db_neighbors and gt_db_timings run with the handle

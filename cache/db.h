@@ -1,9 +1,9 @@
 /*
- * db.h: the SQLite cache of tuned kernels (DESIGN.md, "Cache").
+ * db.h: the SQLite cache of tuned kernels (docs/DESIGN.md, "Rules each part keeps").
  *
  * One file per location. It owns the schema and its migrations, opening (WAL, busy
  * timeout), lookup and insertion of winners and of every candidate's timing.
- * It knows nothing about CUDA: keys are plain data (src/key.h), configurations are
+ * It knows nothing about CUDA: keys are plain data (base/key.h), configurations are
  * their canonical text. Errors come back as gt_status with a message retrievable by
  * gt_db_errmsg(); no SQLite code crosses this interface.
  *
@@ -125,7 +125,7 @@ gt_status gt_db_neighbors(gt_db *db, const gt_key *key, const char *src_hash, in
 typedef struct gt_db_bin_key {
     const char *src_hash;  /* kernel source hash */
     const char *program;   /* the problem and configuration it was compiled for, as text
-                              (src/kern.c: "f32|NT|4096x4096x4096|a16|b0|128x64x8_t8x4_v4") */
+                              (tuner/kern.c: "f32|NT|4096x4096x4096|a16|b0|f0_128x64x8_w64x32_t8x4_s2_v4_k1_r1") */
     int arch;              /* the sm_XX it was compiled for, e.g. 90 */
     const char *nvrtc;     /* NVRTC version that compiled it */
     const char *driver;    /* driver version it was stored under */

@@ -1,10 +1,12 @@
 /*
  * gemmtune.h: the public API of gemmtune, a run-time autotuned GEMM for NVIDIA GPUs.
  *
- * gemm_tuned() computes C = alpha * op(A) * op(B) + beta * C in single precision,
- * column-major, on device memory, in the manner of BLAS sgemm. The first call for a
- * shape tunes a kernel for it (NVRTC, CUDA events, verification) and stores the winner
- * in an SQLite cache; later calls, in this process or any other, use the winner.
+ * gemm_tuned() (single precision, BLAS sgemm), gemm_tuned_d() (double, dgemm) and
+ * gemm_tuned_ex() (typed, in the manner of cublasGemmEx: tf32, f16, bf16, 3xTF32)
+ * compute C = alpha * op(A) * op(B) + beta * C, column-major, on device memory. The
+ * first call for a shape tunes a kernel for it (NVRTC, CUDA events, verification) and
+ * stores the winner in an SQLite cache; later calls, in this process or any other, use
+ * the winner.
  *
  * This header needs no CUDA header: device pointers are plain pointers and a stream is
  * a void * (a CUstream or cudaStream_t; NULL is the default stream).

@@ -17,6 +17,7 @@
 
 #include "kernel_sources.h"
 #include "log.h"
+#include "load.h"
 #include "rtc.h"
 
 #define MAX_CONTEXTS 64
@@ -57,52 +58,22 @@ gt_status gt_devctx_get(CUcontext ctx, gt_devctx **out) {
     return s;
 }
 
-/* The binary cache of helper programs (gt_devctx_set_bin_cache), read under `lock`. */
-static gt_devctx_bin_get bin_get;
-static gt_devctx_bin_put bin_put;
-
-void gt_devctx_set_bin_cache(gt_devctx_bin_get get, gt_devctx_bin_put put) {
-    pthread_mutex_lock(&lock);
-    bin_get = get;
-    bin_put = put;
-    pthread_mutex_unlock(&lock);
-}
-
-/* Loads one helper program, the instantiations chosen by -D<guard> (aux_f32.cu): from the
- * binary cache when it holds a cubin that loads (a process's first tuning of a type then
- * skips about 0.1 s of NVRTC per program), else compiled and stored there; then looks up
- * each of its kernels `gt_<kind>_<type>` into fns[i]. Under `lock`. */
+/* Loads one helper program, the instantiations chosen by -D<guard> (aux_f32.cu), through the
+ * binary cache (load.h: a process's first tuning of a type then skips about 0.1 s of
+ * NVRTC per program); then looks up each of its kernels `gt_<kind>_<type>` into fns[i].
+ * Under `lock`. */
 static gt_status load_aux(gt_devctx *dc, const char *guard, const char *type, int nkinds,
                           const char *const *kinds, CUfunction *const *fns, CUmodule *mod_out) {
-    char program[96];
-    snprintf(program, sizeof program, "helpers|%s", guard);
+    gt_program p;
+    memset(&p, 0, sizeof p);
+    snprintf(p.text, sizeof p.text, "helpers|%s", guard);
+    snprintf(p.name, sizeof p.name, "aux_f32.cu");
+    p.source = gt_src_aux_f32;
+    snprintf(p.storage[0], sizeof p.storage[0], "-D%s", guard);
+    p.options[0] = p.storage[0];
+    p.noptions = 1;
     CUmodule mod = NULL;
-    gt_status s = GT_SUCCESS;
-    size_t size = 0;
-    void *image = bin_get ? bin_get(dc->arch, program, &size) : NULL;
-    if (image) {
-        CUresult r = gt_cu.module_load_data(&mod, image);
-        free(image);
-        if (r != CUDA_SUCCESS) {
-            /* Damaged, or from a driver that lies about its version: compiled afresh,
-             * and the stored copy replaced. */
-            gt_log(GT_LOG_WARN, "stored binary of %s does not load; recompiling", program);
-            mod = NULL;
-        }
-    }
-    if (!mod) {
-        char opt[64];
-        snprintf(opt, sizeof opt, "-D%s", guard);
-        const char *opts[] = {opt};
-        gt_rtc_result res;
-        s = gt_rtc_compile(gt_src_aux_f32, "aux_f32.cu", opts, 1, dc->arch, &res);
-        if (s == GT_SUCCESS) {
-            CUresult r = gt_cu.module_load_data(&mod, res.image);
-            if (r != CUDA_SUCCESS) s = gt_cu_fail(r, "cuModuleLoadData (helper kernels)");
-            else if (bin_put) bin_put(dc->arch, program, res.image, res.size);
-        }
-        gt_rtc_result_free(&res);
-    }
+    gt_status s = gt_load_module(&p, dc->arch, 1, NULL, NULL, &mod, NULL);
     CUfunction got[4];
     for (int i = 0; i < nkinds && s == GT_SUCCESS; i++) {
         char name[48];

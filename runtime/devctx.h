@@ -1,8 +1,7 @@
 /*
  * devctx.h: what the library keeps per CUDA context: the device's identity and limits,
  * the helper kernels (kernel_src/aux_f32.cu: scale, fill and compare per storage type,
- * the reference per data type of key.h, each compiled on first need or loaded from the
- * binary cache the dispatch layer offers) and a private stream for tuning. Created on
+ * the reference per data type of key.h, each loaded on first need through load.h) and a private stream for tuning. Created on
  * first use, kept until gt_release.
  */
 #ifndef GT_DEVCTX_H
@@ -44,13 +43,6 @@ gt_status gt_devctx_for_device(int ordinal, gt_devctx **out);
  * gt_aux_scale and gt_aux_fill load their own. */
 gt_status gt_devctx_aux(gt_devctx *dc, int dtype);
 
-/* Where helper programs' cubins are kept between processes: the dispatch layer's user
- * cache, beside the GEMM kernels' (devctx knows no cache file). `get` returns a malloc'd
- * image of `program` compiled for arch (gt_rtc_pick_arch's input) and its size, or NULL;
- * `put` stores one. Set once per opening of the cache; NULL, NULL: compile every time. */
-typedef void *(*gt_devctx_bin_get)(int arch, const char *program, size_t *size);
-typedef void (*gt_devctx_bin_put)(int arch, const char *program, const void *image, size_t size);
-void gt_devctx_set_bin_cache(gt_devctx_bin_get get, gt_devctx_bin_put put);
 gt_status gt_devctx_tune_stream(gt_devctx *dc, CUstream *out);
 
 /* GT_SUCCESS when the device runs data type dtype; else GT_NOT_SUPPORTED with a message

@@ -130,10 +130,9 @@ gt_status gt_rtc_compile_specific(const char *source, const char *name,
 }
 
 /* A trivial program compiled once per process, alone, before the tuner's pool starts:
- * NVRTC's first use in a process costs far more when 16 threads make it at once (H100
- * machine, 2026-11-25: with the helper programs loaded from the cache instead of compiled
- * first, a fresh process's 16 first compiles all ended near 1.5 s, and one candidate was
- * timed). Not counted as a compile: it builds no kernel of ours. */
+ * NVRTC's first use in a process costs far more when 16 threads make it at once (a fresh
+ * process's first 16 compiles all end near 1.5 s, and the budget then times one
+ * candidate). Not counted as a compile: it builds no kernel of ours. */
 static pthread_mutex_t warm_lock = PTHREAD_MUTEX_INITIALIZER;
 static int warmed;
 void gt_rtc_warm(int arch) {

@@ -28,10 +28,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "db.h"
+#include "layers.h"
 #include "env.h"
 #include "kernel_sources.h"
 #include "log.h"
+#include "load.h"
 #include "rtc.h"
 
 /* ===================================================================================
@@ -78,181 +79,11 @@ gt_status gt_dispatch_set_mode(int mode) {
 
 void gt_dispatch_set_async(int on) { atomic_store(&async_setting, on != 0); }
 
-/* ===================================================================================
- * Cache layers
- * =================================================================================== */
-
-#define MAX_SHIPPED 16
-#define PATH_MAX_LEN 4096
-
-typedef struct layer {
-    gt_db *db;
-    char path[PATH_MAX_LEN];
-    int writable;
-    atomic_int failed;     /* a use failed: bypassed */
-} layer;
-
-static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
-static int opened;                  /* layers opened (or tried) */
-static layer layers[1 + MAX_SHIPPED]; /* [0] the user cache, then the shipped files */
-static int nlayers;
-static char user_path[PATH_MAX_LEN];
-
-static void open_layer(const char *path, int writable) {
-    layer *l = &layers[nlayers];
-    memset(l, 0, sizeof *l);
-    snprintf(l->path, sizeof l->path, "%s", path);
-    l->writable = writable;
-    char msg[600];
-    if (gt_db_open(path, !writable, 0, &l->db, msg, sizeof msg) != GT_SUCCESS) {
-        gt_log(GT_LOG_WARN, "%s cache bypassed: %s", writable ? "user" : "shipped", msg);
-        l->db = NULL;
-    }
-    nlayers++;
-}
-
-static void *cubin_get(int arch, const char *program, size_t *size);
-static void cubin_put(int arch, const char *program, const void *image, size_t size);
-
-/* Opens the layers once per process (until gt_release), and offers the user cache to
- * devctx for the helper programs' cubins. */
-static void open_layers(void) {
-    pthread_mutex_lock(&open_lock);
-    if (opened) {
-        pthread_mutex_unlock(&open_lock);
-        return;
-    }
-    nlayers = 0;
-    if (gt_db_default_path(user_path, sizeof user_path) == GT_SUCCESS) {
-        open_layer(user_path, 1);
-    } else {
-        user_path[0] = 0;
-        gt_log(GT_LOG_WARN, "no user cache path (set GEMMTUNE_CACHE or HOME); tuning results "
-                            "are not kept");
-        memset(&layers[0], 0, sizeof layers[0]);
-        nlayers = 1; /* layers[0] stays the user slot, empty */
-    }
-    const char *sp = gt_env(GT_ENV_CACHE_PATH);
-    if (sp) {
-        char *copy = strdup(sp), *save = NULL;
-        for (char *p = copy ? strtok_r(copy, ":", &save) : NULL; p; p = strtok_r(NULL, ":", &save)) {
-            if (strcmp(p, user_path) == 0) continue; /* already the user cache */
-            if (nlayers == 1 + MAX_SHIPPED) {
-                gt_log(GT_LOG_WARN, "GEMMTUNE_CACHE_PATH: more than %d files; '%s' and later "
-                                    "ones ignored", MAX_SHIPPED, p);
-                break;
-            }
-            open_layer(p, 0);
-        }
-        free(copy);
-    }
-    opened = 1;
-    gt_devctx_set_bin_cache(cubin_get, cubin_put);
-    pthread_mutex_unlock(&open_lock);
-}
-
-static void close_layers(void) {
-    pthread_mutex_lock(&open_lock);
-    gt_devctx_set_bin_cache(NULL, NULL);
-    for (int i = 0; i < nlayers; i++) gt_db_close(layers[i].db);
-    memset(layers, 0, sizeof layers);
-    nlayers = 0;
-    opened = 0;
-    pthread_mutex_unlock(&open_lock);
-}
-
-static int readable(layer *l) { return l->db && !atomic_load(&l->failed); }
-
-/* The user cache when it may be written, else NULL. */
-static layer *writable_user(void) {
-    layer *l = &layers[0];
-    return l->writable && readable(l) ? l : NULL;
-}
-
-/* The one warning of a layer; the handle stays open (another thread may be in it)
- * until gt_release. */
-static void layer_failed(layer *l) {
-    if (!atomic_exchange(&l->failed, 1))
-        gt_log(GT_LOG_WARN, "cache bypassed: %s", gt_db_errmsg(l->db));
-}
-
-const char *gt_dispatch_cache_path(int *open) {
-    open_layers();
-    if (open) *open = layers[0].db != NULL;
-    return user_path;
-}
-
-const char *gt_dispatch_shipped_path(int i, int *open) {
-    open_layers();
-    if (i < 0 || i + 1 >= nlayers) return NULL;
-    if (open) *open = readable(&layers[i + 1]);
-    return layers[i + 1].path;
-}
-
-/* ===================================================================================
- * Building a kernel through the binary cache
- * =================================================================================== */
-
-static void bin_key(int arch, const char *program, gt_db_bin_key *bk) {
-    bk->src_hash = gt_kernel_source_hash;
-    bk->program = program;
-    bk->arch = gt_rtc_pick_arch(arch);
-    bk->nvrtc = gt_rtc_version();
-    bk->driver = gt_cu_driver_version();
-}
-
-/* A program's cubin in the user cache (a GEMM kernel's, or a helper program's for
- * devctx.c), keyed by source hash, program text, architecture, NVRTC and driver:
- * malloc'd, or NULL when there is none or the cache is unusable (bypassed on error). */
-static void *cubin_get(int arch, const char *program, size_t *size) {
-    layer *u = &layers[0];
-    if (!readable(u)) return NULL;
-    gt_db_bin_key bk;
-    bin_key(arch, program, &bk);
-    void *image = NULL;
-    int found = 0;
-    if (gt_db_cubin_get(u->db, &bk, &image, size, &found) != GT_SUCCESS) {
-        layer_failed(u);
-        return NULL;
-    }
-    return found ? image : NULL;
-}
-/* Stores a program's cubin in the user cache when it may be written. */
-static void cubin_put(int arch, const char *program, const void *image, size_t size) {
-    layer *u = writable_user();
-    if (!u || !image || !size) return;
-    gt_db_bin_key bk;
-    bin_key(arch, program, &bk);
-    if (gt_db_cubin_put(u->db, &bk, image, size) != GT_SUCCESS) layer_failed(u);
-}
-
-/* Loads cfg for key: from the user cache's cubin when there is one that loads, else
- * compiled by NVRTC (and the cubin stored). use_cache = 0 in mode off. */
+/* Loads cfg for key through the binary cache (tuner/kern.h, gt_kern_get); use_cache = 0
+ * in mode off, which touches no cache file. */
 static gt_status build(gt_devctx *dc, const gt_key *key, const gt_kcfg *cfg, int use_cache,
                        gt_kern *k) {
-    char program[256];
-    gt_kern_program(cfg, key, program, sizeof program);
-    size_t size = 0;
-    void *image = use_cache ? cubin_get(dc->arch, program, &size) : NULL;
-    if (image) {
-        gt_status s = gt_kern_load(image, cfg, key, k);
-        free(image);
-        if (s == GT_SUCCESS) {
-            gt_stat_add(GT_STAT_CUBIN_HITS, 1);
-            return GT_SUCCESS;
-        }
-        /* A binary that does not load (damaged, or from a driver that lies about its
-         * version) is replaced by a fresh compile, not trusted again. */
-        gt_stat_add(GT_STAT_REJECTED, 1);
-        gt_log(GT_LOG_WARN, "cache %s: stored binary of %s does not load (%s); recompiling",
-               layers[0].path, program, gt_last_error());
-    }
-    gt_rtc_result res;
-    gt_status s = gt_kern_compile(cfg, key, dc->arch, &res);
-    if (s == GT_SUCCESS) s = gt_kern_load(res.image, cfg, key, k);
-    if (s == GT_SUCCESS && use_cache) cubin_put(dc->arch, program, res.image, res.size);
-    gt_rtc_result_free(&res);
-    return s;
+    return gt_kern_get(cfg, key, dc->arch, use_cache, k);
 }
 
 /* ===================================================================================
@@ -264,9 +95,8 @@ static const gt_plan *insert(gt_devctx *dc, const gt_key *key, gt_kern *k, int s
     return gt_plan_insert(&p);
 }
 
-/* Validates text for key on dc; logs and counts a rejection. */
-static int valid(gt_devctx *dc, const layer *l, const gt_key *key, const char *text,
-                 gt_kcfg *cfg) {
+/* Validates text (from layer `layer`) for key on dc; logs and counts a rejection. */
+static int valid(gt_devctx *dc, int layer, const gt_key *key, const char *text, gt_kcfg *cfg) {
     gt_klimits lim;
     gt_kern_limits(dc, &lim);
     char why[400];
@@ -274,28 +104,22 @@ static int valid(gt_devctx *dc, const layer *l, const gt_key *key, const char *t
     char kt[200];
     gt_key_format(key, kt, sizeof kt);
     gt_stat_add(GT_STAT_REJECTED, 1);
-    gt_log(GT_LOG_WARN, "cache %s: entry for %s rejected: %s", l->path, kt, why);
+    gt_log(GT_LOG_WARN, "cache %s: entry for %s rejected: %s", gt_layers_path(layer), kt, why);
     return 0;
 }
 
 /* The first layer's winner of key that validates and loads; 0 when none. */
 static int from_layers(gt_devctx *dc, const gt_key *key, gt_kern *k) {
-    for (int i = 0; i < nlayers; i++) {
-        layer *l = &layers[i];
-        if (!readable(l)) continue;
+    for (int i = 0; i < gt_layers_count(); i++) {
         gt_db_winner w;
-        int found = 0;
-        if (gt_db_lookup(l->db, key, gt_kernel_source_hash, GT_VERSION_MAJOR, &w, &found) !=
-            GT_SUCCESS) {
-            layer_failed(l);
-            continue;
-        }
         gt_kcfg cfg;
-        if (!found || !valid(dc, l, key, w.config, &cfg)) continue;
+        if (!gt_layers_lookup(i, key, gt_kernel_source_hash, GT_VERSION_MAJOR, &w) ||
+            !valid(dc, i, key, w.config, &cfg))
+            continue;
         if (build(dc, key, &cfg, 1, k) != GT_SUCCESS) {
             gt_stat_add(GT_STAT_REJECTED, 1);
-            gt_log(GT_LOG_WARN, "cache %s: entry '%s' does not build: %s", l->path, w.config,
-                   gt_last_error());
+            gt_log(GT_LOG_WARN, "cache %s: entry '%s' does not build: %s", gt_layers_path(i),
+                   w.config, gt_last_error());
             continue;
         }
         gt_stat_add(GT_STAT_CACHE_HITS, 1);
@@ -346,16 +170,12 @@ static int collect_near(const gt_key *key, const char *src_hash, int lib_major,
  * rank that sees the same files picks the same one. 0 when none. */
 static int from_nearest(gt_devctx *dc, const gt_key *key, gt_kern *k) {
     near_acc a = {.key = key};
-    for (int i = 0; i < nlayers; i++) {
-        layer *l = &layers[i];
-        if (!readable(l)) continue;
+    for (int i = 0; i < gt_layers_count(); i++) {
         int before = a.nrows;
         a.layer = i;
-        if (gt_db_neighbors(l->db, key, gt_kernel_source_hash, GT_VERSION_MAJOR, collect_near,
-                            &a) != GT_SUCCESS) {
-            layer_failed(l);
+        if (gt_layers_neighbors(i, key, gt_kernel_source_hash, GT_VERSION_MAJOR, collect_near,
+                                &a) != 0)
             a.nrows = before;
-        }
     }
     int found = 0;
     /* Best first; a row that does not validate or build gives way to the next best. */
@@ -369,7 +189,7 @@ static int from_nearest(gt_devctx *dc, const gt_key *key, gt_kern *k) {
         }
         if (best < 0) break;
         gt_kcfg cfg;
-        if (valid(dc, &layers[a.rows[best].layer], key, a.rows[best].config, &cfg) &&
+        if (valid(dc, a.rows[best].layer, key, a.rows[best].config, &cfg) &&
             build(dc, key, &cfg, 1, k) == GT_SUCCESS)
             found = 1;
         a.rows[best].dist = -1;
@@ -384,8 +204,6 @@ static int from_nearest(gt_devctx *dc, const gt_key *key, gt_kern *k) {
  * =================================================================================== */
 
 static void store(gt_devctx *dc, const gt_key *key, const gt_tune_report *rep) {
-    layer *u = writable_user();
-    if (!u) return;
     gt_db_winner w;
     memset(&w, 0, sizeof w);
     gt_kcfg_format(&rep->winner, w.config, sizeof w.config);
@@ -409,12 +227,11 @@ static void store(gt_devctx *dc, const gt_key *key, const gt_tune_report *rep) {
                           : 0;
         snprintf(t[i].message, sizeof t[i].message, "%s", rep->cands[i].message);
     }
-    if (gt_db_store(u->db, key, gt_kernel_source_hash, GT_VERSION_MAJOR, &w, t, nt) != GT_SUCCESS)
-        layer_failed(u);
+    gt_layers_store(key, gt_kernel_source_hash, GT_VERSION_MAJOR, &w, t, nt);
     free(t);
-    char program[256];
-    gt_kern_program(&rep->winner, key, program, sizeof program);
-    cubin_put(dc->arch, program, rep->winner_image, rep->winner_size);
+    gt_program program;
+    gt_kern_program(&rep->winner, key, &program);
+    gt_load_store(&program, dc->arch, rep->winner_image, rep->winner_size);
 }
 
 static gt_status default_kern(gt_devctx *dc, const gt_key *key, int use_cache, gt_kern *k) {
@@ -582,7 +399,7 @@ static gt_status fallback(gt_devctx *dc, const gt_key *key, int use_cache, int s
 static gt_status resolve(gt_devctx *dc, const gt_key *key, CUstream stream, const gt_plan **out) {
     int mode = gt_dispatch_mode();
     if (mode == GT_MODE_OFF) return fallback(dc, key, 0, GT_SRC_FALLBACK, out);
-    open_layers();
+    gt_layers_open();
     gt_kern k;
     if (from_layers(dc, key, &k)) return plan_of(dc, key, &k, GT_SRC_CACHE, out);
     if (mode == GT_MODE_CACHED) {
@@ -620,7 +437,7 @@ gt_status gt_dispatch(gt_devctx *dc, const gt_key *key, CUstream stream, const g
 gt_status gt_dispatch_tune(gt_devctx *dc, const gt_key *key, int force, gt_tune_report *rep,
                            int *source) {
     pthread_mutex_lock(&dc->resolve_lock);
-    open_layers();
+    gt_layers_open();
     const gt_plan *p = force ? NULL : gt_plan_find(dc->ctx, key);
     gt_status s = GT_SUCCESS;
     gt_kern k;
@@ -648,5 +465,5 @@ void gt_dispatch_release(void) {
     stop_worker();
     /* Compiles left running by tuning runs use the library's code and NVRTC. */
     gt_tune_wait_compiles();
-    close_layers();
+    gt_layers_close();
 }

@@ -1,7 +1,7 @@
 /*
  * dispatch.h: the slow path of a call: find or make the plan of a key.
  *
- * Order (DESIGN.md, "The path of one call"): plan table, then the cache layers (the
+ * Order (docs/DESIGN.md, "The path of one call"): plan table, then the cache layers (the
  * writable user cache, then each read-only file of GEMMTUNE_CACHE_PATH in order), then,
  * by mode (gt_mode): tune now (tune), tune on the background worker while the default
  * kernel runs (tune with async on; the worker tunes only over candidates whose results
@@ -35,13 +35,6 @@ gt_status gt_dispatch(gt_devctx *dc, const gt_key *key, CUstream stream, const g
  * came from. rep may be NULL. */
 gt_status gt_dispatch_tune(gt_devctx *dc, const gt_key *key, int force, gt_tune_report *rep,
                            int *source);
-
-/* The user cache's path and whether it is open ("" when none could be formed). */
-const char *gt_dispatch_cache_path(int *open);
-
-/* The read-only files of GEMMTUNE_CACHE_PATH in lookup order: the path of the i-th
- * (0-based) and whether it is open; NULL past the last. */
-const char *gt_dispatch_shipped_path(int i, int *open);
 
 /* Settings (gemmtune.h: gt_set_mode, gt_set_tune_async). Until set, they come from
  * GEMMTUNE_MODE and GEMMTUNE_TUNE_ASYNC. */

@@ -1,5 +1,5 @@
 /*
- * test_args.c: the BLAS argument rules of gemm_tuned and gemm_tuned_d (src/args.c), no
+ * test_args.c: the BLAS argument rules of gemm_tuned and gemm_tuned_d (src/call.c), no
  * GPU needed.
  *
  * Every rule is checked twice: through gt_call_check (pure: status, BLAS position,

@@ -34,6 +34,7 @@
 #include "dispatch.h"
 #include "gemmtune.h"
 #include "kcfg.h"
+#include "layers.h"
 #include "kern.h"
 #include "kernel_sources.h"
 #include "plan.h"
@@ -626,7 +627,7 @@ static void gpu_f32_and_f64_same_shape(void) {
 
 /* ===== DMMA kernels that spill are refused ===== */
 
-/* gt_kern_load refuses a DMMA kernel with local memory (src/kern.c: every DMMA kernel
+/* gt_kern_load refuses a DMMA kernel with local memory (tuner/kern.c: every DMMA kernel
  * seen computing wrong results spilled). A warp tile of 64 x 64 doubles holds 128
  * accumulators, 256 registers: it must spill, and the test reads the function's local
  * size itself to show it does. 32 x 32 warp tiles (32 accumulators) do not spill and
@@ -698,7 +699,7 @@ static int pin_config(gt_devctx *dc, const gt_key *key, const char *text, char *
     gt_kern_limits(dc, &lim);
     if (gt_kcfg_validate(text, key, &lim, &cfg, why, whysize) != 0) return -1;
     int open = 0;
-    const char *path = gt_dispatch_cache_path(&open);
+    const char *path = gt_layers_user_path(&open);
     if (!open) {
         snprintf(why, whysize, "the user cache '%s' is not open", path);
         return -1;
@@ -723,7 +724,7 @@ static int pin_config(gt_devctx *dc, const gt_key *key, const char *text, char *
 static void gpu_splitk_shapes_one_stream(void) {
     NEED_GPU();
     /* Three split-K plans of different shapes, alternating on one stream, share that
-     * stream's workspace (src/work.c). Its tile counters sit at its start
+     * stream's workspace (runtime/work.c). Its tile counters sit at its start
      * (kernel_src/common.cuh, splitk_reduce): every launch must leave them at zero, and
      * no plan's partial sums may land on them. Each shape gets a split-K
      * configuration pinned through the cache, so the test does not depend on what the

@@ -1,6 +1,6 @@
 /*
  * test_kcfg.c: the kernel parameter table, its text form and its constraints
- * (src/kcfg.c), and the candidate space built from them (tuner/space.c). No GPU needed.
+ * (tuner/kcfg.c), and the candidate space built from them (tuner/space.c). No GPU needed.
  *
  * Cases: the table is self-consistent; canonical text round trip for random combinations
  * of the table; the parser's rejections (old-format texts included), each naming the

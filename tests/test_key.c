@@ -1,5 +1,5 @@
 /*
- * test_key.c: the problem key (src/key.c), no GPU needed.
+ * test_key.c: the problem key (base/key.c), no GPU needed.
  *
  * Cases: the alignment class from pointers and leading dimensions; the canonical text
  * of a key and of its shape (exact strings, truncation like snprintf); hashing and

@@ -1,5 +1,5 @@
 /*
- * test_nvrtc.c: NVRTC compilation of the GEMM kernel family (src/rtc.c, src/kern.c),
+ * test_nvrtc.c: NVRTC compilation of the GEMM kernel family (runtime/rtc.c, tuner/kern.c),
  * no GPU needed: NVRTC runs on the CPU and the CUDA toolkit is a build requirement, so
  * a missing NVRTC is a failure, not a skip.
  *

@@ -110,9 +110,8 @@ int gt_kcfg_smem_bytes(const gt_kcfg *c, const gt_key *key) {
  * buffers of A and B fragments, the staged copies of an operand stored with k contiguous
  * (they pass through registers) and about 32 for addresses and loop state; doubles take
  * two. It can squeeze that to the accumulators, the fragments and 16 more without
- * spilling much: 8 x 8 f32 threads in 256-thread blocks fit 128 (measured on the H100,
- * 2026-11-21: 125 to 129 unconstrained, 127 under a bound of 2 blocks, no spills), and
- * whether 2 blocks or 1 fit an SM decides their speed (40 against 30 TFLOP/s). */
+ * spilling much: 8 x 8 f32 threads in 256-thread blocks fit 128 with no spills under a
+ * bound of 2 blocks, and whether 2 blocks or 1 fit an SM decides their speed. */
 static int simt_regs_floor(const gt_kcfg *c, const gt_key *key) {
     int w = esize(key) / 4;
     return w * (c->tm * c->tn + 2 * (c->tm + c->tn)) + 16;
@@ -143,8 +142,8 @@ int gt_kcfg_regs_estimate(const gt_kcfg *c, const gt_key *key) {
     /* MMA: 4 f32 accumulators per m16n8 instruction tile, fragments (2 registers per m8,
      * 4 per n16 fragment) double-buffered, about 52 for addresses and loop state, one per
      * copy of a K step, and one per element where 2-byte copies go through registers
-     * (ptxas for sm_90, 2026-11-21: 254 for 8 x 4 fragments of f16 in 128 x 128 x 32
-     * tiles of 4 warps; 212 for 3 x 2 tf32 with 28 copies of 4 bytes). */
+     * (fitted to ptxas for sm_90: 8 x 4 fragments of f16 in 128 x 128 x 32 tiles of 4
+     * warps take about 254). */
     if (c->fam == GT_FAM_MMA) {
         int t = gt_kcfg_threads(c), es = esize(key);
         int copies = (c->bm + c->bn) * c->bk / (c->vec * t);
@@ -379,26 +378,21 @@ static int workspace_fits(const gt_kcfg *c, const gt_key *k, const gt_klimits *l
            gt_kcfg_split_counters(c, k) <= WS_COUNTERS;
 }
 
-/* On sm_90 a DMMA warp tile of under 32 fragments takes m16n8k8 (gemm_dmma.cu's
- * default). With BK 32 in blocks of 4 warps it computed wrong results on the H100 (relative
- * error 0.3 to 0.85 on 16x4096x4096 and 64x512x256, every op pair, with fragments
- * double-buffered or rolling; right with one buffer, BK 16, 8 warps, or another shape:
- * tools/kcheck.c, 2026-11-21). The cause is not found; the combination is refused. */
+/* On sm_90 a DMMA warp tile of under 32 fragments takes m16n8k8 (gemm_dmma.cu). With BK
+ * 32 in blocks of 4 warps it computes wrong results on the H100 (relative error 0.3 to
+ * 0.85, every op pair; dev/kcheck.c reproduces it), and right ones with BK 16, 8 warps or
+ * another tile. The cause is not found, so the combination is refused. */
 static int dmma_k8_block(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     (void)l;
     return c->fam != GT_FAM_DMMA || k->cc_major < 9 || c->tm * c->tn >= 32 || c->bk != 32 ||
            gt_kcfg_threads(c) >= 256;
 }
 
-/* DMMA with two stages computed wrong results on the H100 (2026-11-25, every candidate of
- * f64 300x200x40001 NT verified): 32 x 256 and 32 x 128 tiles of 32 x 64 warp tiles in 24
- * and 48 splits, relative error 7e-8 to 2e-4 (the same with the tree of session 14, so
- * not the two-level reduction), and 32 x 256 in 4 splits of 300x200x4001 NT gave
- * different bits on a second launch; the same tiles with three stages were right. Each
- * failing kernel spilled (ptxas -O3: 255 registers, 72 to 76 bytes of local memory), and
- * the same source built with ptxas -O2 or -O1 (no spill) was right (tools/dmma_s2.sh);
- * src/kern.c now refuses every DMMA kernel that spills. The root cause is not found; two
- * stages never won a DMMA tuning in the suite, so they stay refused as well. */
+/* DMMA with two stages computes wrong results on the H100 for some tiles and splits (32 x
+ * 256 and 32 x 128 tiles of 32 x 64 warp tiles in 24 and 48 splits of f64 300x200x40001
+ * NT; dev/dmma_s2.sh reproduces it), and the same tiles with three stages are right. Each
+ * failing kernel spills, and tuner/kern.c refuses every DMMA kernel that spills; the root
+ * cause is not found, and two stages never win a DMMA tuning, so they are refused too. */
 static int dmma_stages(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     (void)k, (void)l;
     return c->fam != GT_FAM_DMMA || c->stages >= 3;
@@ -446,12 +440,10 @@ static int dmma_shape(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
 }
 /* SIMT: 16-row thread tiles only as 16 x 8 and only where A is transposed, and the
  * accumulators and fragments must fit the registers a thread gets with one block per SM,
- * or ptxas spills them (16 x 8 f32: about 190 of the 255 a 256-thread block allows, 234
- * by ptxas; a 512-thread block allows 128). On the H100 (2026-11-25) 16 x 8 tiles beat
- * 8 x 8 ones only with A transposed (4096 x 4096 x 11008 TN: 7408 against 7842 us);
- * elsewhere they ran level or 1% slower and took longer to compile, which cost the
- * tuning budget; other 16-row pairings add tile shapes level with 8 x 8 in FMAs but with
- * more loads per FMA. */
+ * or ptxas spills them (16 x 8 f32: about 190 of the 255 a 256-thread block allows; a
+ * 512-thread block allows 128). On the H100 16 x 8 tiles beat 8 x 8 ones only with A
+ * transposed; elsewhere they run level or slower and take longer to compile, which costs
+ * the tuning budget; other 16-row pairings have more loads per FMA than 8 x 8. */
 static int thread_tile_fits(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     (void)l;
     if (c->fam != GT_FAM_SIMT) return 1;
@@ -462,9 +454,8 @@ static int enough_work_per_thread(const gt_kcfg *c, const gt_key *k, const gt_kl
     return c->fam != GT_FAM_SIMT || c->tm * c->tn >= 4 || gt_kcfg_threads(c) <= 128;
 }
 /* A SIMT K step unrolls TM x TN x BK FMAs per thread. Above 1024, NVRTC takes about
- * twice as long (0.55 against 0.25 s a candidate here, 1.5 to 2.5 s with 16 compiles at
- * once on the GPU machine), which pushed cold tuning past its budget, and on the H100 BK
- * 32 with 8 x 8 threads never beat BK 16 (2026-11-21). */
+ * twice as long per candidate, which pushes cold tuning past its budget, and on the H100
+ * BK 32 with 8 x 8 threads does not beat BK 16. */
 static int compiles_fast(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     (void)k, (void)l;
     return c->fam != GT_FAM_SIMT || c->tm * c->tn * c->bk <= 1024;

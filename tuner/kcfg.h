@@ -4,7 +4,7 @@
  * One table (gt_kparams) gives each tunable parameter its name, its place in the
  * canonical text, its allowed values and its meaning. From it come the candidate space
  * (tuner/space.c), the NVRTC options (-DGT_<NAME>=v), the canonical text stored in the
- * cache ("128x64x8_t8x4_v4"), its parser, and the `--help` text of the command.
+ * cache ("f0_128x64x8_w64x32_t8x4_s2_v4_k1_r1"), its parser, and the `--help` text of the command.
  * Constraints are named predicates with their reason; "legal" ones decide whether a
  * configuration can run correctly at all (checked for every configuration read from a
  * cache file), "prune" ones only keep the tuner from timing hopeless candidates.

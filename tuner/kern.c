@@ -13,6 +13,7 @@
 
 #include "cu.h"
 #include "kernel_sources.h"
+#include "load.h"
 #include "log.h"
 #include "work.h"
 
@@ -24,24 +25,23 @@ static const char *family_source(const gt_kcfg *cfg) {
                                      : gt_src_gemm_simt;
 }
 
-gt_status gt_kern_compile(const gt_kcfg *cfg, const gt_key *key, int arch, gt_rtc_result *out) {
-    char storage[32][64];
-    const char *opts[32];
-    int n = gt_kcfg_options(cfg, key, storage, opts, 32);
-    char name[96];
-    gt_kcfg_format(cfg, name, sizeof name);
-    strncat(name, ".cu", sizeof name - strlen(name) - 1);
-    if (cfg->fam == GT_FAM_WGMMA)
-        return gt_rtc_compile_specific(family_source(cfg), name, opts, n, arch, out);
-    return gt_rtc_compile(family_source(cfg), name, opts, n, arch, out);
-}
-
-int gt_kern_program(const gt_kcfg *cfg, const gt_key *key, char *buf, size_t size) {
+void gt_kern_program(const gt_kcfg *cfg, const gt_key *key, gt_program *p) {
+    memset(p, 0, sizeof *p);
     char c[64];
     gt_kcfg_format(cfg, c, sizeof c);
-    return snprintf(buf, size, "%s|%c%c|%lldx%lldx%lld|a%d|b%d|%s", gt_dtype_name(key->dtype),
-                    key->opa ? 'T' : 'N', key->opb ? 'T' : 'N', (long long)key->m,
-                    (long long)key->n, (long long)key->k, key->align, key->beta0, c);
+    int n = gt_key_problem(key, p->text, sizeof p->text);
+    if (n >= 0 && (size_t)n < sizeof p->text)
+        snprintf(p->text + n, sizeof p->text - (size_t)n, "|%s", c);
+    snprintf(p->name, sizeof p->name, "%s.cu", c);
+    p->source = family_source(cfg);
+    p->noptions = gt_kcfg_options(cfg, key, p->storage, p->options, GT_PROGRAM_MAX_OPTIONS);
+    p->specific = cfg->fam == GT_FAM_WGMMA;
+}
+
+gt_status gt_kern_compile(const gt_kcfg *cfg, const gt_key *key, int arch, gt_rtc_result *out) {
+    gt_program p;
+    gt_kern_program(cfg, key, &p);
+    return gt_load_compile(&p, arch, out);
 }
 
 /* The launch of a WGMMA kernel with clusters of TM blocks along x. */
@@ -60,23 +60,16 @@ static void cluster_config(const gt_kern *k, CUstream stream, CUlaunchAttribute 
     lc->numAttrs = 1;
 }
 
-gt_status gt_kern_load(const void *image, const gt_kcfg *cfg, const gt_key *key, gt_kern *out) {
+/* Fills out from a loaded module of (cfg, key) and checks that it can run; on failure
+ * the module stays the caller's (out->module is set only on success). */
+static gt_status from_module(CUmodule mod, const gt_kcfg *cfg, const gt_key *key, gt_kern *out) {
     memset(out, 0, sizeof *out);
-    CUresult r = gt_cu.module_load_data(&out->module, image);
-    if (r != CUDA_SUCCESS) return gt_cu_fail(r, "cuModuleLoadData (GEMM kernel)");
-    r = gt_cu.module_get_function(&out->fn, out->module, "gt_gemm");
-    if (r != CUDA_SUCCESS) {
-        gt_cu.module_unload(out->module);
-        out->module = NULL;
-        return gt_cu_fail(r, "cuModuleGetFunction(gt_gemm)");
-    }
+    CUresult r = gt_cu.module_get_function(&out->fn, mod, "gt_gemm");
+    if (r != CUDA_SUCCESS) return gt_cu_fail(r, "cuModuleGetFunction(gt_gemm)");
     gt_kpack pk;
     if (gt_kcfg_pack_layout(cfg, key, &pk) &&
-        (r = gt_cu.module_get_function(&out->pack, out->module, "gt_pack")) != CUDA_SUCCESS) {
-        gt_cu.module_unload(out->module);
-        out->module = NULL;
+        (r = gt_cu.module_get_function(&out->pack, mod, "gt_pack")) != CUDA_SUCCESS)
         return gt_cu_fail(r, "cuModuleGetFunction(gt_pack)");
-    }
     out->cfg = *cfg;
     out->key = *key;
     gt_kcfg_grid(cfg, key, out->grid, out->block);
@@ -87,7 +80,6 @@ gt_status gt_kern_load(const void *image, const gt_kcfg *cfg, const gt_key *key,
     if (out->smem > 47 * 1024 &&
         (r = gt_cu.func_set_attribute(out->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                       (int)out->smem)) != CUDA_SUCCESS) {
-        gt_kern_unload(out);
         return gt_cu_fail(r, "cuFuncSetAttribute (dynamic shared memory)");
     }
     if (cfg->fam == GT_FAM_WGMMA && cfg->tm > 1) {
@@ -98,11 +90,9 @@ gt_status gt_kern_load(const void *image, const gt_kcfg *cfg, const gt_key *key,
         CUlaunchConfig lc;
         cluster_config(out, NULL, &attr, &lc);
         if (!gt_cu.launch_kernel_ex || !gt_cu.occupancy_max_active_clusters) {
-            gt_kern_unload(out);
             return gt_fail(GT_NOT_SUPPORTED, "the CUDA driver lacks cluster launches (WGMMA with TM %d)", cfg->tm);
         }
         if ((r = gt_cu.occupancy_max_active_clusters(&n, out->fn, &lc)) != CUDA_SUCCESS || n < 1) {
-            gt_kern_unload(out);
             return r != CUDA_SUCCESS ? gt_cu_fail(r, "cuOccupancyMaxActiveClusters")
                                      : gt_fail(GT_LAUNCH_FAILED, "no cluster of %d blocks fits", cfg->tm);
         }
@@ -121,33 +111,54 @@ gt_status gt_kern_load(const void *image, const gt_kcfg *cfg, const gt_key *key,
     gt_log(GT_LOG_DEBUG, "loaded %s: %d registers, %d bytes of local memory per thread", text,
            out->regs, out->local);
     if (max_threads < (int)out->block[0]) {
-        gt_kern_unload(out);
         return gt_fail(GT_LAUNCH_FAILED, "%s: compiled kernel allows %d threads per block, needs %d",
                        text, max_threads, gt_kcfg_threads(cfg));
     }
     /* A DMMA kernel that spills is refused. Every DMMA kernel seen computing wrong
-     * results spilled (ptxas -O3, 255 registers, 72 to 76 bytes of local memory): with
-     * two stages and 24 or 48 splits, f64 300x200x40001 NT was off by up to 2.6 in
-     * absolute terms and its bits changed from launch to launch, while the same source
-     * compiled by ptxas -O2 or -O1 (no spill) was right, as was every configuration that
-     * did not spill (H100, tools/dmma_s2.sh, 2026-11-25). The cause is not found, so
-     * none of the spilling ones is trusted; they are slower anyway. */
+     * results spills (ptxas -O3: 255 registers and some local memory), its bits change
+     * from launch to launch, and the same source compiled by ptxas -O2 (no spill) is
+     * right, as is every configuration that does not spill (dev/dmma_s2.sh). The cause is
+     * not found, so no spilling one is trusted; they are slower anyway. */
     if (cfg->fam == GT_FAM_DMMA && out->local > 0) {
         int local = out->local;
-        gt_kern_unload(out);
         return gt_fail(GT_LAUNCH_FAILED,
                        "%s: the compiled DMMA kernel spills (%d bytes of local memory per thread); "
                        "spilling DMMA kernels are refused (some computed wrong results)",
                        text, local);
     }
+    out->module = mod;
     return GT_SUCCESS;
 }
 
-gt_status gt_kern_build(const gt_kcfg *cfg, const gt_key *key, int arch, gt_kern *out) {
-    gt_rtc_result res;
-    gt_status s = gt_kern_compile(cfg, key, arch, &res);
-    if (s == GT_SUCCESS) s = gt_kern_load(res.image, cfg, key, out);
-    gt_rtc_result_free(&res);
+gt_status gt_kern_load(const void *image, const gt_kcfg *cfg, const gt_key *key, gt_kern *out) {
+    CUmodule mod = NULL;
+    CUresult r = gt_cu.module_load_data(&mod, image);
+    if (r != CUDA_SUCCESS) return gt_cu_fail(r, "cuModuleLoadData (GEMM kernel)");
+    gt_status s = from_module(mod, cfg, key, out);
+    if (s != GT_SUCCESS) gt_cu.module_unload(mod);
+    return s;
+}
+
+typedef struct accept_ctx {
+    const gt_kcfg *cfg;
+    const gt_key *key;
+    gt_kern *out;
+} accept_ctx;
+
+static gt_status accept(CUmodule mod, void *user) {
+    accept_ctx *a = user;
+    return from_module(mod, a->cfg, a->key, a->out);
+}
+
+gt_status gt_kern_get(const gt_kcfg *cfg, const gt_key *key, int arch, int use_cache,
+                      gt_kern *out) {
+    gt_program p;
+    gt_kern_program(cfg, key, &p);
+    accept_ctx a = {cfg, key, out};
+    CUmodule mod;
+    int cached = 0;
+    gt_status s = gt_load_module(&p, arch, use_cache, accept, &a, &mod, &cached);
+    if (s == GT_SUCCESS && cached) gt_stat_add(GT_STAT_CUBIN_HITS, 1);
     return s;
 }
 

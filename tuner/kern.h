@@ -1,6 +1,6 @@
 /*
- * kern.h: one GEMM kernel of a family (kcfg.h): compile (NVRTC), load (current
- * context), launch. A gt_kern is a loaded module plus what its launch needs.
+ * kern.h: the GEMM kernel of one configuration (kcfg.h): its program, loading (current
+ * context) and launch. A gt_kern is a loaded module plus what its launch needs.
  */
 #ifndef GT_KERN_H
 #define GT_KERN_H
@@ -12,6 +12,7 @@
 #include "gemmtune.h"
 #include "kcfg.h"
 #include "key.h"
+#include "load.h"
 #include "rtc.h"
 
 typedef struct gt_kern {
@@ -28,22 +29,25 @@ typedef struct gt_kern {
                         descriptors from it per launch */
 } gt_kern;
 
-/* Compiles the GEMM family for (cfg, key) for sm_<arch> (WGMMA: sm_<arch>a, so only for
- * arch 90). */
+/* The program of (cfg, key): its family's source, the -D options of the configuration
+ * and the problem (kcfg.h), and its text for the binary cache, the problem part of the
+ * key and the configuration, e.g. "f32|NT|4096x4096x4096|a16|b0|f0_128x64x8_w64x32_t8x4_s2_v4_k1_r1".
+ * WGMMA compiles for sm_<arch>a only. */
+void gt_kern_program(const gt_kcfg *cfg, const gt_key *key, gt_program *p);
+
+/* Compiles (cfg, key) for a device of architecture arch (NVRTC only; the tuner's pool). */
 gt_status gt_kern_compile(const gt_kcfg *cfg, const gt_key *key, int arch, gt_rtc_result *out);
 
-/* Loads a cubin in the current context; fails (GT_LAUNCH_FAILED) when the compiled
- * kernel cannot launch with the configuration's block (too many registers), or when it
- * is a DMMA kernel that spills to local memory (kern.c says why). */
+/* Loads a cubin of (cfg, key) in the current context; fails (GT_LAUNCH_FAILED) when the
+ * compiled kernel cannot launch with the configuration's block (too many registers), or
+ * when it is a DMMA kernel that spills to local memory (kern.c says why). */
 gt_status gt_kern_load(const void *image, const gt_kcfg *cfg, const gt_key *key, gt_kern *out);
 
-/* What a cubin is compiled from, as one line for the binary cache: the problem part of
- * the key that reaches the compiler and the configuration, e.g.
- * "f32|NT|4096x4096x4096|a16|b0|128x64x8_t8x4_v4". Returns the length needed. */
-int gt_kern_program(const gt_kcfg *cfg, const gt_key *key, char *buf, size_t size);
-
-/* Compile then load. */
-gt_status gt_kern_build(const gt_kcfg *cfg, const gt_key *key, int arch, gt_kern *out);
+/* (cfg, key) loaded through runtime/load.h: the binary cache's cubin when use_cache and
+ * it loads and passes gt_kern_load's checks (counted as a cubin hit), else compiled,
+ * loaded and stored. */
+gt_status gt_kern_get(const gt_kcfg *cfg, const gt_key *key, int arch, int use_cache,
+                      gt_kern *out);
 
 /* Launches k for call g (on g->stream; g's problem is k's key). alpha and beta are
  * converted to the key's data type. ws is the split-K workspace, at least k->ws_bytes (0

@@ -5,7 +5,7 @@
  * table: for SIMT, a thread tile (TM x TN), a lane layout (LM x LN = 32), a warp grid
  * (1, 2 or 4 warps each way) give the warp and block tiles; for DMMA and MMA, fragments
  * per warp and the warp grid. Each is crossed with BK, stages, split-K and rasterization and
- * given the widest vector; every constraint of src/kcfg.c then decides.
+ * given the widest vector; every constraint of tuner/kcfg.c then decides.
  *
  * The cost model is deliberately simple: arithmetic time from waves of blocks on the SMs
  * at an efficiency set by the thread tile (FMAs per shared-memory load) and occupancy,
@@ -66,17 +66,16 @@ double gt_space_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_klimit
          * also need). */
         if (gt_dtype_split3(key->dtype)) rate = SM_HGMMA_PER_US * 0.5 / 3.0, eff *= 0.85;
         /* Clusters pay for keeping the pair in step; they gain only where L2 limits
-         * (below). At bf16 4096^3 and 8192^3 they were level or slower (H100, 2026-11-22). */
+         * (below): at bf16 4096^3 and 8192^3 they run level or slower on the H100. */
         if (c->tm > 1) eff *= 0.98;
     } else if (c->fam == GT_FAM_MMA) {
         /* A warp's fragments: TM m8 and TN n16 ones (ldmatrix) feed 2 TM x TN
          * instructions' worth of m8n8 products. */
         rate = SM_HMMA_PER_US * (key->dtype == GT_DT_TF32 ? 0.5 : 1.0);
         /* f32_3xtf32: three tf32 instructions per product, the low parts split in
-         * registers and a partial added per k slice. Fitted to the H100 (2026-11-24,
-         * tools/gpu_run.sh mma3): the best MMA kernels ran level with SIMT's, 47 TFLOP/s
-         * at 4096^3, 98.8 us against 107 at 16384 x 128 x 1024 NN (the model has to
-         * rank them level to time both). */
+         * registers and a partial added per k slice. Fitted to the H100, where the best
+         * MMA kernels run level with SIMT's (about 47 TFLOP/s at 4096^3): the model ranks
+         * them level so that both are timed. */
         if (gt_dtype_split3(key->dtype)) rate = SM_HMMA_PER_US * 0.5 / 3.0 * 1.1;
         double ai = (double)c->tm * 2.0 * c->tn / (c->tm + 2.0 * c->tn);
         eff = ai / (ai + 1.0);
@@ -111,8 +110,8 @@ double gt_space_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_klimit
     if (resident == 1 && blocks >= sms) eff *= 0.97;
     double warps = resident * t / 32.0;
     /* A SIMT thread tile over 64 outputs has that many more independent FMAs per k to
-     * hide latency with: 16 x 8 tiles in one 256-thread block per SM (8 warps) ran level
-     * with 8 x 8 ones in two (H100, 2026-11-25). */
+     * hide latency with: 16 x 8 tiles in one 256-thread block per SM (8 warps) run level
+     * with 8 x 8 ones in two on the H100. */
     if (c->fam == GT_FAM_SIMT && c->tm * c->tn > 64) warps *= c->tm * c->tn / 64.0;
     if (warps < 8) eff *= warps / 8.0;
     else if (warps < 16) eff *= 0.9 + 0.1 * warps / 16.0;
@@ -121,9 +120,9 @@ double gt_space_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_klimit
     double inten = (double)c->bm * c->bn / (c->bm + c->bn);
     eff *= inten / (inten + 4.0);
     /* Second-order preferences, so that variants of one tile rank sensibly: SIMT tiles
-     * with 2 stages were as fast as with 3 or 4, and faster where an operand is staged
-     * through registers (H100, 2026-11-21); DMMA ones preferred 3 or 4; BK 8 pays a
-     * barrier per 8 k; grouping helps big grids. */
+     * with 2 stages run as fast as with 3 or 4, and faster where an operand is staged
+     * through registers; DMMA ones prefer 3 or 4; BK 8 pays a barrier per 8 k; grouping
+     * helps big grids. */
     if (c->fam == GT_FAM_SIMT) eff *= c->stages == 2 ? 1.0 : c->stages == 3 ? 0.995 : 0.99;
     else if (c->fam == GT_FAM_MMA) eff *= c->stages == 2 ? 0.97 : c->stages == 5 ? 0.99 : 1.0;
     else if (c->fam == GT_FAM_WGMMA) eff *= c->stages == 2 ? 0.95 : c->stages == 3 ? 0.99 : 1.0;
@@ -164,14 +163,11 @@ double gt_space_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_klimit
         /* And that is serial at the end of each tile: one block writes its partial, the
          * last one reads all SPLIT of them, each at one SM's share of L2 (in two levels,
          * gt_kcfg_split_group: a group's last reads the group's and writes their sum, the
-         * last of those reads the group sums). The rate is fitted to the H100
-         * (2026-11-22, every candidate timed): f64 1024^3 took 61 us as 128 x 128 tiles
-         * split in 2 and 47 us as 128 x 64 tiles unsplit, the same blocks and FLOPs per
-         * block; f32 1024^3, 128 x 128 tiles, 62 us split in 4 and 77 us in 8. The
-         * tensor-core families get half SIMT's rate: a quarter (the f64 1024^3 fit) kept
-         * DMMA's 128 x 128 tiles in 32 splits out of f64 256x256x65536's timed set, and
-         * they ran fastest (2026-11-25: 201 us against 227; tools/variants.py `noreduce`
-         * showed its reduction near SIMT's rate); with half, f64 1024^3 ranks as before. */
+         * last of those reads the group sums). The rate is fitted to the H100 with every
+         * candidate of f32 and f64 1024^3 timed (split and unsplit tiles of the same
+         * blocks and FLOPs per block). The tensor-core families get half SIMT's rate: at
+         * a quarter, DMMA's 128 x 128 tiles in 32 splits, fastest for f64
+         * 256x256x65536, rank out of the timed set. */
         int group = gt_kcfg_split_group(c), groups = c->split / group;
         double passes = groups > 1 ? 2.0 + group + groups : 1.0 + c->split;
         reduce_us = acc * c->bm * c->bn * passes /
@@ -196,11 +192,11 @@ double gt_space_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_klimit
 }
 
 /* The kept set is compiled and timed in order until the budget is spent, and where
- * split-K ranks first the unsplit quarter of it comes last: f64 128x4096x4096 NT timed 15
- * of 32 (DMMA compiles slowly) and none of its unsplit ones, though DMMA 64 x 64 unsplit
- * (estimated 1.15x the best) ran fastest, 100 us against 106 (H100, 2026-11-25). So an
- * unsplit candidate estimated within GT_SPACE_UNSPLIT_NEAR of the best goes no later than
- * after GT_SPACE_SPLIT_RUN split ones; the rest keep their order (by estimate). */
+ * split-K ranks first the unsplit quarter of it would come last and go untimed (for f64
+ * 128x4096x4096 NT, whose fastest kernel is DMMA 64 x 64 unsplit, estimated 1.15x the
+ * best). So an unsplit candidate estimated within GT_SPACE_UNSPLIT_NEAR of the best goes
+ * no later than after GT_SPACE_SPLIT_RUN split ones; the rest keep their order (by
+ * estimate). */
 static void interleave_unsplit(gt_cand *c, int n) {
     if (n < 2) return;
     gt_cand *out = malloc(sizeof *out * (size_t)n);

@@ -1,6 +1,6 @@
 /*
  * space.h: the candidate space of a problem: every combination of the parameter table
- * (src/kcfg.c) that passes the legal and prune constraints for the key and the device,
+ * (tuner/kcfg.c) that passes the legal and prune constraints for the key and the device,
  * ranked by a simple cost model and cut to a budget.
  */
 #ifndef GT_SPACE_H

@@ -17,7 +17,9 @@
 #include "cu.h"
 #include "env.h"
 #include "log.h"
+#include "measure.h"
 #include "pool.h"
+#include "load.h"
 #include "rtc.h"
 #include "verify.h"
 
@@ -193,10 +195,17 @@ static void compile_one(int i, void *user) {
     } else if (fault(job->faults, "compile", i)) {
         failed = 1;
         snprintf(msg, sizeof msg, "injected compile fault");
-    } else if (gt_kern_compile(&job->cfgs[i], &job->key, job->arch, &res) != GT_SUCCESS) {
-        failed = 1;
-        snprintf(msg, sizeof msg, "%s", res.error);
-    } else if (fault(job->faults, "slow", i)) {
+    } else {
+        /* The binary cache's cubin when it holds one (a winner tuned before), else NVRTC. */
+        gt_program p;
+        gt_kern_program(&job->cfgs[i], &job->key, &p);
+        int cached;
+        if (gt_load_image(&p, job->arch, 1, &res, &cached) != GT_SUCCESS) {
+            failed = 1;
+            snprintf(msg, sizeof msg, "%s", res.error);
+        }
+    }
+    if (!failed && res.image && fault(job->faults, "slow", i)) {
         /* Tests: a compile that ends long after the budget. */
         struct timespec ts = {2, 0};
         nanosleep(&ts, NULL);
@@ -455,16 +464,6 @@ static gt_status reset_output(gt_devctx *dc, CUstream s, const gt_key *key, aren
 
 /* ===== time ===== */
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-double gt_tune_median(double *t, int n) {
-    qsort(t, (size_t)n, sizeof t[0], cmp_double);
-    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
-}
-
 /* Tuning uses alpha = 1 and, when beta != 0, beta = 1: the timing does not depend on the
  * values, and these keep repeated runs on the same C finite. */
 /* The call of key on the arena's input set `set` and its output. */
@@ -481,36 +480,39 @@ static gt_status launch(const gt_kern *k, CUstream s, arena *ar, int set, const 
     return gt_kern_launch(k, &g, ar->ws);
 }
 
+/* gt_measure's run: one launch of the candidate on input set (first + i) % nrot. */
+typedef struct rotating_launch {
+    const gt_kern *k;
+    CUstream s;
+    arena *ar;
+    const gt_key *key;
+    int first;
+} rotating_launch;
+
+static gt_status launch_rotating(void *user, int i) {
+    const rotating_launch *rl = user;
+    return launch(rl->k, rl->s, rl->ar, (rl->first + i) % rl->ar->nrot, rl->key);
+}
+
+/* The candidate's median time: one warm-up launch on set 0 (first-launch costs stay
+ * out), one timed launch on set 1 whose time sets the count of runs (MIN_REPS..MAX_REPS,
+ * about TARGET_US_PER_CAND of GPU time), then that many timed launches on sets 2, 3, ...
+ * (mod nrot, so that consecutive runs do not find their inputs in L2). ev: MAX_REPS + 1
+ * events, enough for every run to sit between its own pair without a wait. */
 static gt_status time_one(const gt_kern *k, CUstream s, arena *ar, const gt_key *key,
                           CUevent *ev, double *median_us) {
     gt_status st = reset_workspace(s, ar);
     if (st != GT_SUCCESS) return st;
-    st = launch(k, s, ar, 0, key); /* warm-up: first-launch costs stay out */
+    rotating_launch rl = {k, s, ar, key, 0};
+    double first_us = 0;
+    st = gt_measure(s, ev, MAX_REPS + 1, 1, 1, launch_rotating, &rl, NULL, &first_us);
     if (st != GT_SUCCESS) return st;
-    CUresult r = gt_cu.event_record(ev[0], s);
-    if (r == CUDA_SUCCESS && (st = launch(k, s, ar, 1 % ar->nrot, key)) != GT_SUCCESS) return st;
-    if (r == CUDA_SUCCESS) r = gt_cu.event_record(ev[1], s);
-    if (r == CUDA_SUCCESS) r = gt_cu.event_synchronize(ev[1]);
-    float ms = 0;
-    if (r == CUDA_SUCCESS) r = gt_cu.event_elapsed(&ms, ev[0], ev[1]);
-    if (r != CUDA_SUCCESS) return gt_cu_fail(r, "timing run");
-    int reps = ms > 0 ? (int)(TARGET_US_PER_CAND / (ms * 1000.0)) : MAX_REPS;
+    int reps = first_us > 0 ? (int)(TARGET_US_PER_CAND / first_us) : MAX_REPS;
     if (reps > MAX_REPS) reps = MAX_REPS;
     if (reps < MIN_REPS) reps = MIN_REPS;
-    for (int i = 0; i <= reps && r == CUDA_SUCCESS; i++) {
-        r = gt_cu.event_record(ev[i], s);
-        if (i < reps && r == CUDA_SUCCESS && (st = launch(k, s, ar, (i + 2) % ar->nrot, key)))
-            return st;
-    }
-    if (r == CUDA_SUCCESS) r = gt_cu.event_synchronize(ev[reps]);
     double t[MAX_REPS];
-    for (int i = 0; i < reps && r == CUDA_SUCCESS; i++) {
-        r = gt_cu.event_elapsed(&ms, ev[i], ev[i + 1]);
-        t[i] = ms * 1000.0;
-    }
-    if (r != CUDA_SUCCESS) return gt_cu_fail(r, "timing runs");
-    *median_us = gt_tune_median(t, reps);
-    return GT_SUCCESS;
+    rl.first = 2;
+    return gt_measure(s, ev, MAX_REPS + 1, 0, reps, launch_rotating, &rl, t, median_us);
 }
 
 static int by_time(const void *a, const void *b) {

@@ -10,7 +10,7 @@
  *                                       SKIPPED
  *   TIME     -> time_one (each)         as soon as that candidate is compiled: warm-up,
  *                                       events per run, median; time budget
- *   VERIFY   -> verify_one (fastest first) reference check until one passes
+ *   VERIFY   -> gt_verify (each)       fastest first, against the reference, until one passes
  *   DONE     winner loaded, every candidate's outcome in the report; compiles still
  *            under way finish in the background (gt_tune_wait_compiles)
  * The user's buffers are never touched: every run works on the arena.
