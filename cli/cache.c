@@ -1,11 +1,6 @@
 /*
- * cli_cache.c: the gemmtune verbs that work on cache files and need no GPU.
- *
- *   gemmtune export -o FILE [--device NAME] [--dtype T]   the cache's winners -> new FILE
- *   gemmtune import FILE                                  FILE's entries -> the cache
- *   gemmtune merge A B... -o C [--device NAME] [--dtype T] fastest per key -> new C
- *   gemmtune show SHAPE [--dtype T]                       every candidate of SHAPE's keys
- *   gemmtune prune                                        drop entries of old sources
+ * cache.c: the verbs of the gemmtune command that work on cache files and need no GPU
+ * (cache.h): list, show, export, import, merge, prune.
  *
  * "The cache" is the user cache: --cache FILE, else GEMMTUNE_CACHE, else the default
  * (gt_db_default_path). Exported and merged files carry configurations and timings of
@@ -17,7 +12,10 @@
  * anywhere that a process would compile it from; a bad entry is named on stderr with
  * the reason, counted and skipped, and the other entries go on.
  *
- * It touches the cache only through cache/db.h and knows no SQL.
+ * Owns the files it writes (the new file of export and merge, the cache for import and
+ * prune). Touches a cache only through cache/db.h and knows no SQL; loads the driver
+ * only to learn its version (prune), never a device. Includes parse.h of cli/, nothing
+ * else of it.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -33,7 +31,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "cache.h"
+
 #include "cu.h"
 #include "db.h"
 #include "gemmtune.h"
@@ -42,7 +41,19 @@
 #include "key.h"
 #include "rtc.h"
 
+#include "parse.h"
+
 /* ===== entries of a file ===== */
+
+/* Room for one more element in *v of n elements (capacity *cap, first allocation
+ * `first`): the array to use, or NULL when out of memory (*v left as it was). */
+static void *grow(void *v, int n, int *cap, size_t size, int first) {
+    if (n < *cap) return v;
+    int ncap = *cap ? 2 * *cap : first;
+    void *nv = realloc(v, size * (size_t)ncap);
+    if (nv) *cap = ncap;
+    return nv;
+}
 
 #define SRC_HASH_MAX 128
 
@@ -64,15 +75,12 @@ typedef struct entries {
 static int collect_entry(const gt_key *key, const char *src_hash, int lib_major,
                          const gt_db_winner *w, void *user) {
     entries *es = user;
-    if (es->n == es->cap) {
-        int ncap = es->cap ? 2 * es->cap : 64;
-        entry *nv = realloc(es->v, sizeof *nv * (size_t)ncap);
-        if (!nv) {
-            es->oom = 1;
-            return 1;
-        }
-        es->v = nv, es->cap = ncap;
+    entry *nv = grow(es->v, es->n, &es->cap, sizeof *nv, 64);
+    if (!nv) {
+        es->oom = 1;
+        return 1;
     }
+    es->v = nv;
     entry *e = &es->v[es->n++];
     memset(e, 0, sizeof *e);
     e->key = *key;
@@ -84,12 +92,10 @@ static int collect_entry(const gt_key *key, const char *src_hash, int lib_major,
     return 0;
 }
 
-/* Every winner of db into *es (the list callback may not use db, so rows are collected
- * first and their timings read afterwards). 0, or -1 after a message. */
-static int load_entries(const char *verb, const char *path, gt_db *db, entries *es) {
-    memset(es, 0, sizeof *es);
-    gt_status s = gt_db_list(db, collect_entry, es);
-    if (es->oom) {
+/* How a read of db went: 0, or -1 after a message (out of memory while collecting the
+ * rows, or the database's error). */
+static int read_outcome(const char *verb, const char *path, gt_db *db, gt_status s, int oom) {
+    if (oom) {
         fprintf(stderr, "gemmtune %s: %s: out of memory\n", verb, path);
         return -1;
     }
@@ -98,6 +104,14 @@ static int load_entries(const char *verb, const char *path, gt_db *db, entries *
         return -1;
     }
     return 0;
+}
+
+/* Every winner of db into *es (the list callback may not use db, so rows are collected
+ * first and their timings read afterwards). 0, or -1 after a message. */
+static int load_entries(const char *verb, const char *path, gt_db *db, entries *es) {
+    memset(es, 0, sizeof *es);
+    gt_status s = gt_db_list(db, collect_entry, es);
+    return read_outcome(verb, path, db, s, es->oom);
 }
 
 typedef struct timings {
@@ -108,15 +122,12 @@ typedef struct timings {
 
 static int collect_timing(const gt_db_timing *t, void *user) {
     timings *ts = user;
-    if (ts->n == ts->cap) {
-        int ncap = ts->cap ? 2 * ts->cap : 32;
-        gt_db_timing *nv = realloc(ts->v, sizeof *nv * (size_t)ncap);
-        if (!nv) {
-            ts->oom = 1;
-            return 1;
-        }
-        ts->v = nv, ts->cap = ncap;
+    gt_db_timing *nv = grow(ts->v, ts->n, &ts->cap, sizeof *nv, 32);
+    if (!nv) {
+        ts->oom = 1;
+        return 1;
     }
+    ts->v = nv;
     ts->v[ts->n++] = *t;
     return 0;
 }
@@ -126,15 +137,7 @@ static int load_timings(const char *verb, const char *path, gt_db *db, const ent
                         timings *ts) {
     ts->n = 0, ts->oom = 0;
     gt_status s = gt_db_timings(db, &e->key, e->src_hash, e->lib_major, collect_timing, ts);
-    if (ts->oom) {
-        fprintf(stderr, "gemmtune %s: %s: out of memory\n", verb, path);
-        return -1;
-    }
-    if (s != GT_SUCCESS) {
-        fprintf(stderr, "gemmtune %s: %s: %s\n", verb, path, gt_db_errmsg(db));
-        return -1;
-    }
-    return 0;
+    return read_outcome(verb, path, db, s, ts->oom);
 }
 
 /* ===== validation ===== */
@@ -315,6 +318,16 @@ static int open_input(const char *verb, const char *path, gt_db **db) {
     return 0;
 }
 
+/* The user cache's path into path: 1 when the file exists; 0 when it does not, after
+ * printing "cache PATH does not exist yet: <absent>"; -1 when no path can be formed
+ * (after a message). */
+static int find_cache(const char *verb, char *path, size_t size, const char *absent) {
+    if (cli_cache_path(verb, path, size) != 0) return -1;
+    if (access(path, F_OK) == 0) return 1;
+    printf("cache %s does not exist yet: %s\n", path, absent);
+    return 0;
+}
+
 /* A file written whole: built at <path>.tmp.<pid>, renamed over path on success,
  * removed on failure. */
 typedef struct newfile {
@@ -392,7 +405,25 @@ static int newfile_commit(const char *verb, newfile *f) {
     return 0;
 }
 
-/* ===== options shared by export and merge ===== */
+/* ===== options ===== */
+
+/* The options of a verb that takes --help and, where dtype is not NULL, --dtype T (into
+ * *dtype). -1 to go on (optind at the first operand), else the exit code (0 after
+ * --help, 2 on bad usage, getopt's or cli_parse_dtype's message printed). */
+static int parse_options(const char *verb, int argc, char **argv, int *dtype) {
+    static const struct option with_dtype[] = {
+        {"dtype", required_argument, 0, 't'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    const struct option *longs = dtype ? with_dtype : with_dtype + 1;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
+        if (c == 't') {
+            if (cli_parse_dtype(verb, optarg, dtype)) return 2;
+        } else if (c == 'h') return cli_usage(stdout, 0);
+        else return 2;
+    }
+    return -1;
+}
 
 /* The options of export and merge: -o FILE, --device, --dtype, --help. Returns -1 to go
  * on (optind at the first operand), else the exit code (0 after --help, 2 on bad usage). */
@@ -524,23 +555,10 @@ int cli_merge(int argc, char **argv) {
     return 0;
 }
 
-/* Options of a verb that takes none but --help: -1 to go on (optind at the first
- * operand), else the exit code (usage printed for --help; getopt's message for others). */
-static int help_only(int argc, char **argv) {
-    static const struct option longs[] = {{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
-        if (c == 'h') return cli_usage(stdout, 0);
-        return 2;
-    }
-    return -1;
-}
-
 /* ===== import ===== */
 
 int cli_import(int argc, char **argv) {
-    int opts = help_only(argc, argv);
+    int opts = parse_options("import", argc, argv, NULL);
     if (opts >= 0) return opts;
     if (argc - optind != 1) {
         fprintf(stderr, "gemmtune import: give one FILE to import (see --help)\n");
@@ -575,6 +593,53 @@ int cli_import(int argc, char **argv) {
     return 0;
 }
 
+/* ===== list ===== */
+
+/* What list prints: the entries of one data type (-1: all), and how many it printed. */
+typedef struct list_filter {
+    int dtype;
+    long long shown;
+} list_filter;
+
+static int print_winner(const gt_key *key, const char *src_hash, int lib_major,
+                        const gt_db_winner *w, void *user) {
+    list_filter *flt = user;
+    if (flt->dtype >= 0 && key->dtype != flt->dtype) return 0;
+    flt->shown++;
+    char shape_text[96], when[32];
+    gt_key_shape(key, shape_text, sizeof shape_text);
+    time_t t = (time_t)w->tuned_at;
+    strftime(when, sizeof when, "%Y-%m-%d %H:%M", gmtime(&t));
+    int current = strcmp(src_hash, gt_kernel_source_hash) == 0 && lib_major == GT_VERSION_MAJOR;
+    /* The type column fits the longest name (bf16_f32). */
+    printf("%-28s %-8s %-22s a%-2d b%d %-20s %10.1f us %8.2f TFLOP/s  %s%s\n", key->device,
+           gt_dtype_name(key->dtype), shape_text, key->align, key->beta0, w->config, w->time_us,
+           w->tflops, when, current ? "" : "  (old kernel source: ignored)");
+    return 0;
+}
+
+int cli_list(int argc, char **argv) {
+    list_filter flt = {-1, 0};
+    int opts = parse_options("list", argc, argv, &flt.dtype);
+    if (opts >= 0) return opts;
+    if (optind < argc) {
+        fprintf(stderr, "gemmtune list: unexpected argument '%s'\n", argv[optind]);
+        return 2;
+    }
+    char path[PATH_MAX];
+    int found = find_cache("list", path, sizeof path, "nothing tuned");
+    if (found <= 0) return found < 0 ? 1 : 0;
+    gt_db *db;
+    if (open_input("list", path, &db) != 0) return 1;
+    printf("cache %s\n", path);
+    gt_status s = gt_db_list(db, print_winner, &flt);
+    if (s != GT_SUCCESS) fprintf(stderr, "gemmtune list: %s\n", gt_db_errmsg(db));
+    else if (flt.dtype >= 0 && flt.shown == 0)
+        printf("no entries of data type %s\n", gt_dtype_name(flt.dtype));
+    gt_db_close(db);
+    return s == GT_SUCCESS ? 0 : 1;
+}
+
 /* ===== show ===== */
 
 static int print_timing(const gt_db_timing *t, void *user) {
@@ -592,16 +657,9 @@ static int print_timing(const gt_db_timing *t, void *user) {
 }
 
 int cli_show(int argc, char **argv) {
-    static const struct option longs[] = {
-        {"dtype", required_argument, 0, 't'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    int dtype = GT_DT_F32, c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
-        if (c == 't') {
-            if (cli_parse_dtype("show", optarg, &dtype)) return 2;
-        } else if (c == 'h') return cli_usage(stdout, 0);
-        else return 2;
-    }
+    int dtype = GT_DT_F32;
+    int opts = parse_options("show", argc, argv, &dtype);
+    if (opts >= 0) return opts;
     cli_shape sh;
     if (argc - optind != 1 || cli_parse_shape(argv[optind], &sh) != 0) {
         if (argc - optind == 1)
@@ -611,14 +669,10 @@ int cli_show(int argc, char **argv) {
             fprintf(stderr, "gemmtune show: give one SHAPE, MxNxK or MxNxK:NT (see --help)\n");
         return 2;
     }
-    char cache[PATH_MAX], text[96];
-    snprintf(text, sizeof text, "%lldx%lldx%lld:%c%c", sh.m, sh.n, sh.k, sh.opa ? 'T' : 'N',
-             sh.opb ? 'T' : 'N');
-    if (cli_cache_path("show", cache, sizeof cache) != 0) return 1;
-    if (access(cache, F_OK) != 0) {
-        printf("cache %s does not exist yet: nothing tuned, no entry for %s\n", cache, text);
-        return 1;
-    }
+    char cache[PATH_MAX], text[96], absent[128];
+    cli_shape_format(&sh, text, sizeof text);
+    snprintf(absent, sizeof absent, "nothing tuned, no entry for %s", text);
+    if (find_cache("show", cache, sizeof cache, absent) != 1) return 1;
     gt_db *db;
     if (open_input("show", cache, &db) != 0) return 1;
     entries es;
@@ -667,18 +721,15 @@ int cli_show(int argc, char **argv) {
 /* ===== prune ===== */
 
 int cli_prune(int argc, char **argv) {
-    int opts = help_only(argc, argv);
+    int opts = parse_options("prune", argc, argv, NULL);
     if (opts >= 0) return opts;
     if (optind < argc) {
         fprintf(stderr, "gemmtune prune: unexpected argument '%s'\n", argv[optind]);
         return 2;
     }
     char cache[PATH_MAX], msg[512];
-    if (cli_cache_path("prune", cache, sizeof cache) != 0) return 1;
-    if (access(cache, F_OK) != 0) {
-        printf("cache %s does not exist yet: nothing to prune\n", cache);
-        return 0;
-    }
+    int found = find_cache("prune", cache, sizeof cache, "nothing to prune");
+    if (found <= 0) return found < 0 ? 1 : 0;
     gt_db *db;
     if (gt_db_open(cache, 0, 0, &db, msg, sizeof msg) != GT_SUCCESS) {
         fprintf(stderr, "gemmtune prune: cannot write the cache %s: %s\n", cache, msg);

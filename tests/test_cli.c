@@ -1,10 +1,12 @@
 /*
- * test_cli.c: the gemmtune command (tuner/cli.c), run as a child process.
+ * test_cli.c: the gemmtune command (cli/), run as a child process.
  *
  * The command's path comes from GEMMTUNE_EXE (set by tests/meson.build; else the
  * `gemmtune` next to this test's directory). Each run gets fork+exec with stdout and
  * stderr captured in files, a fresh GEMMTUNE_CACHE in a mkdtemp() directory (removed at
- * the end), small tuning budgets, and a time limit. Cases: --help and usage errors (exit
+ * the end), small tuning budgets, and a time limit. Cases: --help (its environment
+ * section holds every variable of env.h's table, name and meaning, and the check of
+ * that is shown to catch any one left out) and usage errors (exit
  * 2 with a message naming what is wrong: verbs, shapes, options, shape files); info, tune
  * and run without a driver (GEMMTUNE_LIBCUDA pointing at nothing: exit 1 with the
  * reason); info and run on this machine as it is (exit 1 without a GPU; with one, exit 0
@@ -25,6 +27,7 @@
  * tuned bf16 shape is listed under bf16 only.
  */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -42,6 +45,7 @@
 
 #include "cu.h"
 #include "db.h"
+#include "env.h"
 #include "files.h"
 #include "fixtures.h"
 #include "gemmtune.h"
@@ -195,6 +199,24 @@ static int exists(const char *path) {
 
 /* ===== help and usage ===== */
 
+static int name_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
+
+/* Whether text holds name as a word of its own: HOME inside XDG_CACHE_HOME, or
+ * GEMMTUNE_CACHE inside GEMMTUNE_CACHE_PATH, does not count. */
+static int has_name(const char *text, const char *name) {
+    size_t n = strlen(name);
+    for (const char *p = text; (p = strstr(p, name)) != NULL; p++)
+        if ((p == text || !name_char(p[-1])) && !name_char(p[n])) return 1;
+    return 0;
+}
+
+/* The first variable of env.h's table whose name text lacks; NULL when it has all. */
+static const char *env_name_missing(const char *text) {
+    for (int i = 0; i < GT_NENV; i++)
+        if (!has_name(text, gt_env_vars[i].name)) return gt_env_vars[i].name;
+    return NULL;
+}
+
 static void cli_help(void) {
     const char *const *variants[3] = {ARGS("--help"), ARGS("-h"), ARGS("help")};
     for (int v = 0; v < 3; v++) {
@@ -204,13 +226,13 @@ static void cli_help(void) {
         static const char *verbs[] = {
             "info", "tune", "list", "run", "show", "export", "import", "merge", "prune",
             "usage", "SHAPE", "--cache", "--devices", "--shard", "--dry-run", "--force",
-            "--device", "--dtype", "-o FILE", "SLURM_ARRAY_TASK_ID", "SLURM_PROCID",
-            "GEMMTUNE_CACHE", "GEMMTUNE_CACHE_PATH", "GEMMTUNE_MODE", "GEMMTUNE_TUNE_ASYNC",
-            "GEMMTUNE_CACHE_TIMEOUT_MS", "GEMMTUNE_CACHE_MAX_MB", "GEMMTUNE_LOG",
-            "GEMMTUNE_TUNE_MAX_CANDIDATES", "GEMMTUNE_TUNE_BUDGET_S", "GEMMTUNE_TUNE_MEM_MB"};
+            "--device", "--dtype", "-o FILE"};
         for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
             CHECK_RUN(&r, strstr(r.out, verbs[i]) != NULL, "%s: help lacks '%s'", variants[v][0],
                       verbs[i]);
+        const char *missing = env_name_missing(r.out);
+        CHECK_RUN(&r, missing == NULL, "%s: help lacks environment variable %s (env.h)",
+                  variants[v][0], missing ? missing : "");
         /* Every data type, as a line of its own ("  bf16  ..."), and the typed entry. */
         for (int t = 0; t < GT_NDTYPES; t++) {
             char line[32];
@@ -245,6 +267,38 @@ static void cli_help(void) {
     run_cmd(&r, NULL, ARGS("--version"));
     CHECK_RUN(&r, r.code == 0 && strstr(r.out, GT_VERSION_STRING) != NULL, "--version: exit %d",
               r.code);
+    result_free(&r);
+}
+
+/* The environment section of --help is env.h's table: every variable's name and
+ * meaning. And the name check compares against that table: with any one name blotted
+ * out of the real help text, it reports that name. */
+static void cli_help_env(void) {
+    result r;
+    run_cmd(&r, NULL, ARGS("--help"));
+    CHECK_RUN(&r, r.code == 0, "--help: exit %d", r.code);
+    const char *env = strstr(r.out, "Environment:\n");
+    CHECK_RUN(&r, env != NULL, "--help has no 'Environment:' section");
+    if (!env) env = r.out;
+    const char *missing = env_name_missing(env);
+    CHECK_RUN(&r, missing == NULL, "the environment section lacks %s", missing ? missing : "");
+    for (int i = 0; i < GT_NENV; i++)
+        CHECK_RUN(&r, strstr(env, gt_env_vars[i].meaning) != NULL,
+                  "the environment section lacks the meaning of %s: '%s'", gt_env_vars[i].name,
+                  gt_env_vars[i].meaning);
+    /* Only meaningful when the real text has every name. */
+    for (int i = 0; !missing && i < GT_NENV; i++) {
+        const char *name = gt_env_vars[i].name;
+        size_t n = strlen(name);
+        char *text = strdup(r.out);
+        if (!text) break;
+        for (char *p = text; (p = strstr(p, name)) != NULL; p++)
+            if ((p == text || !name_char(p[-1])) && !name_char(p[n])) memset(p, '#', n);
+        const char *found = env_name_missing(text);
+        TAP_CHECK(found && strcmp(found, name) == 0,
+                  "help text without %s: the check reports %s", name, found ? found : "none");
+        free(text);
+    }
     result_free(&r);
 }
 
@@ -1643,6 +1697,7 @@ int main(void) {
     if (access(exe, X_OK) != 0) printf("# cannot execute %s: %s\n", exe, strerror(errno));
 
     TAP_RUN(cli_help);
+    TAP_RUN(cli_help_env);
     TAP_RUN(cli_no_verb);
     TAP_RUN(cli_unknown_verb_or_option);
     TAP_RUN(cli_tune_usage);

@@ -1,0 +1,24 @@
+/*
+ * cache.h: the verbs of the gemmtune command that work on cache files and need no GPU.
+ *
+ *   gemmtune list [--dtype T]                             what the cache holds
+ *   gemmtune show SHAPE [--dtype T]                       every candidate of SHAPE's keys
+ *   gemmtune export -o FILE [--device NAME] [--dtype T]   the cache's winners -> new FILE
+ *   gemmtune import FILE                                  FILE's entries -> the cache
+ *   gemmtune merge A B... -o C [--device NAME] [--dtype T] fastest per key -> new C
+ *   gemmtune prune                                        drop entries of old sources
+ *
+ * Each takes its argv with argv[0] the verb, prints, and returns the command's exit
+ * status: 0 success, 1 failure, 2 bad usage.
+ */
+#ifndef GT_CLI_CACHE_H
+#define GT_CLI_CACHE_H
+
+int cli_list(int argc, char **argv);
+int cli_show(int argc, char **argv);
+int cli_export(int argc, char **argv);
+int cli_import(int argc, char **argv);
+int cli_merge(int argc, char **argv);
+int cli_prune(int argc, char **argv);
+
+#endif
