@@ -5,16 +5,19 @@
 # Usage: bash dev/kcheck.sh [all|check|perf|sanitize|sass|cublas|ncu]...   (default: all
 # but ncu)
 #   check     all four op pairs; odd shapes (1000x999x1001, 129x67x33, 257x255x3001),
-#             exact ones (256^3), beta == 0, split-K with odd K; every MMA shape
+#             exact ones (256^3), beta == 0, split-K with odd K; every instruction shape
+#             (on sm_90: m16n8k4 for warp tiles of 32 fragments or more, m16n8k8 below,
+#             m8n8k4 where TN is odd)
 #   perf      4096x4096x4096, NN (and a few configurations for NT, TN, TT)
 #   sanitize  compute-sanitizer memcheck and racecheck on small odd problems
-#   sass      the tensor-core instructions ptxas emitted, per MMA shape (cuobjdump)
+#   sass      the tensor-core instructions ptxas emitted, per instruction shape (cuobjdump)
 #   cublas    cuBLAS DGEMM 4096^3 through PyTorch, for comparison
 #   ncu       Nsight Compute sections of one 4096^3 configuration (NN and TN)
 # Output: ${OUT:-./kcheck-out}: kcheck.log (every line), sanitize.log, sass.txt,
 # cublas.txt, ncu.txt, build.log; a summary is printed last. Exit status 1 if any check failed.
 #
-# A configuration is written "BM BN BK WM WN STAGES VEC SPLIT RASTER MINB MMA RDB";
+# A configuration is written "BM BN BK WM WN STAGES VEC SPLIT RASTER MINB"; the kernel picks
+# its instruction from the warp tile and the target (gemm_dmma.cu's MMA);
 # dev/kcheck_lib.sh's cfgwords derives TM, TN, NACC and the dynamic shared memory.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -51,42 +54,41 @@ if want check; then
     echo "=== check" | tee -a "$LOG"
     check_op() { # opA opB
         local oa=$1 ob=$2
-        #   BM  BN  BK WM WN ST VEC SPLIT RASTER MINB MMA RDB
+        #   BM  BN  BK WM WN ST VEC SPLIT RASTER MINB
         run 1000 999 1001 $oa $ob 0 \
-            "64 64 16 32 32 3 2 1 1 1 1 1" \
-            "128 64 8 32 32 4 1 1 1 1 1 1" \
-            "64 128 32 32 64 2 2 1 4 1 4 0" \
-            "64 64 16 32 32 3 2 1 1 1 3 1" \
-            "32 32 8 16 16 3 2 1 1 1 2 1" \
-            "128 128 16 32 64 3 2 1 8 1 4 1" \
-            "64 64 16 32 32 3 1 3 1 1 1 1" \
-            "128 128 16 64 32 4 2 1 1 1 3 2" \
-            "128 128 16 64 32 3 1 1 8 1 4 2" \
-            "128 64 8 32 32 3 2 1 1 1 3 2" \
-            "64 64 32 32 32 2 2 1 1 1 2 2" \
-            "64 64 16 32 32 3 2 2 1 1 1 2"
+            "64 64 16 32 32 3 2 1 1 1" \
+            "128 64 8 32 32 4 1 1 1 1" \
+            "64 128 32 32 64 2 2 1 4 1" \
+            "32 32 8 16 16 3 2 1 1 1" \
+            "128 128 16 32 64 3 2 1 8 1" \
+            "64 64 16 32 32 3 1 3 1 1" \
+            "128 128 16 64 32 4 2 1 1 1" \
+            "128 128 16 64 32 3 1 1 8 1" \
+            "128 64 8 32 32 3 2 1 1 1" \
+            "64 64 32 32 32 2 2 1 1 1" \
+            "64 64 16 32 32 3 2 2 1 1" \
+            "64 48 16 32 24 3 2 1 1 1"
         run 1000 999 1001 $oa $ob 1 \
-            "64 64 16 32 32 3 2 1 1 1 1 1" \
-            "64 64 16 32 32 3 2 2 1 1 3 1" \
-            "128 128 16 64 32 4 2 3 1 1 4 2"
+            "64 64 16 32 32 3 2 1 1 1" \
+            "64 64 16 32 32 3 2 2 1 1" \
+            "128 128 16 64 32 4 2 3 1 1"
         run 129 67 33 $oa $ob 0 \
-            "32 32 8 16 16 2 1 1 1 1 1 1" \
-            "64 32 16 32 8 3 2 1 1 1 4 1" \
-            "16 16 8 8 8 2 2 1 1 1 1 1" \
-            "32 32 8 16 16 2 2 2 1 1 3 1" \
-            "32 32 16 8 16 2 2 1 1 1 4 2" \
-            "32 64 8 16 32 3 1 2 1 1 3 2" \
-            "64 32 16 32 8 3 2 1 1 1 4 2"
+            "32 32 8 16 16 2 1 1 1 1" \
+            "64 32 16 32 8 3 2 1 1 1" \
+            "16 16 8 8 8 2 2 1 1 1" \
+            "32 32 8 16 16 2 2 2 1 1" \
+            "32 32 16 8 16 2 2 1 1 1" \
+            "32 64 8 16 32 3 1 2 1 1" \
+            "64 48 16 32 24 3 2 2 1 1"
         run 257 255 3001 $oa $ob 0 \
-            "64 64 16 32 32 3 2 3 1 1 4 0" \
-            "64 64 32 32 32 4 1 4 1 1 1 1" \
-            "128 64 16 32 32 3 2 5 1 1 3 2"
+            "64 64 16 32 32 3 2 3 1 1" \
+            "64 64 32 32 32 4 1 4 1 1" \
+            "128 64 16 32 32 3 2 5 1 1"
         run 256 256 256 $oa $ob 0 \
-            "128 64 16 32 32 3 2 1 1 1 1 1" \
-            "128 64 16 32 32 3 2 1 1 1 4 1" \
-            "64 64 16 32 32 3 2 2 1 1 3 1" \
-            "128 128 16 64 32 4 2 1 1 1 3 2" \
-            "128 128 32 64 32 3 2 2 1 1 4 2"
+            "128 64 16 32 32 3 2 1 1 1" \
+            "64 64 16 32 32 3 2 2 1 1" \
+            "128 128 16 64 32 4 2 1 1 1" \
+            "128 128 32 64 32 3 2 2 1 1"
     }
     # the four op pairs in parallel (small problems: their timings are not the point)
     for op in "N N" "N T" "T N" "T T"; do
@@ -98,31 +100,23 @@ fi
 
 if want perf; then
     echo "=== perf" | tee -a "$LOG"
-    #   BM  BN  BK WM WN ST VEC SPLIT RASTER MINB MMA RDB
+    #   BM  BN  BK WM WN ST VEC SPLIT RASTER MINB
     PERF_NN=(
-        "128 64 16 32 32 3 2 1 1 1 3 1"
-        "128 64 16 32 32 3 2 1 1 1 3 2"
-        "128 64 16 32 32 3 2 1 1 1 4 1"
-        "128 64 16 32 32 3 2 1 1 1 4 2"
-        "128 64 16 32 32 4 2 1 1 1 4 2"
-        "128 64 16 32 32 3 2 1 1 2 3 2"
-        "128 128 16 64 32 4 2 1 1 1 2 1"
-        "128 128 16 64 32 4 2 1 1 1 2 2"
-        "128 128 16 64 32 3 2 1 1 1 3 2"
-        "128 128 16 64 32 4 2 1 1 1 3 2"
-        "128 128 16 64 32 4 2 1 8 1 3 2"
-        "128 128 16 64 32 4 2 1 1 1 4 2"
-        "128 128 16 32 64 4 2 1 1 1 4 2"
-        "128 128 32 64 32 3 2 1 1 1 4 2"
-        "64 128 16 32 32 4 2 1 1 1 3 2"
-        "64 64 16 32 32 4 2 1 1 1 4 2"
+        "128 64 16 32 32 3 2 1 1 1"
+        "128 64 16 32 32 4 2 1 1 1"
+        "128 64 16 32 32 3 2 1 1 2"
+        "128 128 16 64 32 4 2 1 1 1"
+        "128 128 16 64 32 3 2 1 1 1"
+        "128 128 16 64 32 4 2 1 8 1"
+        "128 128 16 32 64 4 2 1 1 1"
+        "128 128 32 64 32 3 2 1 1 1"
+        "64 128 16 32 32 4 2 1 1 1"
+        "64 64 16 32 32 4 2 1 1 1"
     )
     run 4096 4096 4096 N N 0 "${PERF_NN[@]}" 2>&1 | tee -a "$LOG"
     PERF_OTHER=(
-        "128 64 16 32 32 3 2 1 1 1 4 1"
-        "128 64 16 32 32 3 2 1 1 1 3 2"
-        "128 128 16 64 32 4 2 1 1 1 3 2"
-        "128 128 16 64 32 4 2 1 1 1 4 2"
+        "128 64 16 32 32 3 2 1 1 1"
+        "128 128 16 64 32 4 2 1 1 1"
     )
     for op in "N T" "T N" "T T"; do
         run 4096 4096 4096 $op 0 "${PERF_OTHER[@]}" 2>&1 | tee -a "$LOG"
@@ -132,15 +126,17 @@ fi
 if want sass; then
     echo "=== sass" | tee -a "$LOG"
     : >"$OUT/sass.txt"
-    for mr in "1 1" "3 1" "3 2" "4 2"; do
-        set -- $mr
-        KCHECK_NOTIME=1 "$KC" $SRC 256 256 256 N N f64 0 \
-            $(cfgwords 0 0 "128 64 16 32 32 3 2 1 1 1 $1 $2") DUMP=/tmp/kc_$1_$2.cubin >/dev/null
+    # sm_90: m16n8k8 (warp tile 32x32), m16n8k4 (64x32), m8n8k4 (32x24: TN odd)
+    i=0
+    for c in "128 64 16 32 32 3 2 1 1 1" "128 128 16 64 32 4 2 1 1 1" "64 48 16 32 24 3 2 1 1 1"; do
+        i=$((i + 1))
+        KCHECK_NOTIME=1 "$KC" $SRC 256 256 256 N N f64 0 $(cfgwords 0 0 "$c") DUMP=/tmp/kc_$$_$i.cubin >/dev/null
         {
-            echo "--- MMA=$1 RDB=$2 (128x64x16, warp 32x32, NN 256^3):"
-            "$CUDA/bin/cuobjdump" -sass /tmp/kc_$1_$2.cubin |
+            echo "--- $c (NN 256^3):"
+            "$CUDA/bin/cuobjdump" -sass /tmp/kc_$$_$i.cubin |
                 grep -oE "(DMMA|LDS|LDGSTS|BAR|DFMA|LDL|STL)[.A-Z0-9x]*" | sort | uniq -c
         } >>"$OUT/sass.txt" 2>&1
+        rm -f /tmp/kc_$$_$i.cubin
     done
     cat "$OUT/sass.txt" | tee -a "$LOG"
 fi
@@ -176,22 +172,22 @@ if want sanitize; then
     CS=$(command -v compute-sanitizer || echo "$CUDA/bin/compute-sanitizer")
     {
         KCHECK_NOTIME=1 timeout 60 "$CS" --tool memcheck --error-exitcode 9 "$KC" $SRC 129 67 33 N T f64 0 \
-            $(cfgwords 0 1 "32 32 8 16 16 2 1 1 1 1 1 1") / $(cfgwords 0 1 "32 32 8 16 16 2 2 2 1 1 3 1")
+            $(cfgwords 0 1 "32 32 8 16 16 2 1 1 1 1") / $(cfgwords 0 1 "32 32 8 16 16 2 2 2 1 1")
         echo "memcheck 129x67x33 NT rc=$?"
         KCHECK_NOTIME=1 timeout 60 "$CS" --tool memcheck --error-exitcode 9 "$KC" $SRC 257 255 301 T T f64 1 \
-            $(cfgwords 1 1 "64 64 32 32 32 4 1 3 1 1 1 1") / $(cfgwords 1 1 "64 128 32 32 64 2 2 1 4 1 4 0")
+            $(cfgwords 1 1 "64 64 32 32 32 4 1 3 1 1") / $(cfgwords 1 1 "64 128 32 32 64 2 2 1 4 1")
         echo "memcheck 257x255x301 TT beta0 rc=$?"
         KCHECK_NOTIME=1 timeout 60 "$CS" --tool racecheck --error-exitcode 9 "$KC" $SRC 129 67 33 T N f64 0 \
-            $(cfgwords 1 0 "32 32 8 16 16 2 2 2 1 1 1 1") / $(cfgwords 1 0 "32 32 8 16 16 3 2 1 1 1 4 0")
+            $(cfgwords 1 0 "32 32 8 16 16 2 2 2 1 1") / $(cfgwords 1 0 "32 32 8 16 16 3 2 1 1 1")
         echo "racecheck 129x67x33 TN rc=$?"
         KCHECK_NOTIME=1 timeout 60 "$CS" --tool memcheck --error-exitcode 9 "$KC" $SRC 129 67 33 T T f64 0 \
-            $(cfgwords 1 1 "32 64 8 16 32 3 1 2 1 1 3 2") / $(cfgwords 1 1 "32 32 16 8 16 2 2 1 1 1 4 2")
-        echo "memcheck 129x67x33 TT rdb2 rc=$?"
+            $(cfgwords 1 1 "32 64 8 16 32 3 1 2 1 1") / $(cfgwords 1 1 "32 32 16 8 16 2 2 1 1 1")
+        echo "memcheck 129x67x33 TT rc=$?"
         KCHECK_NOTIME=1 timeout 60 "$CS" --tool racecheck --error-exitcode 9 "$KC" $SRC 129 67 33 N T f64 0 \
-            $(cfgwords 0 1 "32 64 8 16 32 3 2 2 1 1 3 2")
-        echo "racecheck 129x67x33 NT rdb2 rc=$?"
+            $(cfgwords 0 1 "32 64 8 16 32 3 2 2 1 1")
+        echo "racecheck 129x67x33 NT rc=$?"
         KCHECK_NOTIME=1 timeout 60 "$CS" --tool synccheck --error-exitcode 9 "$KC" $SRC 129 67 33 N N f64 0 \
-            $(cfgwords 0 0 "32 32 8 16 16 3 2 2 1 1 1 1")
+            $(cfgwords 0 0 "32 32 8 16 16 3 2 2 1 1")
         echo "synccheck 129x67x33 NN rc=$?"
     } >"$OUT/sanitize.log" 2>&1
     grep -E "rc=|ERROR SUMMARY|FAIL" "$OUT/sanitize.log" | tee -a "$LOG"
@@ -200,7 +196,7 @@ fi
 if want ncu; then
     echo "=== ncu" | tee -a "$LOG"
     NCU=$(command -v ncu || echo "$CUDA/bin/ncu")
-    for c in "N N|128 128 16 64 32 4 2 1 1 1 3 2" "T N|128 128 16 64 32 4 2 1 1 1 3 2"; do
+    for c in "N N|128 128 16 64 32 4 2 1 1 1" "T N|128 128 16 64 32 4 2 1 1 1"; do
         op=${c%%|*}
         cfg=${c#*|}
         set -- $op

@@ -11,7 +11,7 @@ kcheck_build() {
         { cat "$2"; return 2; }
     export LD_LIBRARY_PATH=$CUDA/lib64:${LD_LIBRARY_PATH:-}
 }
-# A configuration is written "BM BN BK WM WN STAGES VEC SPLIT RASTER MINB MMA RDB"; cfgwords
+# A configuration is written "BM BN BK WM WN STAGES VEC SPLIT RASTER MINB"; cfgwords
 # derives TM = WM/8, TN = WN/8, NACC = TM*TN*2 and the dynamic shared memory (kcheck passes
 # it as -DGT_SMEM_CHECK too, and the kernel static_asserts it is its own):
 #   smem = STAGES * 8 * ((TA ? BM*(BK+4) : BK*(BM+4)) + (TB ? BK*(BN+4) : BN*(BK+4)))
@@ -21,11 +21,11 @@ smem() { # BM BN BK STAGES TA TB
     if [ "$6" = 1 ]; then b=$(($3 * ($2 + 4))); else b=$(($2 * ($3 + 4))); fi
     echo $(($4 * 8 * (a + b)))
 }
-# cfgwords TA TB "BM BN BK WM WN STAGES VEC SPLIT RASTER MINB MMA RDB": kcheck's KEY=VALUE words
+# cfgwords TA TB "BM BN BK WM WN STAGES VEC SPLIT RASTER MINB": kcheck's KEY=VALUE words
 cfgwords() {
     local ta=$1 tb=$2
     set -- $3
     local tm=$(($4 / 8)) tn=$(($5 / 8))
     echo "BM=$1 BN=$2 BK=$3 WM=$4 WN=$5 TM=$tm TN=$tn STAGES=$6 VEC=$7 SPLIT=$8 RASTER=$9" \
-        "MINB=${10} MMA=${11} RDB=${12} NACC=$((tm * tn * 2)) SMEM=$(smem $1 $2 $3 $6 $ta $tb)"
+        "MINB=${10} NACC=$((tm * tn * 2)) SMEM=$(smem $1 $2 $3 $6 $ta $tb)"
 }

@@ -15,16 +15,14 @@
 // the epilogue stores 16-byte vectors of column-major C. Fragment layouts (PTX ISA, mma
 // .f64; g = lane / 4, t = lane % 4):
 //   m8n8k4:  a: (row g, k t)   b: (k t, col g)   d0, d1: (row g, col 2t), (row g, col 2t+1)
-//   m16n8kK (sm_90, K = 4, 8, 16): a[v]: (row g + 8 (v % 2), k t + 4 (v / 2)),
+//   m16n8kK (sm_90, K = 4, 8): a[v]: (row g + 8 (v % 2), k t + 4 (v / 2)),
 //            b[v]: (k t + 4 v, col g), d[v]: (row g + 8 (v / 2), col 2t + v % 2)
 // so an m16n8kK is exactly 2 x K/4 m8n8k4 instructions over fragments n (j, j + 1) and K/4
-// consecutive k slices of 4: the same fragment registers feed every shape. GT_MMA picks
-// the shape: 1 m8n8k4, 2 m16n8k4, 3 m16n8k8, 4 m16n8k16, 0 (or undefined) the default
-// for the target (DEFAULT_MMA_SM90 below on sm_90, else m8n8k4). The wide shapes need
-// sm_90 and TN even; otherwise the kernel falls back to m8n8k4 (m16n8k16 with BK % 16 != 0
-// falls back to m16n8k8). On an H100, m8n8k4 (SASS DMMA.8x8x4) ran at about half the
-// rate of the wide shapes (about 31 against 50-53 TFLOP/s at 4096^3). The shape changes
-// the order of the k summation inside the instruction, never the accuracy class.
+// consecutive k slices of 4: the same fragment registers feed every shape. The shape (MMA
+// below): on sm_90 with TN even one of the wide shapes, m16n8k4 or m16n8k8 by the warp
+// tile (DEFAULT_MMA_SM90), which run much faster there than m8n8k4 (SASS DMMA.8x8x4);
+// otherwise m8n8k4. The shape changes the order of the k summation inside the
+// instruction, never the accuracy class.
 //
 // Shared memory: dynamic, STAGES stages, each an A tile then a B tile, kept in the
 // operand's global orientation (so 16-byte cp.async copies land unchanged) with 4 doubles
@@ -39,15 +37,10 @@
 // BN are multiples of 4 and 8, so BK + 4, BM + 4 and BN + 4 are 4 or 12 mod 16).
 //
 // Pipeline: STAGES - 1 K steps in flight through cp.async (zero-fill past M, N, K); one
-// __syncthreads per K step. GT_RDB picks how fragments are buffered in registers:
-//   1 (default) double-buffered by instruction group: the next group of k slices is read
-//     from shared memory while the tensor cores work on the current one;
-//     2 * KG * (TM + TN) doubles
-//   2 rolling: the group's n-side fragments stay (two buffers), the m-side ones are read
-//     one fragment row ahead; KG * (2 TN + 2) doubles, so it fits where 1 spills (e.g.
-//     warp tile 64x32 with m16n8k8 or m16n8k16), but it was slower where both fit
-//   0 one buffer, read just before use (fewest registers; slowest)
-// (KG = k slices of 4 per instruction: 1, 1, 2, 4 for GT_MMA 1..4.)
+// __syncthreads per K step. Fragments are double-buffered in registers by instruction
+// group: the next group of k slices is read from shared memory while the tensor cores work
+// on the current one; 2 * KG * (TM + TN) doubles (KG = k slices of 4 per instruction: 1
+// for m8n8k4 and m16n8k4, 2 for m16n8k8).
 // Where a tile divides the problem every bounds check folds at compile time.
 #include "common.cuh"
 
@@ -55,15 +48,6 @@ static_assert(GT_DT == 1, "gemm_dmma is the fp64 family: GT_DT must be 1");
 
 #ifndef GT_MINB
 #define GT_MINB 1
-#endif
-#ifndef GT_MMA
-#define GT_MMA 0
-#endif
-#ifndef GT_LDOPQ
-#define GT_LDOPQ 1
-#endif
-#ifndef GT_RDB
-#define GT_RDB 1
 #endif
 
 namespace gt {
@@ -78,27 +62,21 @@ static_assert(VEC == 1 || VEC == 2, "VEC is 1 or 2 doubles");
 static_assert(NT >= 32 && NT <= 1024, "1 to 32 warps");
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-constexpr bool WIDE_MMA = true;  // m16n8k{4,8,16}.f64: PTX ISA 7.8, sm_90
+constexpr bool WIDE_MMA = true;  // m16n8k{4,8}.f64: PTX ISA 7.8, sm_90
 #else
 constexpr bool WIDE_MMA = false;
 #endif
-// Default shape on sm_90 (measured on an H100, 4096^3, fragments double-buffered): warp
-// tiles of 32 or more fragments (64x32, 32x64) take m16n8k4, the only wide shape whose two
-// fragment buffers still fit in registers there (52.7 TFLOP/s at 128x128x16, 4 stages);
-// smaller ones take m16n8k8 (50-52 TFLOP/s at 128x64x16, 3 stages, 168 registers).
+// The wide shape on sm_90: warp tiles of 32 or more fragments (64x32, 32x64) take m16n8k4,
+// the only wide shape whose two fragment buffers still fit in registers there; smaller
+// ones take m16n8k8 (on an H100 at 4096^3, the faster of the two where both fit).
 constexpr int DEFAULT_MMA_SM90 = TM * TN >= 32 ? 2 : 3;
-constexpr int MMA_ASKED = GT_MMA == 0 ? (WIDE_MMA ? DEFAULT_MMA_SM90 : 1) : GT_MMA;
-static_assert(MMA_ASKED >= 1 && MMA_ASKED <= 4, "GT_MMA is 0..4");
-constexpr int MMA = (!WIDE_MMA || TN % 2 != 0) ? 1
-                    : (MMA_ASKED == 4 && BK % 16 != 0) ? 3
-                                                        : MMA_ASKED;
-constexpr int KG = MMA == 4 ? 4 : MMA == 3 ? 2 : 1;  // k slices of 4 per instruction
+// The instruction: 1 m8n8k4, 2 m16n8k4, 3 m16n8k8. The wide shapes need sm_90 and TN even.
+constexpr int MMA = (!WIDE_MMA || TN % 2 != 0) ? 1 : DEFAULT_MMA_SM90;
+constexpr int KG = MMA == 3 ? 2 : 1;  // k slices of 4 per instruction
 constexpr int NG = BK / (4 * KG);                     // instruction groups per K step
 static_assert(NG * 4 * KG == BK, "K step must hold whole instruction groups");
 
 constexpr int NACC = TM * TN * 2;  // accumulators per thread
-constexpr int RDB = GT_RDB;  // fragment buffering in registers: 0 one, 1 double, 2 rolling
-static_assert(RDB >= 0 && RDB <= 2, "GT_RDB is 0, 1 or 2");
 
 // Shared memory (see the header comment). Element (c, s) of a tile stored with c along
 // the contiguous dimension sits at s * LD + c.
@@ -128,11 +106,7 @@ __device__ __forceinline__ void load_tile(double *sm, const double *__restrict__
     // address at each K step (a few integer instructions) instead of keeping PER 64-bit
     // pointers and predicates live across the main loop.
     int tid;
-#if GT_LDOPQ
     asm volatile("mov.b32 %0, %1;\n" : "=r"(tid) : "r"(tid_in));
-#else
-    tid = tid_in;
-#endif
 #pragma unroll
     for (int l = 0; l < PER; ++l) {
         const int v = tid + l * NT;
@@ -176,16 +150,6 @@ __device__ __forceinline__ void mma1688(double *d0, double *d1, const double (&a
         "{%8,%9}, {%0,%1,%2,%3};\n"
         : "+d"(d0[0]), "+d"(d0[1]), "+d"(d1[0]), "+d"(d1[1])
         : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]));
-}
-
-__device__ __forceinline__ void mma16816(double *d0, double *d1, const double (&a)[8],
-                                         const double (&b)[4]) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, "
-        "{%4,%5,%6,%7,%8,%9,%10,%11}, {%12,%13,%14,%15}, {%0,%1,%2,%3};\n"
-        : "+d"(d0[0]), "+d"(d0[1]), "+d"(d1[0]), "+d"(d1[1])
-        : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]),
-          "d"(a[7]), "d"(b[0]), "d"(b[1]), "d"(b[2]), "d"(b[3]));
 }
 
 }  // namespace dmma
@@ -247,20 +211,12 @@ extern "C" __global__ void __launch_bounds__(gt::NT, GT_MINB)
                 for (int j = 0; j < TN; j += 2)
                     mma1684(&acc[(i * TN + j) * 2], &acc[(i * TN + j + 1) * 2], FA(q, j),
                             FA(q, j + 1), FB(q));
-        } else if constexpr (MMA == 3) {
+        } else {
 #pragma unroll
             for (int j = 0; j < TN; j += 2) {
                 const double a[4] = {FA(0, j), FA(0, j + 1), FA(1, j), FA(1, j + 1)};
                 const double b[2] = {FB(0), FB(1)};
                 mma1688(&acc[(i * TN + j) * 2], &acc[(i * TN + j + 1) * 2], a, b);
-            }
-        } else {
-#pragma unroll
-            for (int j = 0; j < TN; j += 2) {
-                const double a[8] = {FA(0, j), FA(0, j + 1), FA(1, j), FA(1, j + 1),
-                                     FA(2, j), FA(2, j + 1), FA(3, j), FA(3, j + 1)};
-                const double b[4] = {FB(0), FB(1), FB(2), FB(3)};
-                mma16816(&acc[(i * TN + j) * 2], &acc[(i * TN + j + 1) * 2], a, b);
             }
         }
     };
@@ -295,121 +251,49 @@ extern "C" __global__ void __launch_bounds__(gt::NT, GT_MINB)
         return (const double *)(sm + rst * STAGE);
     };
 
-    if constexpr (RDB == 2) {
-        // Rolling: the n-side fragments of a group stay in registers (two buffers: the
-        // next group's are read while the current group's last row computes); the m-side
-        // fragments stream one row ahead (two buffers of KG). Registers: KG * (2 TN + 2).
-        double fr[2][KG][TN], fs[2][KG];
-        auto load_r = [&](auto bc, const double *st, int grp) {
-            constexpr int b = decltype(bc)::value;
+    // Fragments of one instruction group (KG k slices), double-buffered: the next group is
+    // read while this one computes.
+    double fa[2][KG][TM], fb[2][KG][TN];
+    auto load_frags = [&](auto bc, const double *st, int grp) {
+        constexpr int b = decltype(bc)::value;
 #pragma unroll
-            for (int q = 0; q < KG; ++q)
+        for (int q = 0; q < KG; ++q) {
 #pragma unroll
-                for (int j = 0; j < TN; ++j) fr[b][q][j] = st[off_b(grp * KG + q, j)];
-        };
-        auto load_s = [&](auto bc, const double *st, int grp, int i) {
-            constexpr int b = decltype(bc)::value;
+            for (int i = 0; i < TM; ++i) fa[b][q][i] = st[off_a(grp * KG + q, i)];
 #pragma unroll
-            for (int q = 0; q < KG; ++q) fs[b][q] = st[off_a(grp * KG + q, i)];
-        };
-        auto step = [&](int kt, auto parc) {
-            constexpr int P = decltype(parc)::value;
-            prefetch(kt);
-            const double *cur = sm + rst * STAGE;
-#pragma unroll
-            for (int grp = 0; grp < NG; ++grp) {
-#pragma unroll
-                for (int i = 0; i < TM; ++i) {
-                    const int rb = (P * NG + grp) & 1, sb = (P * NG * TM + grp * TM + i) & 1;
-                    if (i + 1 < TM) {
-                        with_buf(!sb, [&](auto c) { load_s(c, cur, grp, i + 1); });
-                    } else if (grp + 1 < NG) {
-                        with_buf(!rb, [&](auto c) { load_r(c, cur, grp + 1); });
-                        with_buf(!sb, [&](auto c) { load_s(c, cur, grp + 1, 0); });
-                    } else {
-                        const double *nxt = next_stage();
-                        with_buf(!rb, [&](auto c) { load_r(c, nxt, 0); });
-                        with_buf(!sb, [&](auto c) { load_s(c, nxt, 0, 0); });
-                    }
-                    with_buf(rb, [&](auto rc) {
-                        with_buf(sb, [&](auto sc) {
-                            constexpr int R = decltype(rc)::value, S = decltype(sc)::value;
-                            mma_row(
-                                i, [&](int q, int j) { return fr[R][q][j]; },
-                                [&](int q) { return fs[S][q]; });
-                        });
-                    });
-                }
-            }
-        };
-        load_r(ic<0>(), sm, 0);
-        load_s(ic<0>(), sm, 0, 0);
-        if constexpr (NG % 2 == 0) {
-            for (int kt = 0; kt < nk; ++kt) step(kt, ic<0>());
-        } else {
-            for (int kt = 0; kt < nk; kt += 2) {
-                step(kt, ic<0>());
-                if (kt + 1 < nk) step(kt + 1, ic<1>());
-            }
+            for (int j = 0; j < TN; ++j) fb[b][q][j] = st[off_b(grp * KG + q, j)];
         }
-    } else {
-        // Fragments of one instruction group (KG k slices): RDB == 1 double-buffers them
-        // (the next group is read while this one computes), RDB == 0 keeps one buffer.
-        double fa[2][KG][TM], fb[2][KG][TN];
-        auto load_frags = [&](auto bc, const double *st, int grp) {
-            constexpr int b = decltype(bc)::value;
+    };
+    auto mma_group = [&](auto bc) {
+        constexpr int b = decltype(bc)::value;
 #pragma unroll
-            for (int q = 0; q < KG; ++q) {
+        for (int i = 0; i < TM; ++i)
+            mma_row(
+                i, [&](int q, int j) { return fb[b][q][j]; }, [&](int q) { return fa[b][q][i]; });
+    };
+    auto step = [&](int kt, auto parc) {
+        constexpr int P = decltype(parc)::value;
+        prefetch(kt);
+        const double *cur = sm + rst * STAGE;
 #pragma unroll
-                for (int i = 0; i < TM; ++i) fa[b][q][i] = st[off_a(grp * KG + q, i)];
-#pragma unroll
-                for (int j = 0; j < TN; ++j) fb[b][q][j] = st[off_b(grp * KG + q, j)];
-            }
-        };
-        auto mma_group = [&](auto bc) {
-            constexpr int b = decltype(bc)::value;
-#pragma unroll
-            for (int i = 0; i < TM; ++i)
-                mma_row(
-                    i, [&](int q, int j) { return fb[b][q][j]; }, [&](int q) { return fa[b][q][i]; });
-        };
-        if constexpr (RDB == 0) {
-            for (int kt = 0; kt < nk; ++kt) {
-                prefetch(kt);
-                const double *cur = sm + rst * STAGE;
-#pragma unroll
-                for (int grp = 0; grp < NG; ++grp) {
-                    load_frags(ic<0>(), cur, grp);
-                    mma_group(ic<0>());
-                }
-                next_stage();
-            }
-        } else {
-            auto step = [&](int kt, auto parc) {
-                constexpr int P = decltype(parc)::value;
-                prefetch(kt);
-                const double *cur = sm + rst * STAGE;
-#pragma unroll
-                for (int grp = 0; grp < NG; ++grp) {
-                    const int buf = (P * NG + grp) & 1;
-                    if (grp == NG - 1) {
-                        const double *nxt = next_stage();
-                        with_buf(!buf, [&](auto c) { load_frags(c, nxt, 0); });
-                    } else {
-                        with_buf(!buf, [&](auto c) { load_frags(c, cur, grp + 1); });
-                    }
-                    with_buf(buf, [&](auto c) { mma_group(c); });
-                }
-            };
-            load_frags(ic<0>(), sm, 0);
-            if constexpr (NG % 2 == 0) {
-                for (int kt = 0; kt < nk; ++kt) step(kt, ic<0>());
+        for (int grp = 0; grp < NG; ++grp) {
+            const int buf = (P * NG + grp) & 1;
+            if (grp == NG - 1) {
+                const double *nxt = next_stage();
+                with_buf(!buf, [&](auto c) { load_frags(c, nxt, 0); });
             } else {
-                for (int kt = 0; kt < nk; kt += 2) {
-                    step(kt, ic<0>());
-                    if (kt + 1 < nk) step(kt + 1, ic<1>());
-                }
+                with_buf(!buf, [&](auto c) { load_frags(c, cur, grp + 1); });
             }
+            with_buf(buf, [&](auto c) { mma_group(c); });
+        }
+    };
+    load_frags(ic<0>(), sm, 0);
+    if constexpr (NG % 2 == 0) {
+        for (int kt = 0; kt < nk; ++kt) step(kt, ic<0>());
+    } else {
+        for (int kt = 0; kt < nk; kt += 2) {
+            step(kt, ic<0>());
+            if (kt + 1 < nk) step(kt + 1, ic<1>());
         }
     }
     cp_wait<0>();
