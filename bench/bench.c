@@ -1,51 +1,65 @@
 /*
- * bench.c: gemmtune-bench, gemmtune against cuBLAS, shape by shape, in one data type per
- * run (--dtype): fp32 (gemm_tuned vs cublasSgemm, the default), fp64 (gemm_tuned_d vs
- * cublasDgemm), or a tensor-core type (gemm_tuned_ex vs cublasGemmEx with the same types:
+ * bench.c: gemmtune-bench, gemmtune against cuBLAS and cuBLASLt, shape by shape, in one data
+ * type per run (--dtype): fp32 (gemm_tuned vs cublasSgemm, the default), fp64 (gemm_tuned_d
+ * vs cublasDgemm), a tensor-core type (gemm_tuned_ex vs cublasGemmEx with the same types:
  * tf32, f16, f16_f32, bf16, bf16_f32), or fp32 emulated on tensor cores (f32_3xtf32:
- * gemm_tuned_ex vs cublasSgemm); the table DTYPES below. One method for all; the
- * type is a run-time choice (element sizes and a switch at the few call sites that need it).
+ * gemm_tuned_ex vs cublasSgemm); the table DTYPES below. Every type is also run through
+ * cublasLtMatmul with the types and compute type of the cuBLAS column (f32_3xtf32: true
+ * fp32), best of its heuristic's algorithms: what a tuner of the TunableOp kind would run. One method for all; the type is a run-time choice (element
+ * sizes and a switch at the few call sites that need it).
  *
- * Method (the llm.c harness: reference first, then time):
- *  1. Cold call. The first gemm_tuned() (gemm_tuned_d(), gemm_tuned_ex()) for a shape is
+ * Method, per shape (column-major, alpha = 1, beta = 0):
+ *  1. Inputs. A and B hold full-entropy uniform values in (-1, 1), made on the host from a
+ *     fixed-seed splitmix64 stream (fill_random): every significand bit random, none zero,
+ *     then copied to the device once.
+ *  2. Cold call. The first gemm_tuned() (gemm_tuned_d(), gemm_tuned_ex()) for a shape is
  *     timed by wall clock (CLOCK_MONOTONIC, device synchronized before and after),
  *     because it may tune (compile, time, verify) or load a winner from the SQLite cache;
  *     gt_get_stats() deltas say which. This is the price a caller pays once per shape.
- *  2. Correctness. cuBLAS computes the same product with CUBLAS_DEFAULT_MATH set
+ *  3. Correctness. cuBLAS computes the same product with CUBLAS_DEFAULT_MATH set
  *     explicitly, so TF32 (fp32) and FP64 emulation (fp64) are off: the reference is
- *     true fp32, or true fp64 (cuBLAS DGEMM on sm_80+ uses FP64 tensor cores, DMMA,
- *     which are full fp64 but sum over K in another order). The tensor-core types name
- *     their compute type in the cublasGemmEx call (CUBLAS_COMPUTE_32F, or
- *     CUBLAS_COMPUTE_32F_FAST_TF32 for tf32), CUBLAS_GEMM_DEFAULT. Their inputs have 8
- *     significant bits (odd multiples of 1/256), exact in tf32, fp16 and bf16, so both
- *     libraries multiply the same numbers exactly. The relative Frobenius error
- *     ||C_gt - C_cublas|| / ||C_cublas|| is summed on the host in double; above the
- *     type's bound (1e-4 fp32, 1e-10 fp64, 5e-3 tf32, 2e-3 f16, 1e-2 bf16, 1e-4 for
- *     f16_f32 and bf16_f32), or not finite, the shape fails and is not timed.
- *  3. Timing. One stream for both libraries. Each set is `warmup` untimed runs, then
- *     `reps` runs (more for small problems, whose times are short and noisy), each
- *     between its own pair of CUDA events, so the launch gaps of the host are not
- *     counted; the median resists outliers (clock ramps, other tenants). Sets run
- *     gt, cuBLAS, gt, cuBLAS and each library keeps its better median, so slow drift
- *     (clocks, heat) does not favour whichever ran first. Inputs stay warm in L2
- *     between runs, for both libraries alike.
- *  4. Floor. The time no kernel can beat on an H100-class part: the larger of the
+ *     true fp32, or true fp64. The tensor-core types name their compute type in the
+ *     cublasGemmEx call (CUBLAS_COMPUTE_32F, or CUBLAS_COMPUTE_32F_FAST_TF32 for tf32),
+ *     CUBLAS_GEMM_DEFAULT. The relative Frobenius error ||C_gt - C_cublas|| / ||C_cublas||
+ *     is summed on the host in double; above the type's bound (err_bound(): the reasoning
+ *     is above DTYPES), or not finite, the shape fails and is not timed.
+ *  4. cuBLASLt search. cublasLtMatmulAlgoGetHeuristic is asked for up to LT_MAX_ALGOS
+ *     algorithms with a workspace of LT_WORKSPACE_BYTES; each one the heuristic returns
+ *     is timed as in 5 with LT_SEARCH_REPS timed runs (one that fails is skipped); the
+ *     fastest is checked against cuBLAS with the same bound (if it fails, the next
+ *     fastest, and so on) and is the cuBLASLt column. A failure here blanks that column
+ *     only; the shape's pass or fail is gemmtune's.
+ *  5. Timing. One stream for all. Each set is `warmup` untimed runs, then `reps` timed
+ *     runs (more for small problems, whose times are short and noisy: up to 200). Before
+ *     every timed run a scratch buffer of twice the L2 size is written (cudaMemsetAsync on
+ *     the same stream), so each run starts with A, B and C out of L2, as a call does
+ *     that follows other work; the start event is recorded after that write, so the
+ *     write is not in the timed interval. Each run sits between its own pair of CUDA
+ *     events and the set reports the median, which resists outliers (clock ramps, other
+ *     tenants). Sets run gt, cuBLAS, cuBLASLt, then again in that order, and each
+ *     library keeps its better median, so slow drift (clocks, heat) does not favour
+ *     whichever ran first.
+ *  6. Floor. The time no kernel can beat on an H100-class part: the larger of the
  *     compulsory traffic e_ab(MK+KN) + e_c MN bytes at 3.0e12 B/s (e = the element sizes
  *     of A/B and of C: 4 fp32 and tf32, 8 fp64, 2 f16 and bf16, 4 for the C of f16_f32
  *     and bf16_f32) and 2MNK flops at the type's ceiling: 67e12 FLOP/s for fp32 (FFMA)
- *     and fp64 (FP64 tensor cores), 495e12 for tf32 and 990e12 for f16/bf16 (dense
- *     tensor cores). "%floor" is how close gt gets to it.
- *  5. Summary. The geometric mean of ratio = cuBLAS time / gt time over the shapes that
- *     passed, and the minimum ratio of each class of shape (shape_class() below:
- *     small, skinny/flat, large-K, large, other), the worst case being what a user of
- *     that kind of shape risks.
+ *     and fp64 (FP64 tensor cores), 495e12 for tf32, 990e12 for f16/bf16 (dense tensor
+ *     cores), 165e12 for f32_3xtf32 (tf32's over three instructions). "%floor" is how
+ *     close gt gets to it.
+ *  7. Summary. For each reference (cuBLAS, cuBLASLt), the geometric mean of
+ *     ratio = reference time / gt time over the shapes where both were measured, and the
+ *     minimum ratio of each class of shape (shape_class() below: small, skinny/flat,
+ *     large-K, large, other), the worst case being what a user of that kind of shape
+ *     risks.
  *
- * Owns: nothing beyond its own allocations. This is the only file that uses cuBLAS.
+ * Owns: nothing beyond its own allocations. This is the only file that uses cuBLAS or
+ * cuBLASLt.
  * Exit status: 0 all shapes ok, 1 a shape failed or CUDA failed or no device, 2 usage.
  */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, CLOCK_MONOTONIC under -std=c11 */
 #endif
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <limits.h>
@@ -58,10 +72,17 @@
 
 #include "gemmtune.h"
 
+/* The cuBLASLt search: how many algorithms the heuristic is asked for, the workspace they
+ * may use, and the timed runs of each (its winner is then timed like the others). */
+enum { LT_MAX_ALGOS = 16, LT_SEARCH_REPS = 5 };
+#define LT_WORKSPACE_BYTES ((size_t)32 << 20)
+
+/* The most timed runs of a set; small problems get up to this many. */
+enum { MAX_REPS = 200 };
+
 /* Which pair of functions a type calls: gemm_tuned/cublasSgemm, gemm_tuned_d/cublasDgemm,
  * gemm_tuned_ex/cublasGemmEx with the types of dtype_info, or gemm_tuned_ex/cublasSgemm
- * (f32_3xtf32: fp32 emulated, against cuBLAS's true fp32, on the same full-precision
- * random inputs as f32). */
+ * (f32_3xtf32: fp32 emulated, against cuBLAS's true fp32). */
 typedef enum { CALL_S, CALL_D, CALL_EX, CALL_EX_S } call_kind;
 
 /* The data type: all that differs between types outside the call sites. */
@@ -70,48 +91,83 @@ typedef struct {
     call_kind call;             /* the switch at the call sites */
     gt_datatype ab, c;          /* element types of A and B, and of C */
     gt_compute_type compute;
-    cudaDataType cu_ab, cu_c;   /* the same three for cublasGemmEx */
+    cudaDataType cu_ab, cu_c;   /* the same three for cublasGemmEx and cublasLtMatmul */
     cublasComputeType_t cu_compute;
-    double max_rel_err;         /* correctness bound vs cuBLAS */
+    double err_floor;           /* correctness bound: max(err_floor, 8 err_u sqrt(K)) */
+    double err_u;               /* unit roundoff of the accumulation */
     double peak_flops;          /* FLOP/s ceiling of the floor */
     double peak_bytes;          /* B/s ceiling of the floor */
     const char *gt_name, *blas_name, *note;
 } dtype_info;
 
-/* Bounds, f32 and f64: see the method above. The inputs of the tensor-core types are exact
- * in the type and their products exact in fp32, so gemmtune and cuBLAS differ by the order
- * of fp32 sums (about 1e-6 here) and, for a 16-bit C, by its final rounding (at most half
- * an ulp: 2^-11 relative for fp16, 2^-8 for bf16), more where cuBLAS reduces split-K
- * partials in the output type (its default math allows that). The bounds leave room for
- * these, not for a wrong result. */
+/* Correctness bounds on ||C_gt - C_ref||_F / ||C_ref||_F with full-entropy inputs in
+ * (-1, 1): max(err_floor, 8 u sqrt(K)), u = 2^-24 for an fp32 accumulation, 2^-53 fp64.
+ * - f32, f64: two correct GEMMs differ by the order of their sums. A sum of K products of
+ *   random sign, added one by one, is off by about u sqrt(K) / 3 of its value (each
+ *   addition errs by up to u/2 of the partial sum, which grows as sqrt(k); fp32 FMA chains
+ *   on these inputs, simulated: 1.4e-7 at K = 64, 1.2e-6 at 4096, 4.8e-6 at 65536);
+ *   blocked and split-K orders are off by less. 8 u sqrt(K) is 20 times or more the
+ *   difference of two such orders, yet an fp32 kernel that rounds its inputs to tf32
+ *   (4e-4 to 7e-4 in the result) fails for any K below 500000. The floors, 1e-5 and
+ *   1e-12, rule below K = 440 and K = 1.2e6.
+ * - tf32: both libraries round A and B to tf32 (10 stored mantissa bits) inside the
+ *   kernel. Where one rounds to nearest and the other truncates (the tensor cores read
+ *   the top 19 bits of an fp32 operand), the products differ by a shrink of up to 2^-10
+ *   and a spread, independent across products: about 8e-4 in the result for any K
+ *   (simulated: 7.4e-4 to 8.2e-4 for K from 64 to 65536). Where both truncate, only the
+ *   order of the sums differs (1e-6). 5e-3 covers either.
+ * - f16, bf16 (16-bit C): the products of 16-bit inputs are exact in fp32 (11 x 11 and
+ *   8 x 8 significant bits fit in 24), so the fp32 results differ by the order of the
+ *   sums (about 1e-6) and the final rounding to the output type mostly agrees. cuBLAS may
+ *   add split-K partials in the output type (its default math allows that), each
+ *   rounding by up to half an ulp (2^-11 relative for fp16, 2^-8 for bf16; about 0.58
+ *   of that RMS): 4e-4 (fp16) and 3e-3 (bf16) for a few partials. The bounds, 2e-3 and
+ *   1e-2, leave room for those, not for a wrong result.
+ * - f16_f32, bf16_f32 (fp32 C): exact products again, so only the order of the fp32 sums
+ *   differs, as in f32; the floor is 1e-4 because the tensor cores add the products of
+ *   one instruction with a single rounding (truncation on some parts), less evenly than
+ *   FFMA does.
+ * - f32_3xtf32 against true fp32: each emulated product is off by at most about 2^-20
+ *   relative (the low x low term and the rounding of the low parts are dropped), errors
+ *   independent across products, so about 3e-7 in the result, below f32's own bound. */
 static const dtype_info DTYPES[] = {
     {"f32", CALL_S, GT_R_32F, GT_R_32F, GT_COMPUTE_32F, CUDA_R_32F, CUDA_R_32F,
-     CUBLAS_COMPUTE_32F, 1e-4, 67e12, 3.0e12, "gemm_tuned", "cublasSgemm", "fp32, TF32 off"},
+     CUBLAS_COMPUTE_32F, 1e-5, 0x1p-24, 67e12, 3.0e12, "gemm_tuned", "cublasSgemm",
+     "fp32, TF32 off"},
     {"f64", CALL_D, GT_R_64F, GT_R_64F, GT_COMPUTE_64F, CUDA_R_64F, CUDA_R_64F,
-     CUBLAS_COMPUTE_64F, 1e-10, 67e12, 3.0e12, "gemm_tuned_d", "cublasDgemm",
+     CUBLAS_COMPUTE_64F, 1e-12, 0x1p-53, 67e12, 3.0e12, "gemm_tuned_d", "cublasDgemm",
      "fp64, cuBLAS DMMA, emulation off"},
     {"tf32", CALL_EX, GT_R_32F, GT_R_32F, GT_COMPUTE_32F_FAST_TF32, CUDA_R_32F, CUDA_R_32F,
-     CUBLAS_COMPUTE_32F_FAST_TF32, 5e-3, 495e12, 3.0e12, "gemm_tuned_ex", "cublasGemmEx",
-     "fp32 A/B/C, TF32 tensor cores, COMPUTE_32F_FAST_TF32"},
+     CUBLAS_COMPUTE_32F_FAST_TF32, 5e-3, 0x1p-24, 495e12, 3.0e12, "gemm_tuned_ex",
+     "cublasGemmEx", "fp32 A/B/C, TF32 tensor cores, COMPUTE_32F_FAST_TF32"},
     {"f16", CALL_EX, GT_R_16F, GT_R_16F, GT_COMPUTE_32F, CUDA_R_16F, CUDA_R_16F,
-     CUBLAS_COMPUTE_32F, 2e-3, 990e12, 3.0e12, "gemm_tuned_ex", "cublasGemmEx",
+     CUBLAS_COMPUTE_32F, 2e-3, 0x1p-24, 990e12, 3.0e12, "gemm_tuned_ex", "cublasGemmEx",
      "fp16 A/B/C, COMPUTE_32F"},
     {"f16_f32", CALL_EX, GT_R_16F, GT_R_32F, GT_COMPUTE_32F, CUDA_R_16F, CUDA_R_32F,
-     CUBLAS_COMPUTE_32F, 1e-4, 990e12, 3.0e12, "gemm_tuned_ex", "cublasGemmEx",
+     CUBLAS_COMPUTE_32F, 1e-4, 0x1p-24, 990e12, 3.0e12, "gemm_tuned_ex", "cublasGemmEx",
      "fp16 A/B, fp32 C, COMPUTE_32F"},
     {"bf16", CALL_EX, GT_R_16BF, GT_R_16BF, GT_COMPUTE_32F, CUDA_R_16BF, CUDA_R_16BF,
-     CUBLAS_COMPUTE_32F, 1e-2, 990e12, 3.0e12, "gemm_tuned_ex", "cublasGemmEx",
+     CUBLAS_COMPUTE_32F, 1e-2, 0x1p-24, 990e12, 3.0e12, "gemm_tuned_ex", "cublasGemmEx",
      "bf16 A/B/C, COMPUTE_32F"},
     {"bf16_f32", CALL_EX, GT_R_16BF, GT_R_32F, GT_COMPUTE_32F, CUDA_R_16BF, CUDA_R_32F,
-     CUBLAS_COMPUTE_32F, 1e-4, 990e12, 3.0e12, "gemm_tuned_ex", "cublasGemmEx",
+     CUBLAS_COMPUTE_32F, 1e-4, 0x1p-24, 990e12, 3.0e12, "gemm_tuned_ex", "cublasGemmEx",
      "bf16 A/B, fp32 C, COMPUTE_32F"},
-    /* cuBLAS has no fp32 emulation on the H100: the comparison is with its SGEMM, and the
-     * floor's ceiling is tf32's over three instructions. */
+    /* cuBLAS has no fp32 emulation on the H100: the comparison is with its true fp32
+     * (cublasSgemm, and cuBLASLt with CUBLAS_COMPUTE_32F), and the floor's ceiling is
+     * tf32's over three instructions. */
     {"f32_3xtf32", CALL_EX_S, GT_R_32F, GT_R_32F, GT_COMPUTE_32F_EMULATED_3XTF32, CUDA_R_32F,
-     CUDA_R_32F, CUBLAS_COMPUTE_32F, 1e-4, 165e12, 3.0e12, "gemm_tuned_ex", "cublasSgemm",
-     "fp32 A/B/C, gemmtune COMPUTE_32F_EMULATED_3XTF32 vs cuBLAS fp32 (TF32 off)"},
+     CUDA_R_32F, CUBLAS_COMPUTE_32F, 1e-5, 0x1p-24, 165e12, 3.0e12, "gemm_tuned_ex",
+     "cublasSgemm", "fp32 A/B/C, gemmtune COMPUTE_32F_EMULATED_3XTF32 vs cuBLAS fp32 (TF32 off)"},
 };
 enum { NDTYPES = sizeof DTYPES / sizeof DTYPES[0] };
+
+/* The multiple of u sqrt(K) in the bound. */
+#define ERR_K_FACTOR 8.0
+
+static double err_bound(const dtype_info *dt, int64_t k)
+{
+    return fmax(dt->err_floor, ERR_K_FACTOR * dt->err_u * sqrt((double)k));
+}
 
 /* Bytes per element of a type. */
 static size_t type_size(gt_datatype t)
@@ -127,24 +183,53 @@ static size_t type_size(gt_datatype t)
 
 typedef struct { int64_t m, n, k; char opa, opb; } shape;
 
+/* One shape's results; times in microseconds, NAN where not measured. lt_pick is the
+ * winner's rank in the heuristic's list (0: cuBLASLt's own first choice), -1 for none. */
 typedef struct {
     shape s;
-    double gt_us, cublas_us, cold_s, rel_err, floor_us;
+    double gt_us, cublas_us, lt_us, cold_s, rel_err, lt_rel_err, max_err, floor_us;
+    int lt_returned, lt_algos, lt_pick;
     const char *bound, *source, *cls;
     int tuned, ok;
 } result;
 
-/* Everything one timed run needs, so a set can run either library. A and B hold
- * elements of dt->ab, the two C buffers elements of dt->c. */
+/* What lives for the whole run: handles, the stream, the L2 flush buffer, cuBLASLt's
+ * workspace, and the run settings. */
 typedef struct {
     cublasHandle_t blas;
+    cublasLtHandle_t lt;
     cudaStream_t stream;
+    void *flush;          /* written before each timed run, so that L2 holds none of A, B, C */
+    size_t flush_bytes;   /* twice the L2 size */
+    void *lt_ws;          /* cuBLASLt workspace, LT_WORKSPACE_BYTES */
+    int use_lt, warmup, reps;
+} bench_env;
+
+/* The cuBLASLt problem of one shape: descriptors (C's layout serves for D too, the
+ * product being written in place with beta = 0) and the heuristic's answer. */
+typedef struct {
+    cublasLtMatmulDesc_t op;
+    cublasLtMatrixLayout_t a, b, c;
+    cublasLtMatmulPreference_t pref;
+    cublasLtMatmulHeuristicResult_t heur[LT_MAX_ALGOS];
+    int nheur;
+} lt_problem;
+
+/* Everything one timed run needs, so a set can run any library. A and B hold
+ * elements of dt->ab, the C buffers elements of dt->c. */
+typedef struct {
+    const bench_env *env;
     const dtype_info *dt;
     shape s;
     int64_t lda, ldb, ldc;
     const void *A, *B;
-    void *C_gt, *C_cublas;
+    void *C_gt, *C_cublas, *C_lt;
+    const lt_problem *lt;
+    const cublasLtMatmulAlgo_t *algo; /* the algorithm LIB_LT runs */
 } run_ctx;
+
+enum { LIB_GT, LIB_CUBLAS, LIB_LT, NLIBS };
+static const char *const LIB_NAMES[NLIBS] = {"gemmtune", "cuBLAS", "cuBLASLt"};
 
 /* Shape classes, in the order they are tested and reported: the first that matches. */
 static const char *const CLASSES[] = {"small", "skinny/flat", "large-K", "large", "other"};
@@ -170,8 +255,6 @@ static int class_index(const char *cls)
     return NCLASSES - 1;
 }
 
-enum { LIB_GT, LIB_CUBLAS };
-
 /* ---- error checks: each names the failing call, then the caller skips or exits ---- */
 
 #define CUDA_OK(call) cuda_ok((call), #call)
@@ -185,6 +268,7 @@ static int cuda_ok(cudaError_t e, const char *what)
     return 0;
 }
 
+/* cuBLAS and cuBLASLt share the status type and its strings. */
 static int blas_ok(cublasStatus_t e, const char *what)
 {
     if (e == CUBLAS_STATUS_SUCCESS) return 1;
@@ -192,18 +276,38 @@ static int blas_ok(cublasStatus_t e, const char *what)
     return 0;
 }
 
+/* After a library call failed: whether the device still works (a fault is sticky and
+ * fails the synchronization; a refused launch is not). */
+static int device_usable(cudaStream_t stream)
+{
+    (void)cudaGetLastError();
+    return CUDA_OK(cudaStreamSynchronize(stream));
+}
+
+/* cudaFree that reports a failure; NULL is a no-op. */
+static void free_dev(void *p)
+{
+    if (p) CUDA_OK(cudaFree(p));
+}
+
 /* ---- argument and shape parsing ---- */
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: gemmtune-bench [--dtype T] [--file SHAPES] [--json OUT.json] "
-               "[--reps N] [--warmup N] [--device I] [--help] [MxNxK[:NT] ...]\n"
+               "[--reps N] [--warmup N] [--device I] [--no-lt] [--help] [MxNxK[:AB] ...]\n"
                "  --dtype: f32 (gemm_tuned vs cublasSgemm, default), f64 (gemm_tuned_d vs "
                "cublasDgemm),\n"
                "    or gemm_tuned_ex vs cublasGemmEx: tf32, f16, f16_f32, bf16, bf16_f32\n"
                "    or gemm_tuned_ex (COMPUTE_32F_EMULATED_3XTF32) vs cublasSgemm: f32_3xtf32\n"
-               "  SHAPES: lines 'M N K opA opB' (op N or T), '#' starts a comment line\n"
-               "  MxNxK[:AB]: a shape on the command line, ops default to NN\n");
+               "    (each also against cublasLtMatmul, best of up to %d heuristic algorithms)\n"
+               "  --reps N: timed runs per set, at least (small shapes get more, up to %d); "
+               "default 20\n"
+               "  --warmup N: untimed runs before each set; default 3\n"
+               "  --no-lt: skip the cuBLASLt search and column\n"
+               "  SHAPES: lines 'M N K opA opB' (op N or T), '#' starts a comment\n"
+               "  MxNxK[:AB]: a shape on the command line, ops default to NN\n",
+            LT_MAX_ALGOS, MAX_REPS);
 }
 
 static int parse_op(char c, char *out)
@@ -280,25 +384,6 @@ static uint64_t splitmix64(uint64_t *seed)
     return z ^ (z >> 31);
 }
 
-/* Uniform in [-1, 1) from splitmix64: fp32 takes two 24-bit values per step (the values
- * of earlier runs), fp64 one 53-bit value per step, so every mantissa bit is used.
- * 8192^2 inputs take a fraction of a second. */
-static void fill_uniform(void *buf, size_t n, uint64_t seed, int f64)
-{
-    if (f64) {
-        double *x = buf;
-        for (size_t i = 0; i < n; i++)
-            x[i] = (double)(splitmix64(&seed) >> 11) * (2.0 / 9007199254740992.0) - 1.0;
-        return;
-    }
-    float *x = buf;
-    for (size_t i = 0; i < n; i += 2) {
-        uint64_t z = splitmix64(&seed);
-        x[i] = (float)(z >> 40) * (2.0f / 16777216.0f) - 1.0f;
-        if (i + 1 < n) x[i + 1] = (float)(z & 0xFFFFFF) * (2.0f / 16777216.0f) - 1.0f;
-    }
-}
-
 /* fp32 to fp16 bits, rounding to nearest even (overflow to infinity, NaN kept NaN). */
 static uint16_t f32_to_f16(float f)
 {
@@ -344,16 +429,28 @@ static double bf16_to_double(uint16_t h)
     return f;
 }
 
-/* Inputs of the tensor-core types: odd multiples of 1/256 in (-1, 1), 8 significant bits,
- * so exact in tf32, fp16 and bf16 alike and never zero; four values per splitmix64 step
- * (7 bits of magnitude and a sign bit each). Stored as elements of type t. */
-static void fill_exact(void *buf, size_t n, uint64_t seed, gt_datatype t)
+/* Full-entropy inputs, uniform in (-1, 1), stored as elements of type t. fp64 takes the
+ * odd multiples of 2^-53 (53 random bits per value), fp32 the odd multiples of 2^-24 (24
+ * random bits, two values per splitmix64 step): every significand bit is random, the
+ * values are exact in the type, symmetric about 0 and never zero. fp16 and bf16 round
+ * such an fp32 value to nearest even, so all their significand bits are random too; none
+ * is zero (2^-24, the smallest magnitude, is fp16's least subnormal and a normal bf16),
+ * a few round to +-1. 8192^2 inputs take a fraction of a second. */
+static void fill_random(void *buf, size_t n, uint64_t seed, gt_datatype t)
 {
+    if (t == GT_R_64F) {
+        double *x = buf;
+        for (size_t i = 0; i < n; i++) {
+            int64_t u = (int64_t)(splitmix64(&seed) >> 11); /* 53 bits */
+            x[i] = (double)(2 * u + 1 - ((int64_t)1 << 53)) * 0x1p-53;
+        }
+        return;
+    }
     uint64_t z = 0;
     for (size_t i = 0; i < n; i++) {
-        if (i % 4 == 0) z = splitmix64(&seed);
-        unsigned u = (unsigned)(z >> (16 * (i % 4))) & 0xFFFF;
-        float v = (float)((u & 0x7F) * 2 + 1) * (1.0f / 256.0f) * (u & 0x80 ? -1.0f : 1.0f);
+        if (i % 2 == 0) z = splitmix64(&seed);
+        int32_t u = (int32_t)(z >> (32 * (i % 2)) & 0xFFFFFF); /* 24 bits of each half */
+        float v = (float)(2 * u + 1 - (1 << 24)) * 0x1p-24f;
         if (t == GT_R_16F) ((uint16_t *)buf)[i] = f32_to_f16(v);
         else if (t == GT_R_16BF) ((uint16_t *)buf)[i] = f32_to_bf16(v);
         else ((float *)buf)[i] = v;
@@ -372,6 +469,18 @@ static double elem(const void *buf, size_t i, gt_datatype t)
     return (double)((const float *)buf)[i];
 }
 
+/* ||x - ref||_F / ||ref||_F over n elements of type t, summed in double (the absolute
+ * norm where ref is all zero; NaN or inf when either holds one). */
+static double rel_err(const void *x, const void *ref, size_t n, gt_datatype t)
+{
+    double diff2 = 0, ref2 = 0;
+    for (size_t i = 0; i < n; i++) {
+        double g = elem(x, i, t), b = elem(ref, i, t), d = g - b;
+        diff2 += d * d, ref2 += b * b;
+    }
+    return ref2 > 0 ? sqrt(diff2 / ref2) : sqrt(diff2);
+}
+
 static int cmp_float(const void *a, const void *b)
 {
     float x = *(const float *)a, y = *(const float *)b;
@@ -380,61 +489,80 @@ static int cmp_float(const void *a, const void *b)
 
 /* ---- runs ---- */
 
-/* alpha = 1, beta = 0, in the compute type of c->dt (float but for f64). */
+/* alpha = 1, beta = 0, in the compute type of c->dt (float but for f64). LIB_LT runs
+ * c->algo on c->lt's descriptors. */
 static int launch(const run_ctx *c, int lib)
 {
     const shape *s = &c->s;
     const dtype_info *dt = c->dt;
+    const bench_env *env = c->env;
     int f64 = dt->call == CALL_D;
     const float onef = 1.0f, zerof = 0.0f;
+    const double oned = 1.0, zerod = 0.0;
     if (lib == LIB_GT) {
         gt_op a = s->opa == 'T' ? GT_OP_T : GT_OP_N, b = s->opb == 'T' ? GT_OP_T : GT_OP_N;
         gt_status st =
             dt->call == CALL_EX || dt->call == CALL_EX_S
                 ? gemm_tuned_ex(a, b, s->m, s->n, s->k, &onef, c->A, dt->ab, c->lda, c->B, dt->ab,
-                                c->ldb, &zerof, c->C_gt, dt->c, c->ldc, dt->compute, c->stream)
+                                c->ldb, &zerof, c->C_gt, dt->c, c->ldc, dt->compute, env->stream)
             : f64 ? gemm_tuned_d(a, b, s->m, s->n, s->k, 1.0, c->A, c->lda, c->B, c->ldb, 0.0,
-                                 c->C_gt, c->ldc, c->stream)
+                                 c->C_gt, c->ldc, env->stream)
                   : gemm_tuned(a, b, s->m, s->n, s->k, 1.0f, c->A, c->lda, c->B, c->ldb, 0.0f,
-                               c->C_gt, c->ldc, c->stream);
+                               c->C_gt, c->ldc, env->stream);
         if (st == GT_SUCCESS) return 1;
         fprintf(stderr, "gemmtune-bench: %s failed: %s: %s\n", dt->gt_name,
                 gt_status_string(st), gt_last_error());
         return 0;
     }
+    if (lib == LIB_LT)
+        return blas_ok(cublasLtMatmul(env->lt, c->lt->op, f64 ? (const void *)&oned : &onef,
+                                      c->A, c->lt->a, c->B, c->lt->b,
+                                      f64 ? (const void *)&zerod : &zerof, c->C_lt, c->lt->c,
+                                      c->C_lt, c->lt->c, c->algo, env->lt_ws, LT_WORKSPACE_BYTES,
+                                      env->stream),
+                       "cublasLtMatmul");
     cublasOperation_t a = s->opa == 'T' ? CUBLAS_OP_T : CUBLAS_OP_N;
     cublasOperation_t b = s->opb == 'T' ? CUBLAS_OP_T : CUBLAS_OP_N;
     if (dt->call == CALL_EX)
-        return BLAS_OK(cublasGemmEx(c->blas, a, b, (int)s->m, (int)s->n, (int)s->k, &onef, c->A,
+        return blas_ok(cublasGemmEx(env->blas, a, b, (int)s->m, (int)s->n, (int)s->k, &onef, c->A,
                                     dt->cu_ab, (int)c->lda, c->B, dt->cu_ab, (int)c->ldb, &zerof,
                                     c->C_cublas, dt->cu_c, (int)c->ldc, dt->cu_compute,
-                                    CUBLAS_GEMM_DEFAULT));
-    if (f64) {
-        const double one = 1.0, zero = 0.0;
-        return BLAS_OK(cublasDgemm(c->blas, a, b, (int)s->m, (int)s->n, (int)s->k, &one, c->A,
-                                   (int)c->lda, c->B, (int)c->ldb, &zero, c->C_cublas,
-                                   (int)c->ldc));
-    }
-    return BLAS_OK(cublasSgemm(c->blas, a, b, (int)s->m, (int)s->n, (int)s->k, &onef, c->A,
-                               (int)c->lda, c->B, (int)c->ldb, &zerof, c->C_cublas, (int)c->ldc));
+                                    CUBLAS_GEMM_DEFAULT),
+                       "cublasGemmEx");
+    if (f64)
+        return blas_ok(cublasDgemm(env->blas, a, b, (int)s->m, (int)s->n, (int)s->k, &oned, c->A,
+                                   (int)c->lda, c->B, (int)c->ldb, &zerod, c->C_cublas,
+                                   (int)c->ldc),
+                       "cublasDgemm");
+    return blas_ok(cublasSgemm(env->blas, a, b, (int)s->m, (int)s->n, (int)s->k, &onef, c->A,
+                               (int)c->lda, c->B, (int)c->ldb, &zerof, c->C_cublas, (int)c->ldc),
+                   "cublasSgemm");
 }
 
-/* One set: warm-up, then `reps` runs each between its own events; median in us, or -1.
- * All events are enqueued before the host waits, so the GPU never idles between runs. */
+/* One set: `warmup` untimed runs, then `reps` timed runs, each after an L2 flush (the
+ * scratch write, outside the timed interval) and between its own pair of events; the
+ * median in us, or -1. All work is enqueued before the host waits, so the GPU never
+ * idles on the host between runs. */
 static double time_set(const run_ctx *c, int lib, int warmup, int reps)
 {
+    const bench_env *env = c->env;
     double med = -1;
     cudaEvent_t *ev = calloc((size_t)reps * 2, sizeof *ev);
     float *ms = calloc((size_t)reps, sizeof *ms);
-    int made = 0;
-    if (!ev || !ms) goto out;
+    int made = 0, destroy_failed = 0;
+    if (!ev || !ms) {
+        fprintf(stderr, "gemmtune-bench: out of host memory\n");
+        goto out;
+    }
     for (; made < 2 * reps; made++)
         if (!CUDA_OK(cudaEventCreate(&ev[made]))) goto out;
     for (int i = 0; i < warmup; i++)
         if (!launch(c, lib)) goto out;
     for (int i = 0; i < reps; i++) {
-        if (!CUDA_OK(cudaEventRecord(ev[2 * i], c->stream)) || !launch(c, lib) ||
-            !CUDA_OK(cudaEventRecord(ev[2 * i + 1], c->stream)))
+        /* a different byte each time, so no write is a repeat of the last */
+        if (!CUDA_OK(cudaMemsetAsync(env->flush, i & 0xFF, env->flush_bytes, env->stream)) ||
+            !CUDA_OK(cudaEventRecord(ev[2 * i], env->stream)) || !launch(c, lib) ||
+            !CUDA_OK(cudaEventRecord(ev[2 * i + 1], env->stream)))
             goto out;
     }
     if (!CUDA_OK(cudaEventSynchronize(ev[2 * reps - 1]))) goto out;
@@ -443,56 +571,185 @@ static double time_set(const run_ctx *c, int lib, int warmup, int reps)
     qsort(ms, (size_t)reps, sizeof *ms, cmp_float);
     med = 1e3 * (reps % 2 ? ms[reps / 2] : 0.5 * (ms[reps / 2 - 1] + ms[reps / 2]));
 out:
-    while (made > 0) cudaEventDestroy(ev[--made]);
+    while (made > 0) destroy_failed |= cudaEventDestroy(ev[--made]) != cudaSuccess;
+    if (destroy_failed) {
+        (void)cudaGetLastError();
+        fprintf(stderr, "gemmtune-bench: cudaEventDestroy failed\n");
+    }
     free(ev);
     free(ms);
     return med;
 }
 
+/* ---- cuBLASLt ---- */
+
+static void lt_destroy(lt_problem *p)
+{
+    if (p->pref) BLAS_OK(cublasLtMatmulPreferenceDestroy(p->pref));
+    if (p->c) BLAS_OK(cublasLtMatrixLayoutDestroy(p->c));
+    if (p->b) BLAS_OK(cublasLtMatrixLayoutDestroy(p->b));
+    if (p->a) BLAS_OK(cublasLtMatrixLayoutDestroy(p->a));
+    if (p->op) BLAS_OK(cublasLtMatmulDescDestroy(p->op));
+    memset(p, 0, sizeof *p);
+}
+
+/* The descriptors of c's problem and the heuristic's algorithms for them (p->nheur, up to
+ * LT_MAX_ALGOS). Column-major; op(A) is M x K, stored as M x K (N) or K x M (T), op(B)
+ * K x N likewise; the compute type is the cuBLAS column's, the scale type fp64 for f64
+ * and fp32 for the others. Returns 0 after a failure, which it has reported; p then holds
+ * what was made, for lt_destroy. */
+static int lt_create(const run_ctx *c, lt_problem *p)
+{
+    const shape *s = &c->s;
+    const dtype_info *dt = c->dt;
+    int32_t ta = s->opa == 'T' ? CUBLAS_OP_T : CUBLAS_OP_N;
+    int32_t tb = s->opb == 'T' ? CUBLAS_OP_T : CUBLAS_OP_N;
+    uint64_t ws = LT_WORKSPACE_BYTES, m = (uint64_t)s->m, n = (uint64_t)s->n, k = (uint64_t)s->k;
+    cudaDataType scale = dt->call == CALL_D ? CUDA_R_64F : CUDA_R_32F;
+    memset(p, 0, sizeof *p);
+    if (!BLAS_OK(cublasLtMatmulDescCreate(&p->op, dt->cu_compute, scale)) ||
+        !BLAS_OK(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta,
+                                                sizeof ta)) ||
+        !BLAS_OK(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb,
+                                                sizeof tb)) ||
+        !BLAS_OK(cublasLtMatrixLayoutCreate(&p->a, dt->cu_ab, ta == CUBLAS_OP_N ? m : k,
+                                            ta == CUBLAS_OP_N ? k : m, c->lda)) ||
+        !BLAS_OK(cublasLtMatrixLayoutCreate(&p->b, dt->cu_ab, tb == CUBLAS_OP_N ? k : n,
+                                            tb == CUBLAS_OP_N ? n : k, c->ldb)) ||
+        !BLAS_OK(cublasLtMatrixLayoutCreate(&p->c, dt->cu_c, m, n, c->ldc)) ||
+        !BLAS_OK(cublasLtMatmulPreferenceCreate(&p->pref)) ||
+        !BLAS_OK(cublasLtMatmulPreferenceSetAttribute(
+            p->pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws)) ||
+        !BLAS_OK(cublasLtMatmulAlgoGetHeuristic(c->env->lt, p->op, p->a, p->b, p->c, p->c,
+                                                p->pref, LT_MAX_ALGOS, p->heur, &p->nheur)))
+        return 0;
+    if (p->nheur < 0 || p->nheur > LT_MAX_ALGOS) { /* never, by the API; guards heur[] */
+        fprintf(stderr, "gemmtune-bench: cuBLASLt heuristic returned %d algorithms\n", p->nheur);
+        p->nheur = 0;
+        return 0;
+    }
+    return 1;
+}
+
+/* Step 4 of the method: each algorithm of the heuristic timed (LT_SEARCH_REPS runs), the
+ * fastest that matches the reference href (host, nc elements) within `bound` left in
+ * c->algo, its rank in r->lt_pick and its error in r->lt_rel_err; c->algo NULL when none
+ * ran or none matched. hout is a host buffer of nc elements of C's type. Returns 0 when
+ * the CUDA runtime failed (the caller then checks the device), 1 otherwise. */
+static int lt_search(run_ctx *c, const lt_problem *p, void *hout, const void *href, size_t nc,
+                     double bound, result *r)
+{
+    const bench_env *env = c->env;
+    double t[LT_MAX_ALGOS] = {0};
+    int order[LT_MAX_ALGOS] = {0}, n = 0;
+    char sh[96];
+    snprintf(sh, sizeof sh, "%s %lldx%lldx%lld:%c%c", c->dt->name, (long long)c->s.m,
+             (long long)c->s.n, (long long)c->s.k, c->s.opa, c->s.opb);
+    c->algo = NULL;
+    r->lt_returned = p->nheur;
+    for (int i = 0; i < p->nheur; i++) {
+        const cublasLtMatmulHeuristicResult_t *h = &p->heur[i];
+        if (h->state != CUBLAS_STATUS_SUCCESS || h->workspaceSize > LT_WORKSPACE_BYTES) {
+            fprintf(stderr, "gemmtune-bench: %s: cuBLASLt algorithm %d unusable (%s, %zu-byte "
+                            "workspace); skipped\n",
+                    sh, i, cublasGetStatusString(h->state), h->workspaceSize);
+            continue;
+        }
+        c->algo = &h->algo;
+        t[i] = time_set(c, LIB_LT, env->warmup, LT_SEARCH_REPS);
+        if (t[i] < 0) {
+            if (!device_usable(env->stream)) return 0;
+            fprintf(stderr, "gemmtune-bench: %s: cuBLASLt algorithm %d failed; skipped\n", sh, i);
+            continue;
+        }
+        /* insertion into order[], fastest first */
+        int j = n++;
+        for (; j > 0 && t[order[j - 1]] > t[i]; j--) order[j] = order[j - 1];
+        order[j] = i;
+    }
+    r->lt_algos = n;
+    c->algo = NULL;
+    size_t bytes = nc * type_size(c->dt->c);
+    for (int j = 0; j < n; j++) {
+        int i = order[j];
+        c->algo = &p->heur[i].algo;
+        if (!launch(c, LIB_LT)) {
+            if (!device_usable(env->stream)) return 0;
+            c->algo = NULL;
+            continue;
+        }
+        if (!CUDA_OK(cudaStreamSynchronize(env->stream)) ||
+            !CUDA_OK(cudaMemcpy(hout, c->C_lt, bytes, cudaMemcpyDeviceToHost))) {
+            c->algo = NULL;
+            return 0;
+        }
+        double e = rel_err(hout, href, nc, c->dt->c);
+        if (isfinite(e) && e <= bound) {
+            r->lt_pick = i;
+            r->lt_rel_err = e;
+            return 1;
+        }
+        fprintf(stderr, "gemmtune-bench: %s: cuBLASLt algorithm %d: rel err %.3e against "
+                        "cuBLAS exceeds %.1e; not used\n",
+                sh, i, e, bound);
+        c->algo = NULL;
+    }
+    if (p->nheur > 0)
+        fprintf(stderr, "gemmtune-bench: %s: no cuBLASLt algorithm of %d ran and matched "
+                        "cuBLAS; no cuBLASLt time\n",
+                sh, p->nheur);
+    return 1;
+}
+
+/* ---- one shape ---- */
+
 /* Runs one shape into r. Returns 0 when the CUDA runtime failed (the caller then checks
  * whether the device is still usable), 1 otherwise; r->ok says whether the shape passed. */
-static int bench_shape(cublasHandle_t blas, cudaStream_t stream, const dtype_info *dt,
-                       const shape *s, int warmup, int reps, result *r)
+static int bench_shape(const bench_env *env, const dtype_info *dt, const shape *s, result *r)
 {
-    run_ctx c = {blas, stream, dt, *s, s->opa == 'T' ? s->k : s->m, s->opb == 'T' ? s->n : s->k,
-                 s->m, NULL, NULL, NULL, NULL};
+    run_ctx c = {.env = env, .dt = dt, .s = *s, .lda = s->opa == 'T' ? s->k : s->m,
+                 .ldb = s->opb == 'T' ? s->n : s->k, .ldc = s->m};
+    lt_problem lt;
     size_t na = (size_t)(s->m * s->k), nb = (size_t)(s->k * s->n), nc = (size_t)(s->m * s->n);
     size_t es = type_size(dt->ab), esc = type_size(dt->c); /* A/B and C element bytes */
-    void *hA = NULL, *hB = NULL, *hgt = NULL, *hcb = NULL, *dA = NULL, *dB = NULL;
+    void *hA = NULL, *hB = NULL, *hout = NULL, *hcb = NULL, *dA = NULL, *dB = NULL;
     int cuda_fine = 0;
     double flops = 2.0 * (double)s->m * (double)s->n * (double)s->k;
     double bytes = (double)es * (double)(na + nb) + (double)esc * (double)nc;
     double mem_us = bytes / dt->peak_bytes * 1e6;
     double flop_us = flops / dt->peak_flops * 1e6;
-    *r = (result){*s, NAN, NAN, NAN, NAN, fmax(mem_us, flop_us), mem_us >= flop_us ? "mem" : "flop",
-                  "-", shape_class(s), 0, 0};
+    memset(&lt, 0, sizeof lt);
+    *r = (result){.s = *s, .gt_us = NAN, .cublas_us = NAN, .lt_us = NAN, .cold_s = NAN,
+                  .rel_err = NAN, .lt_rel_err = NAN, .max_err = err_bound(dt, s->k),
+                  .floor_us = fmax(mem_us, flop_us), .lt_returned = 0, .lt_algos = 0,
+                  .lt_pick = -1, .bound = mem_us >= flop_us ? "mem" : "flop", .source = "-",
+                  .cls = shape_class(s), .tuned = 0, .ok = 0};
     if (s->m > INT_MAX || s->n > INT_MAX || s->k > INT_MAX) { /* cuBLAS takes int sizes */
         fprintf(stderr, "gemmtune-bench: %lldx%lldx%lld is too large for %s\n", (long long)s->m,
                 (long long)s->n, (long long)s->k, dt->blas_name);
         return 1;
     }
-    hA = malloc(na * es), hB = malloc(nb * es), hgt = malloc(nc * esc), hcb = malloc(nc * esc);
-    if (!hA || !hB || !hgt || !hcb) {
+    hA = malloc(na * es), hB = malloc(nb * es), hout = malloc(nc * esc), hcb = malloc(nc * esc);
+    if (!hA || !hB || !hout || !hcb) {
         fprintf(stderr, "gemmtune-bench: out of host memory\n");
         cuda_fine = 1;
         goto out;
     }
-    if (dt->call == CALL_EX) {
-        fill_exact(hA, na, 0x5EED0001ull, dt->ab);
-        fill_exact(hB, nb, 0x5EED0002ull, dt->ab);
-    } else {
-        fill_uniform(hA, na, 0x5EED0001ull, dt->call == CALL_D);
-        fill_uniform(hB, nb, 0x5EED0002ull, dt->call == CALL_D);
-    }
+    /* 1. inputs */
+    fill_random(hA, na, 0x5EED0001ull, dt->ab);
+    fill_random(hB, nb, 0x5EED0002ull, dt->ab);
     if (!CUDA_OK(cudaMalloc(&dA, na * es)) || !CUDA_OK(cudaMalloc(&dB, nb * es)) ||
         !CUDA_OK(cudaMalloc(&c.C_gt, nc * esc)) || !CUDA_OK(cudaMalloc(&c.C_cublas, nc * esc)) ||
+        /* zeroed, so that a C read despite beta = 0 holds no NaN */
+        (env->use_lt && (!CUDA_OK(cudaMalloc(&c.C_lt, nc * esc)) ||
+                         !CUDA_OK(cudaMemset(c.C_lt, 0, nc * esc)))) ||
         !CUDA_OK(cudaMemcpy(dA, hA, na * es, cudaMemcpyHostToDevice)) ||
         !CUDA_OK(cudaMemcpy(dB, hB, nb * es, cudaMemcpyHostToDevice)) ||
         !CUDA_OK(cudaDeviceSynchronize()))
         goto out;
     c.A = dA, c.B = dB;
 
-    /* 1. cold call */
+    /* 2. cold call */
     gt_stats before, after;
     gt_get_stats(&before);
     double t0 = now_s();
@@ -510,40 +767,62 @@ static int bench_shape(cublasHandle_t blas, cudaStream_t stream, const dtype_inf
         goto out;
     }
 
-    /* 2. reference and error, before any timing */
-    if (!launch(&c, LIB_CUBLAS) ||
-        !CUDA_OK(cudaMemcpy(hgt, c.C_gt, nc * esc, cudaMemcpyDeviceToHost)) ||
+    /* 3. reference and error, before any timing */
+    if (!launch(&c, LIB_CUBLAS) || !CUDA_OK(cudaStreamSynchronize(env->stream)) ||
+        !CUDA_OK(cudaMemcpy(hout, c.C_gt, nc * esc, cudaMemcpyDeviceToHost)) ||
         !CUDA_OK(cudaMemcpy(hcb, c.C_cublas, nc * esc, cudaMemcpyDeviceToHost))) {
         cuda_fine = 0;
         goto out;
     }
-    double diff2 = 0, ref2 = 0;
-    for (size_t i = 0; i < nc; i++) {
-        double g = elem(hgt, i, dt->c), b = elem(hcb, i, dt->c), d = g - b;
-        diff2 += d * d, ref2 += b * b;
-    }
-    r->rel_err = ref2 > 0 ? sqrt(diff2 / ref2) : sqrt(diff2);
-    if (!isfinite(r->rel_err) || r->rel_err > dt->max_rel_err) {
-        fprintf(stderr, "gemmtune-bench: %s %lldx%lldx%lld:%c%c rel err %.3e exceeds %.0e\n",
+    r->rel_err = rel_err(hout, hcb, nc, dt->c);
+    if (!isfinite(r->rel_err) || r->rel_err > r->max_err) {
+        fprintf(stderr, "gemmtune-bench: %s %lldx%lldx%lld:%c%c rel err %.3e exceeds %.1e\n",
                 dt->name, (long long)s->m, (long long)s->n, (long long)s->k, s->opa, s->opb,
-                r->rel_err, dt->max_rel_err);
+                r->rel_err, r->max_err);
         goto out;
     }
 
-    /* 3. timing: short problems get more runs (up to 200) so the median is stable */
-    int n = (int)fmax((double)reps, fmin(200.0, (double)reps * 1e9 / flops));
+    /* 4. cuBLASLt: the heuristic's algorithms, the fastest that matches cuBLAS */
     cuda_fine = 0;
-    for (int round = 0; round < 2; round++) {
-        double g = time_set(&c, LIB_GT, warmup, n), b = time_set(&c, LIB_CUBLAS, warmup, n);
-        if (g < 0 || b < 0) goto out;
-        r->gt_us = round == 0 ? g : fmin(r->gt_us, g);
-        r->cublas_us = round == 0 ? b : fmin(r->cublas_us, b);
+    if (env->use_lt) {
+        c.lt = &lt;
+        if (!lt_create(&c, &lt))
+            fprintf(stderr, "gemmtune-bench: %s %lldx%lldx%lld:%c%c: no cuBLASLt time\n",
+                    dt->name, (long long)s->m, (long long)s->n, (long long)s->k, s->opa, s->opb);
+        else if (!lt_search(&c, &lt, hout, hcb, nc, r->max_err, r))
+            goto out;
     }
+
+    /* 5. timing: short problems get more runs (up to MAX_REPS) so the median is stable */
+    int n = (int)fmax((double)env->reps, fmin((double)MAX_REPS, (double)env->reps * 1e9 / flops));
+    double best[NLIBS] = {NAN, NAN, NAN};
+    for (int round = 0; round < 2; round++) {
+        for (int lib = 0; lib < NLIBS; lib++) {
+            if (lib == LIB_LT && !c.algo) continue;
+            double t = time_set(&c, lib, env->warmup, n);
+            if (t < 0) {
+                fprintf(stderr, "gemmtune-bench: %s %lldx%lldx%lld:%c%c: timing %s failed\n",
+                        dt->name, (long long)s->m, (long long)s->n, (long long)s->k, s->opa,
+                        s->opb, LIB_NAMES[lib]);
+                /* cuBLASLt failing leaves its column blank, if the device still works */
+                if (lib != LIB_LT || !device_usable(env->stream)) goto out;
+                c.algo = NULL, best[LIB_LT] = NAN;
+                continue;
+            }
+            best[lib] = round == 0 ? t : fmin(best[lib], t);
+        }
+    }
+    r->gt_us = best[LIB_GT], r->cublas_us = best[LIB_CUBLAS], r->lt_us = best[LIB_LT];
     cuda_fine = 1;
     r->ok = 1;
 out:
-    cudaFree(dA), cudaFree(dB), cudaFree(c.C_gt), cudaFree(c.C_cublas);
-    free(hA), free(hB), free(hgt), free(hcb);
+    lt_destroy(&lt);
+    free_dev(dA);
+    free_dev(dB);
+    free_dev(c.C_gt);
+    free_dev(c.C_cublas);
+    free_dev(c.C_lt);
+    free(hA), free(hB), free(hout), free(hcb);
     return cuda_fine;
 }
 
@@ -554,10 +833,15 @@ static double tflops(const shape *s, double us)
     return 2.0 * (double)s->m * (double)s->n * (double)s->k / (us * 1e-6) / 1e12;
 }
 
-static double ratio(const result *r) { return r->ok ? r->cublas_us / r->gt_us : NAN; }
+/* reference time / gt time (> 1: gemmtune faster), NAN where either is missing. */
+static double ratio_of(const result *r, int lib)
+{
+    double ref = lib == LIB_LT ? r->lt_us : r->cublas_us;
+    return r->ok && isfinite(ref) ? ref / r->gt_us : NAN;
+}
 
-/* The geometric mean of the ratio over the shapes that passed, and each class's
- * minimum ratio (NAN, at -1, when none of the class passed). */
+/* Against one reference: the geometric mean of the ratio over the shapes that have one,
+ * and each class's minimum ratio (NAN, at -1, when no shape of the class has one). */
 typedef struct {
     double geomean;
     int nok;
@@ -566,14 +850,14 @@ typedef struct {
     int count[NCLASSES];
 } summary;
 
-static summary summarize(const result *res, size_t n)
+static summary summarize(const result *res, size_t n, int lib)
 {
     summary sm = {NAN, 0, {0}, {0}, {0}};
     double logsum = 0;
     for (int c = 0; c < NCLASSES; c++) sm.min[c] = NAN, sm.at[c] = -1;
     for (size_t i = 0; i < n; i++) {
-        if (!res[i].ok) continue;
-        double q = ratio(&res[i]);
+        double q = ratio_of(&res[i], lib);
+        if (!isfinite(q) || q <= 0) continue;
         int c = class_index(res[i].cls);
         logsum += log(q), sm.nok++;
         if (sm.count[c]++ == 0 || q < sm.min[c]) sm.min[c] = q, sm.at[c] = (long)i;
@@ -598,22 +882,31 @@ static void put_num(int width, const char *fmt, double v)
 
 static void print_header(void)
 {
-    printf("%6s %6s %6s %2s %10s %10s %6s %8s %8s %6s %8s %-8s %-11s %9s %10s %-4s %s\n", "M",
-           "N", "K", "op", "gt_us", "cub_us", "ratio", "gt_TF/s", "cub_TF/s", "%floor", "cold_s",
-           "source", "class", "rel_err", "floor_us", "bnd", "check");
+    printf("%6s %6s %6s %2s %10s %10s %10s %5s %6s %6s %8s %8s %8s %6s %8s %-8s %-11s %9s "
+           "%10s %-4s %s\n",
+           "M", "N", "K", "op", "gt_us", "cub_us", "lt_us", "lt_n", "ratio", "r_lt", "gt_TF/s",
+           "cub_TF/s", "lt_TF/s", "%floor", "cold_s", "source", "class", "rel_err", "floor_us",
+           "bnd", "check");
 }
 
 static void print_row(const result *r)
 {
     const shape *s = &r->s;
     int ok = r->ok;
+    char lt_n[16] = "-";
+    if (r->lt_pick >= 0) snprintf(lt_n, sizeof lt_n, "%d/%d", r->lt_pick, r->lt_algos);
+    else if (r->lt_returned > 0) snprintf(lt_n, sizeof lt_n, "-/%d", r->lt_algos);
     printf("%6lld %6lld %6lld %c%c ", (long long)s->m, (long long)s->n, (long long)s->k, s->opa,
            s->opb);
     put_num(10, "%.2f", ok ? r->gt_us : NAN);
     put_num(10, "%.2f", ok ? r->cublas_us : NAN);
-    put_num(6, "%.3f", ratio(r));
+    put_num(10, "%.2f", ok ? r->lt_us : NAN);
+    printf("%5s ", lt_n);
+    put_num(6, "%.3f", ratio_of(r, LIB_CUBLAS));
+    put_num(6, "%.3f", ratio_of(r, LIB_LT));
     put_num(8, "%.2f", ok ? tflops(s, r->gt_us) : NAN);
     put_num(8, "%.2f", ok ? tflops(s, r->cublas_us) : NAN);
+    put_num(8, "%.2f", ok ? tflops(s, r->lt_us) : NAN);
     put_num(6, "%.1f", ok ? r->floor_us / r->gt_us * 100.0 : NAN);
     put_num(8, "%.3f", r->cold_s);
     printf("%-8s %-11s ", r->source, r->cls);
@@ -623,16 +916,16 @@ static void print_row(const result *r)
     fflush(stdout);
 }
 
-static void print_summary(const result *res, const summary *sm)
+static void print_summary(const result *res, const summary *sm, const char *ref)
 {
-    if (sm->nok) printf("geomean gt/cublas = %.3f over %d shapes\n", sm->geomean, sm->nok);
-    else printf("geomean gt/cublas = n/a over 0 shapes\n");
+    if (sm->nok) printf("geomean gt/%s = %.3f over %d shapes\n", ref, sm->geomean, sm->nok);
+    else printf("geomean gt/%s = n/a over 0 shapes\n", ref);
     for (int c = 0; c < NCLASSES; c++) {
         char b[96];
         if (!sm->count[c]) continue;
         shape_str(&res[sm->at[c]].s, b, sizeof b);
-        printf("min ratio %-11s = %.3f at %s (%d shape%s)\n", CLASSES[c], sm->min[c], b,
-               sm->count[c], sm->count[c] == 1 ? "" : "s");
+        printf("min ratio gt/%s %-11s = %.3f at %s (%d shape%s)\n", ref, CLASSES[c], sm->min[c],
+               b, sm->count[c], sm->count[c] == 1 ? "" : "s");
     }
 }
 
@@ -645,8 +938,9 @@ static void json_num(FILE *f, const char *key, double v, const char *fmt, int la
     fputs(last ? "" : ", ", f);
 }
 
-static int write_json(const char *path, const struct cudaDeviceProp *p, const dtype_info *dt,
-                      const result *res, size_t n, const summary *sm)
+static int write_json(const char *path, const struct cudaDeviceProp *p, const bench_env *env,
+                      const dtype_info *dt, const result *res, size_t n, const summary *sm,
+                      const summary *sm_lt)
 {
     FILE *f = fopen(path, "w");
     if (!f) { perror(path); return 0; }
@@ -658,10 +952,17 @@ static int write_json(const char *path, const struct cudaDeviceProp *p, const dt
         if (*c == '"' || *c == '\\') fputc('\\', f);
         fputc((unsigned char)*c < 0x20 ? '?' : *c, f);
     }
-    fprintf(f, "\", \"cc\": \"%d.%d\", \"sms\": %d},\n", p->major, p->minor,
-            p->multiProcessorCount);
+    fprintf(f, "\", \"cc\": \"%d.%d\", \"sms\": %d, \"l2_bytes\": %d},\n", p->major, p->minor,
+            p->multiProcessorCount, p->l2CacheSize);
     fprintf(f, "  \"date\": \"%s\",\n  \"dtype\": \"%s\",\n", date, dt->name);
-    fprintf(f, "  \"reference\": \"%s\", \"max_rel_err\": %.0e,\n", dt->blas_name, dt->max_rel_err);
+    fprintf(f, "  \"reference\": \"%s\", \"reference_lt\": \"cublasLtMatmul\", "
+               "\"max_rel_err\": %.1e, \"max_rel_err_sqrt_k\": %.4e,\n",
+            dt->blas_name, dt->err_floor, ERR_K_FACTOR * dt->err_u);
+    fprintf(f, "  \"method\": {\"warmup\": %d, \"reps_min\": %d, \"reps_max\": %d, "
+               "\"sets\": 2, \"l2_flush_bytes\": %zu, \"lt\": %s, \"lt_max_algos\": %d, "
+               "\"lt_search_reps\": %d, \"lt_workspace_bytes\": %zu},\n",
+            env->warmup, env->reps, env->reps > MAX_REPS ? env->reps : MAX_REPS, env->flush_bytes,
+            env->use_lt ? "true" : "false", LT_MAX_ALGOS, LT_SEARCH_REPS, LT_WORKSPACE_BYTES);
     fprintf(f, "  \"floor\": {\"flops_per_s\": %.3e, \"bytes_per_s\": %.3e, \"elem_bytes\": %zu, "
                "\"elem_bytes_c\": %zu},\n",
             dt->peak_flops, dt->peak_bytes, type_size(dt->ab), type_size(dt->c));
@@ -674,31 +975,51 @@ static int write_json(const char *path, const struct cudaDeviceProp *p, const dt
                 dt->name, r->cls);
         json_num(f, "gt_us", r->ok ? r->gt_us : NAN, "%.3f", 0);
         json_num(f, "cublas_us", r->ok ? r->cublas_us : NAN, "%.3f", 0);
+        json_num(f, "cublaslt_us", r->ok ? r->lt_us : NAN, "%.3f", 0);
         json_num(f, "gt_tflops", r->ok ? tflops(&r->s, r->gt_us) : NAN, "%.4f", 0);
         json_num(f, "cublas_tflops", r->ok ? tflops(&r->s, r->cublas_us) : NAN, "%.4f", 0);
-        json_num(f, "ratio", ratio(r), "%.4f", 0);
+        json_num(f, "cublaslt_tflops", r->ok ? tflops(&r->s, r->lt_us) : NAN, "%.4f", 0);
+        json_num(f, "ratio", ratio_of(r, LIB_CUBLAS), "%.4f", 0);
+        json_num(f, "ratio_lt", ratio_of(r, LIB_LT), "%.4f", 0);
+        fprintf(f, "\"cublaslt_returned\": %d, \"cublaslt_algos\": %d, ", r->lt_returned,
+                r->lt_algos);
+        json_num(f, "cublaslt_pick", r->lt_pick >= 0 ? (double)r->lt_pick : NAN, "%.0f", 0);
+        json_num(f, "cublaslt_rel_err", r->lt_rel_err, "%.3e", 0);
         json_num(f, "cold_s", r->cold_s, "%.6f", 0);
         fprintf(f, "\"tuned\": %s, \"source\": \"%s\", ", r->tuned ? "true" : "false", r->source);
         json_num(f, "rel_err", r->rel_err, "%.3e", 0);
+        json_num(f, "max_rel_err", r->max_err, "%.3e", 0);
         json_num(f, "floor_us", r->floor_us, "%.3f", 0);
         json_num(f, "pct_floor", r->ok ? r->floor_us / r->gt_us * 100.0 : NAN, "%.2f", 0);
         fprintf(f, "\"bound\": \"%s\", \"ok\": %s}%s\n", r->bound, r->ok ? "true" : "false",
                 i + 1 < n ? "," : "");
     }
     fputs("  ],\n  ", f);
-    json_num(f, "geomean_ratio", sm->geomean, "%.4f", 1);
+    json_num(f, "geomean_ratio", sm->geomean, "%.4f", 0);
+    json_num(f, "geomean_ratio_lt", sm_lt->geomean, "%.4f", 0);
+    fprintf(f, "\"geomean_shapes\": %d, \"geomean_shapes_lt\": %d", sm->nok, sm_lt->nok);
     fputs(",\n  \"class_min_ratio\": {", f);
     for (int c = 0; c < NCLASSES; c++) {
-        char b[96] = "";
+        char b[96] = "", blt[96] = "";
         if (sm->count[c]) shape_str(&res[sm->at[c]].s, b, sizeof b);
+        if (sm_lt->count[c]) shape_str(&res[sm_lt->at[c]].s, blt, sizeof blt);
         fprintf(f, "%s\n    \"%s\": {", c ? "," : "", CLASSES[c]);
         json_num(f, "min_ratio", sm->min[c], "%.4f", 0);
         if (sm->count[c]) fprintf(f, "\"shape\": \"%s\", ", b);
         else fputs("\"shape\": null, ", f);
-        fprintf(f, "\"shapes\": %d}", sm->count[c]);
+        fprintf(f, "\"shapes\": %d, ", sm->count[c]);
+        json_num(f, "min_ratio_lt", sm_lt->min[c], "%.4f", 0);
+        if (sm_lt->count[c]) fprintf(f, "\"shape_lt\": \"%s\", ", blt);
+        else fputs("\"shape_lt\": null, ", f);
+        fprintf(f, "\"shapes_lt\": %d}", sm_lt->count[c]);
     }
     fputs("\n  }\n}\n", f);
-    return fclose(f) == 0;
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad) {
+        fprintf(stderr, "gemmtune-bench: writing %s failed\n", path);
+        return 0;
+    }
+    return 1;
 }
 
 /* ---- main ---- */
@@ -723,7 +1044,8 @@ int main(int argc, char **argv)
 {
     const char *json = NULL;
     const dtype_info *dt = &DTYPES[0];
-    int reps = 20, warmup = 3, device = 0, rc = 0, ndev = 0;
+    bench_env env = {.use_lt = 1, .warmup = 3, .reps = 20};
+    int device = 0, rc = 0, ndev = 0, l2 = 0;
     shape *shapes = NULL;
     size_t nshapes = 0, cap = 0;
     for (int i = 1; i < argc; i++) {
@@ -735,9 +1057,10 @@ int main(int argc, char **argv)
             good = read_shape_file(v, &shapes, &nshapes, &cap), i++;
         else if (!strcmp(a, "--json") && v) json = v, i++;
         else if (!strcmp(a, "--dtype") && v) good = parse_dtype(v, &dt), i++;
-        else if (!strcmp(a, "--reps") && v) good = parse_int(v, 1, &reps), i++;
-        else if (!strcmp(a, "--warmup") && v) good = parse_int(v, 0, &warmup), i++;
+        else if (!strcmp(a, "--reps") && v) good = parse_int(v, 1, &env.reps), i++;
+        else if (!strcmp(a, "--warmup") && v) good = parse_int(v, 0, &env.warmup), i++;
         else if (!strcmp(a, "--device") && v) good = parse_int(v, 0, &device), i++;
+        else if (!strcmp(a, "--no-lt")) env.use_lt = 0;
         else good = a[0] != '-' && parse_positional(a, &s) &&
                     push_shape(&shapes, &nshapes, &cap, s);
         if (!good) {
@@ -762,47 +1085,79 @@ int main(int argc, char **argv)
         return 1;
     }
     struct cudaDeviceProp prop;
-    cublasHandle_t blas = NULL;
-    cudaStream_t stream = NULL;
     result *res = calloc(nshapes, sizeof *res);
     size_t done = 0;
-    if (!res || device >= ndev || !CUDA_OK(cudaSetDevice(device)) ||
-        !CUDA_OK(cudaGetDeviceProperties(&prop, device)) || !CUDA_OK(cudaStreamCreate(&stream)) ||
-        !BLAS_OK(cublasCreate(&blas)) || !BLAS_OK(cublasSetStream(blas, stream)) ||
+    if (!res) {
+        fprintf(stderr, "gemmtune-bench: out of host memory\n");
+        rc = 1;
+        goto out;
+    }
+    if (device >= ndev) {
+        fprintf(stderr, "gemmtune-bench: no device %d (%d found)\n", device, ndev);
+        rc = 1;
+        goto out;
+    }
+    if (!CUDA_OK(cudaSetDevice(device)) || !CUDA_OK(cudaGetDeviceProperties(&prop, device)) ||
+        !CUDA_OK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device))) {
+        rc = 1;
+        goto out;
+    }
+    if (l2 <= 0) {
+        fprintf(stderr, "gemmtune-bench: the device reports no L2 size (%d); cannot flush it\n",
+                l2);
+        rc = 1;
+        goto out;
+    }
+    env.flush_bytes = 2 * (size_t)l2;
+    if (!CUDA_OK(cudaStreamCreate(&env.stream)) || !BLAS_OK(cublasCreate(&env.blas)) ||
+        !BLAS_OK(cublasSetStream(env.blas, env.stream)) ||
         /* explicit, so TF32 (and FP64 emulation) stay off whatever the environment says */
-        !BLAS_OK(cublasSetMathMode(blas, CUBLAS_DEFAULT_MATH))) {
-        if (device >= ndev)
-            fprintf(stderr, "gemmtune-bench: no device %d (%d found)\n", device, ndev);
+        !BLAS_OK(cublasSetMathMode(env.blas, CUBLAS_DEFAULT_MATH)) ||
+        !CUDA_OK(cudaMalloc(&env.flush, env.flush_bytes)) ||
+        (env.use_lt && (!BLAS_OK(cublasLtCreate(&env.lt)) ||
+                        !CUDA_OK(cudaMalloc(&env.lt_ws, LT_WORKSPACE_BYTES))))) {
         rc = 1;
         goto out;
     }
     int ver[3];
     gt_version(&ver[0], &ver[1], &ver[2]);
-    printf("# gemmtune %d.%d.%d on %s (cc %d.%d, %d SMs); dtype %s: %s vs %s (%s); warmup %d, "
-           "reps %d+\n",
+    printf("# gemmtune %d.%d.%d on %s (cc %d.%d, %d SMs, %d MiB L2); dtype %s: %s vs %s (%s)",
            ver[0], ver[1], ver[2], prop.name, prop.major, prop.minor, prop.multiProcessorCount,
-           dt->name, dt->gt_name, dt->blas_name, dt->note, warmup, reps);
+           l2 >> 20, dt->name, dt->gt_name, dt->blas_name, dt->note);
+    if (env.use_lt)
+        printf(" and cublasLtMatmul (best of up to %d heuristic algorithms, %d runs each, "
+               "%zu MiB workspace)",
+               LT_MAX_ALGOS, LT_SEARCH_REPS, LT_WORKSPACE_BYTES >> 20);
+    printf("\n# warmup %d, median of %d+ timed runs, %zu MiB written before each (L2 "
+           "flushed), better of 2 interleaved sets\n",
+           env.warmup, env.reps, env.flush_bytes >> 20);
     char sizes[64];
     if (dt->ab == dt->c) snprintf(sizes, sizeof sizes, "%zu-byte elements", type_size(dt->ab));
     else snprintf(sizes, sizeof sizes, "%zu-byte A/B and %zu-byte C elements", type_size(dt->ab),
                   type_size(dt->c));
-    printf("# floor: %.0f TFLOP/s, %.1f TB/s, %s; max rel err %.0e; "
-           "ratio = cub_us / gt_us (> 1: gemmtune faster)\n",
-           dt->peak_flops / 1e12, dt->peak_bytes / 1e12, sizes, dt->max_rel_err);
+    printf("# floor: %.0f TFLOP/s, %.1f TB/s, %s; max rel err max(%.0e, %.2e sqrt(K)); "
+           "ratio = ref_us / gt_us (> 1: gemmtune faster); lt_n = winner's heuristic rank / "
+           "algorithms timed\n",
+           dt->peak_flops / 1e12, dt->peak_bytes / 1e12, sizes, dt->err_floor,
+           ERR_K_FACTOR * dt->err_u);
     print_header();
     for (; done < nshapes; done++) {
-        int cuda_fine = bench_shape(blas, stream, dt, &shapes[done], warmup, reps, &res[done]);
+        int cuda_fine = bench_shape(&env, dt, &shapes[done], &res[done]);
         print_row(&res[done]);
         if (!res[done].ok) rc = 1;
         /* a failed allocation leaves the device usable; a fault does not: stop there */
         if (!cuda_fine && !CUDA_OK(cudaDeviceSynchronize())) { done++; break; }
     }
-    summary sm = summarize(res, done);
-    print_summary(res, &sm);
-    if (json && !write_json(json, &prop, dt, res, done, &sm)) rc = 1;
+    summary sm = summarize(res, done, LIB_CUBLAS), sm_lt = summarize(res, done, LIB_LT);
+    print_summary(res, &sm, "cublas");
+    if (env.use_lt) print_summary(res, &sm_lt, "cublaslt");
+    if (json && !write_json(json, &prop, &env, dt, res, done, &sm, &sm_lt)) rc = 1;
 out:
-    if (blas) cublasDestroy(blas);
-    if (stream) cudaStreamDestroy(stream);
+    if (env.lt && !BLAS_OK(cublasLtDestroy(env.lt))) rc = 1;
+    if (env.blas && !BLAS_OK(cublasDestroy(env.blas))) rc = 1;
+    free_dev(env.lt_ws);
+    free_dev(env.flush);
+    if (env.stream && !CUDA_OK(cudaStreamDestroy(env.stream))) rc = 1;
     free(res);
     free(shapes);
     gt_release();
