@@ -1,16 +1,21 @@
 #!/usr/bin/env python3
 """plot.py: a bar chart of gemmtune-bench results, ratio to cuBLAS per shape, as a PNG.
 
-Usage: python3 bench/plot.py OUT.png A.json [B.json ...]
+Usage: python3 bench/plot.py [--ref cublas|cublaslt|both] OUT.png A.json [B.json ...]
 
 Each JSON file is one `gemmtune-bench --json` run of one dtype (f32, f64, tf32, f16,
-f16_f32, bf16, bf16_f32; files without a "dtype" field are f32). One horizontal bar per
-shape and file, grouped by shape (shapes in the order of the first file, then any new ones
-of later files), one colour per file with a legend that names each file's dtype (and the
-file where two share one) with its geomean; the subtitle lists the dtypes. The x axis
-is log2: a bar starts at the line ratio = 1 and goes right when gemmtune is faster
-(ratio = cuBLAS time / gemmtune time > 1), left when it is slower, so 2x faster and 2x
-slower are bars of equal length. A shape that failed (ratio null) is marked FAIL.
+f16_f32, bf16, bf16_f32, f32_3xtf32; files without a "dtype" field are f32). --ref picks
+the reference: cublas (the default: "ratio", cuBLAS's default algorithm), cublaslt
+("ratio_lt", the best cuBLASLt algorithm of the heuristic's list), or both (two bars per
+file). One horizontal bar per shape and series (a file against a reference), grouped by
+shape (shapes in the order of the first file, then any new ones of later files), one
+colour per series with a legend that names each file's dtype (and the file where two share
+one), the reference where both are drawn, and the geomean; the subtitle lists the dtypes.
+The x axis is log2: a bar starts at the line ratio = 1 and goes right when gemmtune is
+faster (ratio = reference time / gemmtune time > 1), left when it is slower, so 2x faster
+and 2x slower are bars of equal length. A shape that failed is marked FAIL; one that
+passed without a cuBLASLt time is marked n/a. Files without cuBLASLt figures have no
+cuBLASLt series.
 
 Standard library only: the PNG is written with zlib and struct, the text with a built-in
 5x7 bitmap font.
@@ -127,35 +132,56 @@ def load(paths):
     return runs
 
 
-def legend_labels(runs):
+# The references: the per-shape ratio key, the geomean key, the name in labels.
+REFS = {"cublas": ("ratio", "geomean_ratio", "cuBLAS"),
+        "cublaslt": ("ratio_lt", "geomean_ratio_lt", "cuBLASLt best")}
+
+
+def make_series(runs, refs):
+    """(label, ratio by shape, ok by shape) per file and reference, files first; a file
+    without the reference's ratio key (written before cuBLASLt was measured) is left out."""
     dtypes = [r.get("dtype", "f32") for r in runs]
-    labels = []
+    series = []
     for r, dt in zip(runs, dtypes):
         name = dt if dtypes.count(dt) == 1 else "%s %s" % (
             dt, os.path.splitext(os.path.basename(r["_path"]))[0])
-        g = r.get("geomean_ratio")
-        labels.append(name + ("  (geomean %.3f)" % g if isinstance(g, (int, float)) else ""))
-    return labels
+        for ref in refs:
+            key, gkey, rname = REFS[ref]
+            if not any(key in s for s in r["shapes"]):
+                continue
+            g = r.get(gkey)
+            label = name + (" vs " + rname if len(refs) > 1 else "")
+            label += "  (geomean %.3f)" % g if isinstance(g, (int, float)) else ""
+            ratio = {shape_key(s): s.get(key) for s in r["shapes"]}
+            ok = {shape_key(s): s.get("ok", s.get("ratio") is not None) for s in r["shapes"]}
+            series.append((label, ratio, ok))
+    return series
 
 
-def plot(out, runs):
+def plot(out, runs, refs):
     keys = []
     for r in runs:
         for s in r["shapes"]:
             if shape_key(s) not in keys:
                 keys.append(shape_key(s))
-    # ratio[file][shape]: a number, None (failed), or missing (not in that file)
-    ratio = [{shape_key(s): s.get("ratio") for s in r["shapes"]} for r in runs]
+    series = make_series(runs, refs)
+    if not series:
+        raise SystemExit("plot.py: no file has the ratios asked for (--ref %s)" % "/".join(refs))
+    # ratio[series][shape]: a number, None (failed or not measured), or missing (not in
+    # that file)
+    ratio = [sr[1] for sr in series]
     vals = [v for d in ratio for v in d.values() if isinstance(v, (int, float)) and v > 0]
     lo = 2.0 ** math.floor(math.log2(min(vals + [0.5])))
     hi = 2.0 ** math.ceil(math.log2(max(vals + [2.0])))
 
     S = 2                                    # text scale: 10x14-pixel glyphs
-    nf = len(runs)
+    nf = len(series)
     bar_h, gap = 19, 12
     label_w = max(text_w(shape_label(k), S) for k in keys) + 20
     pad = text_w("0.000 ", S) + 6            # room for a value beside the longest bar
-    title = "gemmtune vs cuBLAS: ratio = cuBLAS time / gemmtune time (> 1: gemmtune faster)"
+    refname = "cuBLAS and cuBLASLt" if len(refs) > 1 else REFS[refs[0]][2]
+    title = "gemmtune vs %s: ratio = %s time / gemmtune time (> 1: gemmtune faster)" % (
+        refname, "reference" if len(refs) > 1 else REFS[refs[0]][2])
     gpus = uniq("%s (cc %s, %s SMs)" % (r["gpu"].get("name", "?"), r["gpu"].get("cc", "?"),
                                          r["gpu"].get("sms", "?"))
                 if isinstance(r.get("gpu"), dict) else None for r in runs)
@@ -166,7 +192,7 @@ def plot(out, runs):
     W = max(1100, label_w + 2 * pad + 700, text_w(title, S) + 20, text_w(subtitle, S) + 20)
     # legend entries flow left to right and wrap
     legend, lx, ly = [], 10, 0
-    for i, lab in enumerate(legend_labels(runs)):
+    for i, lab in enumerate(sr[0] for sr in series):
         w = 22 + text_w(lab, S) + 30
         if lx > 10 and lx + w > W - 10:
             lx, ly = 10, ly + 22
@@ -203,7 +229,7 @@ def plot(out, runs):
         c.rect(X(v), plot_y1, X(v) + 1, plot_y1 + 6, BLACK)
         c.text(X(v) - text_w(t, S) / 2, plot_y1 + 10, t, BLACK, S)
         e += 1
-    axis_label = "ratio to cuBLAS, log2 scale (bars start at 1; right = gemmtune faster)"
+    axis_label = "ratio to %s, log2 scale (bars start at 1; right = gemmtune faster)" % refname
     c.text((frame0 + frame1 - text_w(axis_label, S)) / 2, plot_y1 + 34, axis_label, GREY, S)
 
     # bars
@@ -220,7 +246,10 @@ def plot(out, runs):
                 continue
             v = ratio[fi][key]
             if not isinstance(v, (int, float)) or v <= 0:
-                c.text(x1 + 6, ty, "FAIL", RED, S)
+                if series[fi][2].get(key):
+                    c.text(x1 + 6, ty, "n/a", GREY, S)
+                else:
+                    c.text(x1 + 6, ty, "FAIL", RED, S)
                 continue
             xv = X(v)
             col = COLORS[fi % len(COLORS)]
@@ -237,16 +266,29 @@ def plot(out, runs):
     c.png(out)
 
 
+USAGE = "usage: python3 bench/plot.py [--ref cublas|cublaslt|both] OUT.png A.json [B.json ...]"
+
+
 def main(argv):
-    if len(argv) < 3 or argv[1] in ("-h", "--help"):
-        print("usage: python3 bench/plot.py OUT.png A.json [B.json ...]",
-              file=sys.stdout if len(argv) > 1 else sys.stderr)
-        return 0 if len(argv) > 1 and argv[1] in ("-h", "--help") else 2
-    runs = load(argv[2:])
+    args = argv[1:]
+    if args and args[0] in ("-h", "--help"):
+        print(USAGE)
+        return 0
+    refs = ["cublas"]
+    if args and args[0] == "--ref":
+        if len(args) < 2 or args[1] not in ("cublas", "cublaslt", "both"):
+            print(USAGE, file=sys.stderr)
+            return 2
+        refs = ["cublas", "cublaslt"] if args[1] == "both" else [args[1]]
+        args = args[2:]
+    if len(args) < 2:
+        print(USAGE, file=sys.stderr)
+        return 2
+    runs = load(args[1:])
     if not any(r["shapes"] for r in runs):
         print("plot.py: no shapes in the input", file=sys.stderr)
         return 1
-    plot(argv[1], runs)
+    plot(args[0], runs, refs)
     return 0
 
 
