@@ -2,12 +2,12 @@
 // source (NVRTC is given this file as the header "common.cuh").
 //
 // Problem and configuration arrive as -D macros; their names, ranges and constraints are
-// described once, in the parameter table of src/kcfg.c, which also mirrors the derived
+// described once, in the parameter table of tuner/kcfg.c, which also mirrors the derived
 // sizes used here (shared memory, workspace, grid):
-//   problem: GT_DT (src/key.h's gt_dtype: 0 f32, 1 f64, 2 tf32, 3 f16, 4 f16_f32, 5 bf16,
-//            6 bf16_f32) GT_M GT_N GT_K (exact sizes) GT_OPA GT_OPB (0 N, 1 T)
-//            GT_BETA0 (beta == 0: C is never read) GT_ALIGN (the alignment class in
-//            bytes: every pointer and leading dimension is a multiple of it)
+//   problem: GT_DT (base/key.h's gt_dtype: 0 f32, 1 f64, 2 tf32, 3 f16, 4 f16_f32, 5 bf16,
+//            6 bf16_f32, 7 f32_3xtf32) GT_M GT_N GT_K (exact sizes) GT_OPA GT_OPB
+//            (0 N, 1 T) GT_BETA0 (beta == 0: C is never read) GT_ALIGN (the alignment
+//            class in bytes: every pointer and leading dimension is a multiple of it)
 //   config:  GT_BM GT_BN GT_BK (block tile and K step) GT_WM GT_WN (warp tile) GT_TM GT_TN
 //            (thread tile, or MMA fragments per warp) GT_STAGES (shared-memory stages)
 //            GT_VEC (global vector width in elements) GT_SPLIT (split-K factor)
@@ -21,7 +21,7 @@
 // compute type, of alpha, beta and the split-K partials):
 //   gt_gemm(const TI *A, long long lda, const TI *B, long long ldb, TC *C, long long ldc,
 //           T alpha, T beta, T *ws)
-//   grid (GM * GN, SPLIT), block NT threads, dynamic shared memory as src/kcfg.c says.
+//   grid (GM * GN, SPLIT), block NT threads, dynamic shared memory as tuner/kcfg.c says.
 #pragma once
 
 #include "types.cuh"
@@ -33,7 +33,7 @@ typedef double T;
 #else
 typedef float T;
 #endif
-// Storage of A and B (TI) and of C (TC), by GT_DT (src/key.h's table).
+// Storage of A and B (TI) and of C (TC), by GT_DT (base/key.h's table).
 #if GT_DT == 3 || GT_DT == 4
 typedef f16 TI;
 #elif GT_DT == 5 || GT_DT == 6
@@ -59,10 +59,10 @@ constexpr int GM = (int)((M + BM - 1) / BM), GN = (int)((N + BN - 1) / BN);
 constexpr int KT = (int)((K + BK - 1) / BK);       // K steps of the whole problem
 constexpr int KPS = (KT + SPLIT - 1) / SPLIT;      // K steps per split
 constexpr int ES = (int)sizeof(T);
-// Split-K tile counters at the start of the workspace: src/kcfg.c passes its number.
+// Split-K tile counters at the start of the workspace: tuner/kcfg.c passes its number.
 constexpr int WS_COUNTERS = GT_WS_COUNTERS;
 // Split-K's reduction adds SPLIT_GROUP partials per group, then SPLIT_GROUPS group sums
-// (src/kcfg.c, gt_kcfg_split_group, picks the group; SPLIT_GROUPS == 1: one level).
+// (tuner/kcfg.c, gt_kcfg_split_group, picks the group; SPLIT_GROUPS == 1: one level).
 constexpr int SPLIT_GROUP = GT_SPLIT_GROUP, SPLIT_GROUPS = SPLIT / SPLIT_GROUP;
 
 static_assert(BM % WM == 0 && BN % WN == 0, "warp tile must divide block tile");
@@ -205,7 +205,7 @@ __device__ __forceinline__ void tile_of(int b, int &im, int &in) {
 
 // ---- split-K: deterministic reduction in the library's workspace ----
 
-// Workspace layout (src/kcfg.c, gt_kcfg_workspace_bytes and gt_kcfg_split_counters,
+// Workspace layout (tuner/kcfg.c, gt_kcfg_workspace_bytes and gt_kcfg_split_counters,
 // mirrors it): WS_COUNTERS unsigned counters first (tile t's at t; with two levels, group
 // g's of tile t at GM * GN + t * SPLIT_GROUPS + g), then partials [tile][split][NACC][P] of
 // T. The counters start at zero (the library zeroes the workspace when it allocates it)
@@ -221,7 +221,7 @@ __device__ __forceinline__ void tile_of(int b, int &im, int &in) {
 // configuration, so the result does not depend on which block came last. The last block
 // reads partials one SM at a time while the rest of the GPU may be idle: 32 splits of a
 // 128 x 128 f32 tile are 2 MiB, about 20 us on the H100 read by one block, and two levels
-// of 8 and 4 read 12 of them (tools/variants.py's `noreduce` measured the cost).
+// of 8 and 4 read 12 of them (dev/variants.py's `noreduce` measures the cost).
 // Returns true for the block that must write the tile (always when SPLIT == 1), with acc
 // then holding the full sums.
 // Taking part: P threads, this one `tid` among them; BAR 0 is the whole block (P = NT,
@@ -240,8 +240,7 @@ template <int BAR, int P> __device__ __forceinline__ void splitk_sync() {
 // sm_70 and later: one acquire-release atomic by thread 0 after the barrier (release is
 // cumulative: it carries the stores the barrier ordered before it; the barrier after it
 // carries its acquire to the block's other threads), the pattern of CUTLASS's
-// semaphore, instead of a fence in every thread. Measured on the H100 (2026-11-25):
-// see bench/RESULTS.md.
+// semaphore, instead of a fence in every thread.
 // Before sm_70: a fence in every thread on each side of a relaxed atomic.
 template <int BAR, int P>
 __device__ __forceinline__ bool splitk_arrive(unsigned *count, unsigned of, int tid) {
@@ -332,7 +331,7 @@ __device__ __forceinline__ bool splitk_reduce(T (&acc)[NACC], T *ws, int tile, i
     }
 }
 
-// The workspace's layout (src/kcfg.c's gt_kcfg_pack_layout and gt_kcfg_workspace_bytes
+// The workspace's layout (tuner/kcfg.c's gt_kcfg_pack_layout and gt_kcfg_workspace_bytes
 // mirror it): WS_COUNTERS split-K tile counters, the split-K partials (splitk_reduce:
 // every split of every tile, in T), then the operands' copies (PACK), from WS_COPIES on,
 // each 256-byte aligned. A and B as stored: rows (contiguous) x columns.

@@ -2,7 +2,7 @@
 """embed.py: turns gemmtune's CUDA C++ kernel sources into C strings at build time.
 
 Usage: embed.py OUT.c OUT.h SOURCE...
-For each SOURCE (e.g. gemm_f32.cu) it emits `const char gt_src_gemm_f32[]` and, over all
+For each SOURCE (e.g. gemm_simt.cu) it emits `const char gt_src_gemm_simt[]` and, over all
 sources in order, `gt_kernel_source_hash`: the first 16 hex digits of their SHA-256.
 The hash is part of the cache key, so a changed kernel invalidates old winners.
 Meson runs this; the strings are never copied into C by hand.

@@ -1,7 +1,7 @@
 // gemm_dmma.cu: gemmtune's fp64 tensor-core GEMM kernel family ("dmma"), sm_80 and later.
 //
 // Compiled only at run time by NVRTC, one program per configuration; problem and
-// configuration arrive as -D macros (common.cuh lists them; src/kcfg.c holds their table
+// configuration arrive as -D macros (common.cuh lists them; tuner/kcfg.c holds their table
 // and constraints and mirrors the shared-memory size derived here).
 //
 // C = alpha * op(A) * op(B) + beta * C, column-major. One BM x BN tile of C per block

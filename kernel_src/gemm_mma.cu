@@ -3,7 +3,7 @@
 // shared memory that a cp.async pipeline of STAGES stages fills.
 //
 // Compiled only at run time by NVRTC, one program per configuration; problem and
-// configuration arrive as -D macros (common.cuh lists them; src/kcfg.c holds their table
+// configuration arrive as -D macros (common.cuh lists them; tuner/kcfg.c holds their table
 // and constraints and mirrors the shared-memory size derived here).
 //
 // C = alpha * op(A) * op(B) + beta * C, column-major. One BM x BN tile of C per block
@@ -49,7 +49,7 @@
 // WGMMA, mma.sync reads the low parts from registers, so operands stored with m or n
 // contiguous need no transposed copy. The three sum into a partial of their own, added
 // to the accumulator in fp32 (round to nearest) per k slice of 8: the tensor cores round
-// each sum toward zero, a bias that grows with K (gemm_wgmma.cu measured it).
+// each sum toward zero, a bias that grows with K (gemm_wgmma.cu's main loop gives its size).
 #include "common.cuh"
 
 static_assert((GT_DT >= 2 && GT_DT <= 6) || GT_DT == 7,

@@ -2,7 +2,7 @@
 //
 // Compiled only at run time by NVRTC, one program per problem and configuration; the
 // macros, the ABI and the shared pieces (cp.async, rasterization, split-K) are described
-// in common.cuh, the parameters' ranges and constraints in src/kcfg.c.
+// in common.cuh, the parameters' ranges and constraints in tuner/kcfg.c.
 //
 // One block computes a BM x BN tile of C (or, with split-K, its share of K for that
 // tile). Its WARPS_M x WARPS_N warps each own a WM x WN warp tile; the 32 lanes of a warp
@@ -35,7 +35,7 @@ constexpr int RVN = TN % 4 == 0 ? 4 : TN % 2 == 0 ? 2 : 1;
 constexpr int PAD = 4;
 constexpr int LDSA = BM + (TA ? PAD : 0), LDSB = BN + (TB ? 0 : PAD);
 constexpr int STAGE_A = BK * LDSA, STAGE_B = BK * LDSB;
-// PACK (src/kcfg.c's gt_kcfg_simt_packs): 16-byte vectors on a key of a narrower
+// PACK (tuner/kcfg.c's gt_kcfg_simt_packs): 16-byte vectors on a key of a narrower
 // alignment class (odd leading dimensions) read A and B from copies that gt_pack makes
 // first in the workspace, leading dimensions rounded up to 16 bytes (common.cuh's
 // layout; the launch passes the copies as A and B). C is accessed within the class.
@@ -48,7 +48,7 @@ constexpr int SV = RVM < CVEC ? RVM : CVEC;
 constexpr int NACC = TM * TN;
 #ifdef GT_SMEM_CHECK
 static_assert(GT_SMEM_CHECK == STAGES * (STAGE_A + STAGE_B) * ES,
-              "the launch's shared-memory size (src/kcfg.c) differs from the kernel's");
+              "the launch's shared-memory size (tuner/kcfg.c) differs from the kernel's");
 #endif
 
 // Copies one operand tile, BK x BX of op(X), whose stored contiguous dimension is x (A as

@@ -4,15 +4,13 @@
 // mbarrier pipeline, with one producer warpgroup and CW consumer warpgroups.
 //
 // Compiled only at run time by NVRTC for sm_90a, one program per configuration; problem
-// and configuration arrive as -D macros (common.cuh lists them; src/kcfg.c holds their
+// and configuration arrive as -D macros (common.cuh lists them; tuner/kcfg.c holds their
 // table and constraints and mirrors the shared-memory size derived here).
 //
 // C = alpha * op(A) * op(B) + beta * C, column-major. Persistent: the grid holds at most
-// one block per SM (src/kcfg.c's gt_kcfg_grid), and block b computes the BM x BN tiles b,
-// b + gridDim.x, ... (gt::tile_of's order), so that its producer loads the next tile's
-// first stages while the consumers store the last one's C. (Ping-pong, each consumer
-// warpgroup on its own half of the tile in turn so that one's epilogue hides under the
-// other's wgmma, was slower on the H100: 211 against 199 us at bf16 4096^3, 2026-11-22.)
+// one block per SM (tuner/kcfg.c's gt_kcfg_grid), and block b computes the BM x BN tiles
+// b, b + gridDim.x, ... (gt::tile_of's order), so that its producer loads the next tile's
+// first stages while the consumers store the last one's C.
 // Parameters as this family reads them:
 //   BM: the tile's rows of C (m): the instruction's N (64, 128, 192 or 256);
 //   BN: its columns (n): CW consumer warpgroups of WN = BN / CW columns each, every one
@@ -20,8 +18,7 @@
 //   TM: blocks per cluster (CL, 1 or 2). With 2, the two blocks of a cluster compute
 //       vertically adjacent tiles (the same columns n): each loads half of the B tile
 //       and multicasts it to both (TMA .multicast::cluster), halving B's L2 traffic
-//       (on the H100 level with single blocks at bf16 4096^3 and 8192^3, 2026-11-22;
-//       the tuner decides);
+//       (the tuner decides whether that pays);
 //   BK: k per stage, 128 bytes of it (64 for f16/bf16, 32 for tf32); STAGES: stages;
 //   VEC: the alignment class; under 16 bytes (TMA needs 16-byte aligned addresses and
 //       strides) the operands are first copied to aligned memory (PACK, below), as are
@@ -74,13 +71,11 @@
 // An inf or NaN element gets a low part of zero.
 //
 // Epilogue: the consumers store their own accumulators. 16-bit C with beta 0 in the
-// 16-byte class (EPI_TMA, where the staging fits): each warpgroup writes 64 x 64 boxes of
-// C to shared memory with stmatrix and its thread 0 stores them by TMA (asynchronously,
-// so the last box's store overlaps the next tile). This replaced stores from registers
-// (wide_store, still used where the staging does not fit) and integer bf16 rounding: the
-// epilogue had cost 16 of bf16 4096^3's 182 us on the H100 (the time with it left out);
-// with TMA stores the whole took 173.6 us (2026-11-22). Otherwise pairs of rows
-// (store_rows2), C read for beta.
+// 16-byte class (WIDE), where M is a multiple of 8 and the staging fits (EPI_TMA): each
+// warpgroup writes 64 x 64 boxes of C to shared memory with stmatrix and its thread 0
+// stores them by TMA (asynchronously, so the last box's store overlaps the next tile).
+// Other WIDE keys store from registers in runs of 8 rows (wide_store). Otherwise pairs of
+// rows (store_rows2), C read for beta.
 #include "common.cuh"
 
 static_assert((GT_DT >= 2 && GT_DT <= 6) || GT_DT == 7,
@@ -138,7 +133,7 @@ static_assert(GT_SMEM_CHECK == SMEM_BYTES, "caller's shared-memory size differs 
 #endif
 
 // PACK: gt_pack first copies an operand into the workspace, and the tensor maps read the
-// copy (src/kcfg.c's gt_kcfg_pack_layout mirrors the layout): COPY as stored, with the
+// copy (tuner/kcfg.c's gt_kcfg_pack_layout mirrors the layout): COPY as stored, with the
 // leading dimension rounded up to 16 bytes, when the alignment class is under TMA's 16
 // bytes (odd leading dimensions); TRANSPOSE (tf32, TPA/TPB) with k contiguous. In
 // common.cuh's workspace layout: A at OFF_A, B at OFF_B.
@@ -271,7 +266,7 @@ __device__ __forceinline__ void cluster_sync() {
 }
 // Arrive on the mbarrier at shared offset a of block `rank` of the cluster (release at the
 // block's scope, as CUTLASS does: the wgmma that read the stage are complete; a cluster-scope
-// release in every consumer warp made each stage take about 1.5 us on the H100).
+// release in every consumer warp is much slower).
 __device__ __forceinline__ void bar_arrive_cluster(unsigned a, unsigned rank) {
     asm volatile(
         "{\n.reg .b32 ra;\nmapa.shared::cluster.u32 ra, %0, %1;\n"

@@ -1,5 +1,5 @@
 // types.cuh: gemmtune's element types and their conversions, shared by the helper kernels
-// (aux_f32.cu) and the GEMM families (through common.cuh). NVRTC is given this file as the
+// (aux.cu) and the GEMM families (through common.cuh). NVRTC is given this file as the
 // header "types.cuh".
 //
 // 16-bit types are stored as unsigned short inside a tag struct, so no CUDA header
@@ -63,8 +63,8 @@ template <> __device__ __forceinline__ double from<double>(double v) { return v;
 
 // from2<T>(lo, hi): two floats rounded to the 16-bit T (nearest even), packed as one
 // 32-bit word, lo in the lower half (the lower address). One cvt on sm_80 and later, where
-// from<bf16>'s integer rounding costs about six instructions a value (a large part of an
-// epilogue's time: session 8, bf16 4096^3 on the H100).
+// from<bf16>'s integer rounding costs about six instructions a value (a large part of a
+// 16-bit epilogue's time).
 // Other types never call it (callers branch on the size of C); the general template is
 // defined only so that their code compiles.
 template <class T> __device__ __forceinline__ unsigned from2(float, float) { return 0u; }

@@ -58,7 +58,7 @@ gt_status gt_devctx_get(CUcontext ctx, gt_devctx **out) {
     return s;
 }
 
-/* Loads one helper program, the instantiations chosen by -D<guard> (aux_f32.cu), through the
+/* Loads one helper program, the instantiations chosen by -D<guard> (aux.cu), through the
  * binary cache (load.h: a process's first tuning of a type then skips about 0.1 s of
  * NVRTC per program); then looks up each of its kernels `gt_<kind>_<type>` into fns[i].
  * Under `lock`. */
@@ -67,8 +67,8 @@ static gt_status load_aux(gt_devctx *dc, const char *guard, const char *type, in
     gt_program p;
     memset(&p, 0, sizeof p);
     snprintf(p.text, sizeof p.text, "helpers|%s", guard);
-    snprintf(p.name, sizeof p.name, "aux_f32.cu");
-    p.source = gt_src_aux_f32;
+    snprintf(p.name, sizeof p.name, "aux.cu");
+    p.source = gt_src_aux;
     snprintf(p.storage[0], sizeof p.storage[0], "-D%s", guard);
     p.options[0] = p.storage[0];
     p.noptions = 1;

@@ -392,7 +392,7 @@ static void nvrtc_helper_kernels(void) {
             snprintf(opt, sizeof opt, "-DGT_AUX_%s_%s", st ? "ST" : "REF", type);
             const char *opts[] = {opt};
             gt_rtc_result res;
-            gt_status s = gt_rtc_compile(gt_src_aux_f32, "aux_f32.cu", opts, 1, archs[i], &res);
+            gt_status s = gt_rtc_compile(gt_src_aux, "aux.cu", opts, 1, archs[i], &res);
             int ok = s == GT_SUCCESS && is_cubin(res.image, res.size);
             static const char *const kinds[] = {"scale", "fill", "cmp"};
             for (int k = 0; ok && k < (st ? 3 : 1); k++) {

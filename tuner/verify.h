@@ -1,7 +1,7 @@
 /*
  * verify.h: checks a GEMM result against the float64 reference kernel.
  *
- * The reference (gt_ref_<dtype> in kernel_src/aux_f32.cu, by the key's data type)
+ * The reference (gt_ref_<dtype> in kernel_src/aux.cu, by the key's data type)
  * computes every output of a small problem, or a sample of rows x columns of a large one (the first, the last and random others), in float64; the comparison is the
  * relative Frobenius error over those outputs, and any non-finite output fails.
  */

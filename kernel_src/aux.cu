@@ -1,12 +1,10 @@
-// aux_f32.cu: gemmtune's helper kernels, compiled by NVRTC with no problem baked in.
-// Version 4: each kernel is one template, instantiated under an extern "C" name that
-// devctx.c looks up: scale, fill and cmp per storage type (f32, f64, f16, bf16: key.h's
-// gt_stype), ref per data type (key.h's gt_dtype: the types of A/B and of C). Each
-// program holds the instantiations of one type only, chosen by -DGT_AUX_ST_<stype> or
-// -DGT_AUX_REF_<dtype> (devctx.c), compiled on first need: all of them in one program took
-// NVRTC 0.65 s, which a first tuning call paid before it could time anything; one type's
-// helpers or one reference take about 0.1 s each.
-// (The file keeps its name so the build's list of kernel files need not change.)
+// aux.cu: gemmtune's helper kernels, for every storage and data type, compiled by NVRTC
+// with no problem baked in. Each kernel is one template, instantiated under an extern "C"
+// name that runtime/devctx.c looks up: scale, fill and cmp per storage type (f32, f64,
+// f16, bf16: base/key.h's gt_stype), ref per data type (base/key.h's gt_dtype: the types
+// of A/B and of C). Each program holds the instantiations of one type only, chosen by
+// -DGT_AUX_ST_<stype> or -DGT_AUX_REF_<dtype> (runtime/devctx.c), and is compiled on first
+// need, so that a call compiles only the helpers of its own types, each a small program.
 //   gt_scale_<s>   C = beta * C (or 0 when beta0): the k == 0 / alpha == 0 path
 //   gt_fill_<s>    random uniform values in [-1, 1) (or one constant) for tuning inputs
 //   gt_ref_<d>     the reference: float64 dot products for a sample of rows x columns,
@@ -18,8 +16,8 @@
 using gt::bf16;
 using gt::f16;
 
-// Scalars arrive as double for every type (devctx.c), and C is computed in the compute
-// type: double for f64, float for the others (beta * C rounded once to C's type).
+// Scalars arrive as double for every type (runtime/devctx.c), and C is computed in the
+// compute type: double for f64, float for the others (beta * C rounded once to C's type).
 template <typename T, typename S>
 __device__ void scale(T *C, long long ldc, long long m, long long n, double beta, int beta0) {
     for (long long j = blockIdx.y; j < n; j += gridDim.y)
