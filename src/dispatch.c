@@ -32,6 +32,7 @@
 #include "env.h"
 #include "kernel_sources.h"
 #include "log.h"
+#include "measure.h"
 #include "load.h"
 #include "rtc.h"
 
@@ -253,10 +254,10 @@ static int tune_key(gt_devctx *dc, const gt_key *key, int same_order, gt_tune_re
     gt_stat_add(GT_STAT_TUNES, 1);
     *st = GT_SUCCESS;
     if (s == GT_SUCCESS && !rep->skipped) {
-        double t0 = gt_tune_now_s();
+        double t0 = gt_measure_now_s();
         store(dc, key, rep);
         gt_log(GT_LOG_INFO, "winner and %d timings stored in %.3f s", rep->ncands,
-               gt_tune_now_s() - t0);
+               gt_measure_now_s() - t0);
         return 1;
     }
     char text[200];

@@ -2,9 +2,13 @@
  * measure.c: timing GPU work with CUDA events (measure.h). Owns only the events it
  * creates when the caller gives none; launches nothing of its own.
  */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L /* clock_gettime under -std=c11 */
+#endif
 #include "measure.h"
 
 #include <stdlib.h>
+#include <time.h>
 
 #include "cu.h"
 #include "log.h"
@@ -69,4 +73,10 @@ out:
     if (t && t != t_us && t != few) free(t);
     for (int i = 0; i < nown; i++) gt_cu.event_destroy(own[i]);
     return st;
+}
+
+double gt_measure_now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }

@@ -40,4 +40,7 @@ gt_status gt_measure(CUstream s, CUevent *ev, int nev, int warmup, int reps,
  * mean of the two middle values when n is even. */
 double gt_measure_median(double *t, int n);
 
+/* Monotonic wall clock in seconds (tuning budgets, a first call's time). */
+double gt_measure_now_s(void);
+
 #endif

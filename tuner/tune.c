@@ -38,12 +38,6 @@ const char *gt_tune_result_name(int status) {
     return status >= 0 && status <= GT_TR_NOT_TIMED ? result_names[status] : "?";
 }
 
-double gt_tune_now_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static long env_long(gt_env_id id, long dflt) {
     const char *v = gt_env(id);
     if (!v) return dflt;
@@ -179,12 +173,12 @@ static int compile_too_late(compile_job *job, int i) {
     pthread_mutex_lock(&job->lock);
     double longest = job->compile_max;
     pthread_mutex_unlock(&job->lock);
-    return longest > 0 && gt_tune_now_s() + longest > job->deadline;
+    return longest > 0 && gt_measure_now_s() + longest > job->deadline;
 }
 
 static void compile_one(int i, void *user) {
     compile_job *job = user;
-    double start = gt_tune_now_s();
+    double start = gt_measure_now_s();
     gt_rtc_result res;
     memset(&res, 0, sizeof res);
     int failed = 0;
@@ -210,7 +204,7 @@ static void compile_one(int i, void *user) {
         struct timespec ts = {2, 0};
         nanosleep(&ts, NULL);
     }
-    double end = gt_tune_now_s();
+    double end = gt_measure_now_s();
     pthread_mutex_lock(&job->lock);
     job->images[i] = res;
     job->failed[i] = (unsigned char)failed;
@@ -290,7 +284,7 @@ static int wait_compiled(compile_job *job, int i, double deadline, gt_tune_cand 
             pthread_cond_wait(&job->cond, &job->lock);
             continue;
         }
-        double left = deadline - gt_tune_now_s();
+        double left = deadline - gt_measure_now_s();
         if (left <= 0) break;
         /* The condition variable waits on CLOCK_REALTIME; only the interval matters. */
         struct timespec ts;
@@ -546,7 +540,7 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
     memset(winner, 0, sizeof *winner);
     gt_tune_opts opts = *opts_in;
     gt_tune_opts_default(&opts);
-    double t0 = gt_tune_now_s();
+    double t0 = gt_measure_now_s();
     gt_klimits lim;
     gt_kern_limits(dc, &lim);
 
@@ -560,7 +554,7 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
         return gt_fail(GT_NO_CANDIDATE, "no candidate passes the constraints");
     }
     /* Phase marks for the closing log line; 0 while a phase has not been reached. */
-    double t_space = gt_tune_now_s(), t1 = 0, t_timed = 0, t_verified = 0, last_done = 0;
+    double t_space = gt_measure_now_s(), t1 = 0, t_timed = 0, t_verified = 0, last_done = 0;
     int running = 0; /* compiles left under way when the tuning thread let go of them */
     gt_tune_cand *cands = calloc((size_t)n, sizeof *cands);
     gt_rtc_result *images = calloc((size_t)n, sizeof *images);
@@ -620,14 +614,14 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
     }
 
     /* TIME */
-    t1 = gt_tune_now_s();
+    t1 = gt_measure_now_s();
     for (int i = 0; i < n; i++) {
         /* The budget runs from the start of tuning; the first candidate that compiles
          * is timed whatever the clock says, so there is always a winner to check. */
         double deadline = rep->timed ? t0 + opts.budget_s : 0;
         if (!wait_compiled(job, i, deadline, cands, images)) break; /* stays NOT_TIMED */
         if (cands[i].status == GT_TR_COMPILE_FAILED) continue;
-        if (rep->timed && gt_tune_now_s() - t0 > opts.budget_s) break; /* stays NOT_TIMED */
+        if (rep->timed && gt_measure_now_s() - t0 > opts.budget_s) break; /* stays NOT_TIMED */
         gt_status ls = gt_kern_load(images[i].image, &cands[i].cfg, key, &kerns[i]);
         if (ls != GT_SUCCESS) {
             cands[i].status = GT_TR_LOAD_FAILED;
@@ -656,7 +650,7 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
         gt_kcfg_format(&cands[i].cfg, text, sizeof text);
         gt_log(GT_LOG_DEBUG, "candidate %s timed: %.1f us", text, us);
     }
-    t_timed = gt_tune_now_s();
+    t_timed = gt_measure_now_s();
     rep->time_seconds = t_timed - t1;
     /* Nothing more will be timed: compiles not started are skipped, those under way
      * are left to finish on their own. */
@@ -703,7 +697,7 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
             rep->rel_err = vr.rel_err;
         }
     }
-    t_verified = gt_tune_now_s();
+    t_verified = gt_measure_now_s();
     if (won < 0) {
         st = gt_fail(GT_NO_CANDIDATE, "none of %d candidates compiled, ran and verified", n);
     } else {
@@ -732,7 +726,7 @@ out_images:
     for (int i = 0; i < n; i++) gt_rtc_result_free(&images[i]);
     free(images);
     free(kerns);
-    rep->seconds = gt_tune_now_s() - t0;
+    rep->seconds = gt_measure_now_s() - t0;
     /* Where a cold call's time goes (issue 4 asks for under 2 s): one line per run. */
     char ktext[200];
     gt_key_format(key, ktext, sizeof ktext);

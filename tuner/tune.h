@@ -86,9 +86,4 @@ void gt_tune_report_free(gt_tune_report *rep);
  * gt_release and at exit, so that no compile outlives the library's code or NVRTC's. */
 void gt_tune_wait_compiles(void);
 
-/* Sorts t[0..n) and returns its median (n >= 1). Shared by the tuner and the command. */
-double gt_tune_median(double *t, int n);
-/* Monotonic wall clock in seconds. */
-double gt_tune_now_s(void);
-
 #endif
