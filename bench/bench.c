@@ -698,6 +698,10 @@ static int lt_search(run_ctx *c, const lt_problem *p, void *hout, const void *hr
         fprintf(stderr, "gemmtune-bench: %s: no cuBLASLt algorithm of %d ran and matched "
                         "cuBLAS; no cuBLASLt time\n",
                 sh, p->nheur);
+    else
+        fprintf(stderr, "gemmtune-bench: %s: the cuBLASLt heuristic returned no algorithm; "
+                        "no cuBLASLt time\n",
+                sh);
     return 1;
 }
 
@@ -806,7 +810,7 @@ static int bench_shape(const bench_env *env, const dtype_info *dt, const shape *
                         s->opb, LIB_NAMES[lib]);
                 /* cuBLASLt failing leaves its column blank, if the device still works */
                 if (lib != LIB_LT || !device_usable(env->stream)) goto out;
-                c.algo = NULL, best[LIB_LT] = NAN;
+                c.algo = NULL, best[LIB_LT] = NAN, r->lt_pick = -1;
                 continue;
             }
             best[lib] = round == 0 ? t : fmin(best[lib], t);
@@ -894,8 +898,8 @@ static void print_row(const result *r)
     const shape *s = &r->s;
     int ok = r->ok;
     char lt_n[16] = "-";
-    if (r->lt_pick >= 0) snprintf(lt_n, sizeof lt_n, "%d/%d", r->lt_pick, r->lt_algos);
-    else if (r->lt_returned > 0) snprintf(lt_n, sizeof lt_n, "-/%d", r->lt_algos);
+    if (ok && r->lt_pick >= 0) snprintf(lt_n, sizeof lt_n, "%d/%d", r->lt_pick, r->lt_algos);
+    else if (ok && r->lt_returned > 0) snprintf(lt_n, sizeof lt_n, "-/%d", r->lt_algos);
     printf("%6lld %6lld %6lld %c%c ", (long long)s->m, (long long)s->n, (long long)s->k, s->opa,
            s->opb);
     put_num(10, "%.2f", ok ? r->gt_us : NAN);
@@ -983,7 +987,8 @@ static int write_json(const char *path, const struct cudaDeviceProp *p, const be
         json_num(f, "ratio_lt", ratio_of(r, LIB_LT), "%.4f", 0);
         fprintf(f, "\"cublaslt_returned\": %d, \"cublaslt_algos\": %d, ", r->lt_returned,
                 r->lt_algos);
-        json_num(f, "cublaslt_pick", r->lt_pick >= 0 ? (double)r->lt_pick : NAN, "%.0f", 0);
+        json_num(f, "cublaslt_pick", r->ok && r->lt_pick >= 0 ? (double)r->lt_pick : NAN, "%.0f",
+                 0);
         json_num(f, "cublaslt_rel_err", r->lt_rel_err, "%.3e", 0);
         json_num(f, "cold_s", r->cold_s, "%.6f", 0);
         fprintf(f, "\"tuned\": %s, \"source\": \"%s\", ", r->tuned ? "true" : "false", r->source);
