@@ -2,8 +2,8 @@
 # spill_sweep.sh: on a GPU machine, does any kernel family other than DMMA compute wrong
 # results when ptxas spills? Tunes each $SWEEP case with every candidate verified
 # (GEMMTUNE_TUNE_VERIFY_ALL=1, up to 64 candidates, no time budget) and a debug log, then
-# joins each candidate's local memory (gt_kern_load's "loaded ... bytes of local memory"
-# line) with its status in the cache: per family, how many spilled and how many of those
+# joins each candidate's local memory (tuner/kern.c's debug line "loaded ... bytes of local
+# memory") with its status in the cache: per family, how many spilled and how many of those
 # and of the others failed verification. Logs under $OUT.
 set -uo pipefail
 cd "$(dirname "$0")/.."
