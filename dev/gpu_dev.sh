@@ -21,15 +21,8 @@ case "$what" in
 space | mma3 | profile-tc | profile-simt) ;;
 *) sed -n 2,18p "$0"; exit 2 ;;
 esac
-OUT=${OUT:-$PWD/gpu-out}
-mkdir -p "$OUT"
 cd "$(dirname "$0")/.."
-if [ -f .device/prep.sh ] && ! pkg-config --exists sqlite3 2>/dev/null; then bash .device/prep.sh; fi
-nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm --format=csv 2>&1 | tee "$OUT/gpu.txt"
-B=build-gpu
-[ -d $B ] || meson setup $B >"$OUT/setup.log" 2>&1 || { tail -30 "$OUT/setup.log"; exit 1; }
-meson compile -C $B >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
-export GEMMTUNE_CACHE="$OUT/cache.db" GEMMTUNE_LOG=${GEMMTUNE_LOG:-warn}
+. tools/gpu_build.sh || exit 1
 rc=0
 if [ "$what" = space ]; then
   # Whether the ranking misses better candidates: each of $SPACE_SHAPES ("dtype:shape ...")

@@ -1,25 +1,23 @@
 #!/usr/bin/env bash
-# gpu_run.sh: on a machine with an NVIDIA GPU, build gemmtune, run every test (the GPU
-# ones for real), a few `gemmtune run` checks and the cuBLAS side-by-side benchmark
-# (bench: f32 then f64, each with a fresh cache, then bench/plot.py to bench_ratio.png;
-# bench-tc: the same for the tensor-core types, $TC_DTYPES, default "bf16 f16 tf32", to
-# bench_tc_ratio.png; not part of all).
-# Usage: bash tools/gpu_run.sh [all|tests|gpu|quick|memcheck|memcheck-tc|wgmma|bench|bench-tc|dmma-edges|devices] (gpu: only the
-# suites that need the GPU; wgmma: the Hopper family on every op pair, all candidates
-# verified, and its SASS; memcheck-tc runs it under memcheck too; devices: tune --devices on one GPU vs all, shards + merge; dev/gpu_dev.sh: development measurements) ; logs and JSON go to $OUT
+# gpu_run.sh: on a machine with an NVIDIA GPU, build gemmtune (tools/gpu_build.sh) and run
+# one of:
+#   all         every test (the GPU ones for real), a few `gemmtune run` checks, memcheck
+#               and bench
+#   tests       every test;  gpu: the suites that need the GPU (gpu, cluster, cli, mode)
+#   quick       a few `gemmtune run` checks, a second process from the cache
+#   memcheck, memcheck-tc, wgmma, dmma-edges   every candidate of odd shapes verified,
+#               under compute-sanitizer where named
+#   bench       gemmtune-bench against cuBLAS and cuBLASLt, $BENCH_DTYPES (default f32
+#               f64) on $BENCH_FILE (default bench/suite.txt), each with a fresh cache
+#   bench-tc    the same for $TC_DTYPES (default bf16 f16 tf32)
+#   devices     tune --devices on one GPU against all, shards and merge
+# Development measurements (not tests) are in dev/gpu_dev.sh. Logs and JSON go to $OUT
 # (default ./gpu-out). On the project's device machine: copy ../shared/device to .device
 # first (SQLite headers) and carry it.
 set -uo pipefail
 what=${1:-all}
-OUT=${OUT:-$PWD/gpu-out}
-mkdir -p "$OUT"
 cd "$(dirname "$0")/.."
-if [ -f .device/prep.sh ] && ! pkg-config --exists sqlite3 2>/dev/null; then bash .device/prep.sh; fi
-nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm --format=csv 2>&1 | tee "$OUT/gpu.txt"
-B=build-gpu
-[ -d $B ] || meson setup $B >"$OUT/setup.log" 2>&1 || { tail -30 "$OUT/setup.log"; exit 1; }
-meson compile -C $B >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
-export GEMMTUNE_CACHE="$OUT/cache.db" GEMMTUNE_LOG=${GEMMTUNE_LOG:-warn}
+. tools/gpu_build.sh || exit 1
 rc=0
 if [ "$what" = all ] || [ "$what" = tests ]; then
   meson test -C $B --print-errorlogs >"$OUT/test.log" 2>&1 || rc=1
@@ -28,7 +26,7 @@ if [ "$what" = all ] || [ "$what" = tests ]; then
   grep -E "^not ok|FAILED" $B/meson-logs/testlog.txt | head -40
 fi
 if [ "$what" = gpu ]; then
-  meson test -C $B --print-errorlogs gpu cluster cli >"$OUT/test.log" 2>&1 || rc=1
+  meson test -C $B --print-errorlogs gpu cluster cli mode >"$OUT/test.log" 2>&1 || rc=1
   cp $B/meson-logs/testlog.txt "$OUT/testlog.txt" 2>/dev/null
   grep -E "^ *[0-9]+/[0-9]+ |^Ok:|^Fail:|^Skipped:" "$OUT/test.log"
   grep -E "^not ok|FAILED|^# " $B/meson-logs/testlog.txt | head -80
@@ -138,37 +136,36 @@ PY
     grep -m3 HGMMA "$OUT/wgmma.sass"
   fi
 fi
-# bench_suite PNG DTYPE...: the public suite for each dtype in turn, each with a fresh cache,
-# so the cold column is real tuning time; bench_DT.txt/.json and winners_DT.txt per dtype,
-# then one chart of the ratio to cuBLAS per shape, the dtypes side by side, in PNG.
+# bench_suite PNG DTYPE...: $BENCH_FILE for each dtype in turn, each with a fresh cache, so
+# the cold column is real tuning time; bench_DT.txt/.json and winners_DT.txt per dtype,
+# then one chart of the ratio to cuBLAS and to cuBLASLt's best per shape, in PNG.
+BENCH_FILE=${BENCH_FILE:-bench/suite.txt}
 bench_suite() {
   local png=$1 dt
   shift
   local plot_in=()
   for dt in "$@"; do
     rm -f "$OUT/bench-cache-$dt.db"* "$OUT/bench_$dt.json"
-    GEMMTUNE_CACHE="$OUT/bench-cache-$dt.db" ./$B/gemmtune-bench --dtype "$dt" --file bench/suite.txt \
+    GEMMTUNE_CACHE="$OUT/bench-cache-$dt.db" ./$B/gemmtune-bench --dtype "$dt" --file "$BENCH_FILE" \
       --json "$OUT/bench_$dt.json" 2>&1 | tee "$OUT/bench_$dt.txt" || rc=1
     [ -s "$OUT/bench_$dt.json" ] && plot_in+=("$OUT/bench_$dt.json")
     # The winner of each shape, for the record next to the table.
     ./$B/gemmtune --cache "$OUT/bench-cache-$dt.db" list >"$OUT/winners_$dt.txt" 2>&1
     # Every timed candidate of every shape (what the tuner saw), for the analysis.
-    grep -v '^#' bench/suite.txt | while read -r m n k a b; do
+    grep -v '^#' "$BENCH_FILE" | while read -r m n k a b; do
       [ -n "$m" ] && ./$B/gemmtune --cache "$OUT/bench-cache-$dt.db" show --dtype "$dt" "${m}x${n}x${k}:$a$b"
     done >"$OUT/show_$dt.txt" 2>&1
   done
   if [ ${#plot_in[@]} -gt 0 ]; then
-    python3 bench/plot.py "$png" "${plot_in[@]}" || rc=1
+    python3 bench/plot.py --ref both "$png" "${plot_in[@]}" || rc=1
   fi
 }
 if [ "$what" = all ] || [ "$what" = bench ]; then
-  bench_suite "$OUT/bench_ratio.png" f32 f64
+  # shellcheck disable=SC2086  # the list splits into words on purpose
+  bench_suite "$OUT/bench_ratio.png" ${BENCH_DTYPES:-f32 f64}
 fi
 if [ "$what" = bench-tc ]; then
-  # Tensor cores (gemm_tuned_ex vs cublasGemmEx), apart from bench so that one stays short.
-  # About 20 shapes x (up to ~3 s of tuning + timing) per dtype: 3 dtypes fit in 10 minutes;
-  # TC_DTYPES="f16_f32 bf16_f32" runs the fp32-output types in a second call.
-  # shellcheck disable=SC2086  # the list splits into words on purpose
+  # shellcheck disable=SC2086
   bench_suite "$OUT/bench_tc_ratio.png" ${TC_DTYPES:-bf16 f16 tf32}
 fi
 if [ "$what" = devices ]; then
