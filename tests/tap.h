@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int tap_n, tap_failed_cases, tap_case_failed, tap_case_skipped;
 static char tap_skip_reason[256];
@@ -37,18 +38,38 @@ static char tap_skip_reason[256];
         return;                                                                            \
     } while (0)
 
-/* TAP_ONLY=name runs that case alone (the others are reported skipped): for rerunning
- * one slow case on a GPU machine. */
+/* 1 when name is one of the comma-separated names in list. */
+static int tap_listed(const char *list, const char *name) {
+    size_t n = strlen(name);
+    for (const char *p = list; *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len == n && strncmp(p, name, n) == 0) return 1;
+        p += len + (end != NULL);
+    }
+    return 0;
+}
+
+static double tap_now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* TAP_ONLY=name[,name...] runs those cases alone (the others are reported skipped): for
+ * rerunning slow cases on a GPU machine. Each case's wall time follows it as a comment. */
 static void tap_run(void (*fn)(void), const char *name) {
     tap_case_failed = 0;
     tap_case_skipped = 0;
     tap_skip_reason[0] = 0;
     const char *only = getenv("TAP_ONLY");
-    if (only && *only && strcmp(only, name) != 0) {
+    if (only && *only && !tap_listed(only, name)) {
         printf("ok %d - %s # SKIP not selected (TAP_ONLY=%s)\n", ++tap_n, name, only);
         return;
     }
+    double t0 = tap_now_s();
     fn();
+    double seconds = tap_now_s() - t0;
     tap_n++;
     if (tap_case_skipped && !tap_case_failed) {
         printf("ok %d - %s # SKIP %s\n", tap_n, name, tap_skip_reason);
@@ -59,6 +80,7 @@ static void tap_run(void (*fn)(void), const char *name) {
     } else {
         printf("ok %d - %s\n", tap_n, name);
     }
+    printf("# %s: %.2f s\n", name, seconds);
     fflush(stdout);
 }
 
