@@ -5,8 +5,9 @@
  * tf32, f16, f16_f32, bf16, bf16_f32), or fp32 emulated on tensor cores (f32_3xtf32:
  * gemm_tuned_ex vs cublasSgemm); the table DTYPES below. Every type is also run through
  * cublasLtMatmul with the types and compute type of the cuBLAS column (f32_3xtf32: true
- * fp32), best of its heuristic's algorithms: what a tuner of the TunableOp kind would run. One method for all; the type is a run-time choice (element
- * sizes and a switch at the few call sites that need it).
+ * fp32), best of its heuristic's algorithms: what a tuner of the TunableOp kind would
+ * run. One method for all; the type is a run-time choice (element sizes and a switch at
+ * the few call sites that need it).
  *
  * Method, per shape (column-major, alpha = 1, beta = 0):
  *  1. Inputs. A and B hold full-entropy uniform values in (-1, 1), made on the host from a
@@ -52,8 +53,8 @@
  *     large-K, large, other), the worst case being what a user of that kind of shape
  *     risks.
  *
- * Owns: nothing beyond its own allocations. This is the only file that uses cuBLAS or
- * cuBLASLt.
+ * Owns: nothing beyond its own allocations. This is the only file that calls cuBLAS or
+ * cuBLASLt (bench/mock/mock.c stands in for them, to check this file without a GPU).
  * Exit status: 0 all shapes ok, 1 a shape failed or CUDA failed or no device, 2 usage.
  */
 #ifndef _POSIX_C_SOURCE
