@@ -732,11 +732,6 @@ static void done_stmt(sqlite3_stmt *st) {
     sqlite3_clear_bindings(st);
 }
 
-/* Key text for messages, e.g. "NVIDIA H100|sm90|132|f32|NN|64x64x64|a16|b0". */
-static void key_text(const gt_key *key, char *buf, size_t size) {
-    gt_key_format(key, buf, size);
-}
-
 /* Decodes the current row of st_list or st_neighbors (KEY_COLS, then the winner's
  * fields) into key, src_hash (hash_size bytes), lib_major and w. Returns 0 for a row of
  * a data type this build does not know (written by a newer library of the same schema):
@@ -1038,7 +1033,7 @@ gt_status gt_db_lookup(gt_db *db, const gt_key *key, const char *src_hash, int l
         *found = 1;
     } else if (rc != SQLITE_DONE) {
         char kt[256], what[320];
-        key_text(key, kt, sizeof kt);
+        gt_key_format(key, kt, sizeof kt);
         snprintf(what, sizeof what, "cannot look up %s", kt);
         s = fail_rc(db, rc, what);
     }
@@ -1077,7 +1072,7 @@ gt_status gt_db_store(gt_db *db, const gt_key *key, const char *src_hash, int li
         return s;
     }
     char kt[256], what[320];
-    key_text(key, kt, sizeof kt);
+    gt_key_format(key, kt, sizeof kt);
 
     int rc = begin_immediate(db);
     if (rc != SQLITE_OK) {
@@ -1136,7 +1131,7 @@ gt_status gt_db_timings(gt_db *db, const gt_key *key, const char *src_hash, int 
     }
     if (rc != SQLITE_DONE) {
         char kt[256], what[320];
-        key_text(key, kt, sizeof kt);
+        gt_key_format(key, kt, sizeof kt);
         snprintf(what, sizeof what, "cannot read the timings of %s", kt);
         s = fail_rc(db, rc, what);
     }
@@ -1164,7 +1159,7 @@ gt_status gt_db_merge(gt_db *db, const gt_key *key, const char *src_hash, int li
         return s;
     }
     char kt[256], what[320];
-    key_text(key, kt, sizeof kt);
+    gt_key_format(key, kt, sizeof kt);
 
     /* The comparison is made under the write lock: a faster entry that another process
      * commits between our read and our write would otherwise be overwritten. */
@@ -1263,7 +1258,7 @@ gt_status gt_db_neighbors(gt_db *db, const gt_key *key, const char *src_hash, in
     if (rc == SQLITE_OK) rc = walk_winners(db, st, fn, user);
     if (rc != SQLITE_DONE) {
         char kt[256], what[320];
-        key_text(key, kt, sizeof kt);
+        gt_key_format(key, kt, sizeof kt);
         snprintf(what, sizeof what, "cannot list the tuned neighbours of %s", kt);
         s = fail_rc(db, rc, what);
     }

@@ -48,8 +48,8 @@ int cli_parse_shape(const char *s, cli_shape *out) {
 }
 
 void cli_shape_format(const cli_shape *sh, char *buf, size_t size) {
-    snprintf(buf, size, "%lldx%lldx%lld:%c%c", sh->m, sh->n, sh->k, sh->opa ? 'T' : 'N',
-             sh->opb ? 'T' : 'N');
+    gt_key key = {.m = sh->m, .n = sh->n, .k = sh->k, .opa = sh->opa, .opb = sh->opb};
+    gt_key_shape(&key, buf, size);
 }
 
 int cli_push_shape(cli_shape **v, int *n, int *cap, const cli_shape *sh) {
