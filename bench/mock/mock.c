@@ -349,20 +349,25 @@ cublasStatus_t cublasLtDestroy(cublasLtHandle_t h) {
     free(h);
     return CUBLAS_STATUS_SUCCESS;
 }
-cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t *d, cublasComputeType_t ct,
-                                        cudaDataType_t sc) {
-    mdesc *m = calloc(1, sizeof *m);
-    m->ct = ct;
-    m->scale = sc;
-    *d = (cublasLtMatmulDesc_t)m;
+/* cuBLASLt objects, counted so that the checks can see every one destroyed. */
+static void *lt_new(size_t n) {
     live_lt++;
-    return CUBLAS_STATUS_SUCCESS;
+    return calloc(1, n);
 }
-cublasStatus_t cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t d) {
-    free(d);
+static cublasStatus_t lt_free(void *p) {
+    free(p);
     live_lt--;
     return CUBLAS_STATUS_SUCCESS;
 }
+cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t *d, cublasComputeType_t ct,
+                                        cudaDataType_t sc) {
+    mdesc *m = lt_new(sizeof *m);
+    m->ct = ct;
+    m->scale = sc;
+    *d = (cublasLtMatmulDesc_t)m;
+    return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t d) { return lt_free(d); }
 cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t d,
                                               cublasLtMatmulDescAttributes_t a, const void *buf,
                                               size_t n) {
@@ -378,31 +383,21 @@ cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t d,
 }
 cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t *l, cudaDataType t, uint64_t r,
                                           uint64_t c, int64_t ld) {
-    mlayout *m = calloc(1, sizeof *m);
+    mlayout *m = lt_new(sizeof *m);
     m->t = t;
     m->rows = r;
     m->cols = c;
     m->ld = ld;
     *l = (cublasLtMatrixLayout_t)m;
-    live_lt++;
     if ((uint64_t)ld < r) return CUBLAS_STATUS_INVALID_VALUE;
     return CUBLAS_STATUS_SUCCESS;
 }
-cublasStatus_t cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t l) {
-    free(l);
-    live_lt--;
-    return CUBLAS_STATUS_SUCCESS;
-}
+cublasStatus_t cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t l) { return lt_free(l); }
 cublasStatus_t cublasLtMatmulPreferenceCreate(cublasLtMatmulPreference_t *p) {
-    *p = (cublasLtMatmulPreference_t)calloc(1, 8);
-    live_lt++;
+    *p = (cublasLtMatmulPreference_t)lt_new(8);
     return CUBLAS_STATUS_SUCCESS;
 }
-cublasStatus_t cublasLtMatmulPreferenceDestroy(cublasLtMatmulPreference_t p) {
-    free(p);
-    live_lt--;
-    return CUBLAS_STATUS_SUCCESS;
-}
+cublasStatus_t cublasLtMatmulPreferenceDestroy(cublasLtMatmulPreference_t p) { return lt_free(p); }
 static uint64_t pref_ws;
 cublasStatus_t cublasLtMatmulPreferenceSetAttribute(cublasLtMatmulPreference_t p,
                                                     cublasLtMatmulPreferenceAttributes_t a,
