@@ -1,17 +1,15 @@
 /*
  * dispatch.c: plan resolution (dispatch.h).
  *
- * Owns: the process's cache layers (the writable user cache and the read-only files of
- * GEMMTUNE_CACHE_PATH), the mode and async settings, and the background tuning worker
- * with its queue. Per-context locks live in gt_devctx.
+ * Owns: the mode and async settings, and the background tuning worker with its queue.
+ * The cache files are cache/layers.c's; per-context locks live in gt_devctx.
  *
  * Invariants:
- *   1. A layer that fails in any way (open, read, write: corrupt, locked past the busy
- *      timeout, full) is reported once, with the reason, and bypassed from then on.
- *   2. Nothing read from a file is compiled before gt_kcfg_validate accepts it for this
- *      key and device; binaries come only from the writable user cache.
- *   3. The worker holds a context's tune_lock while tuning, never its resolve_lock at
+ *   1. Nothing read from a file is compiled before gt_kcfg_validate accepts it for this
+ *      key and device; binaries come only from the writable user cache (runtime/load.c).
+ *   2. The worker holds a context's tune_lock while tuning, never its resolve_lock at
  *      the same time; a caller takes resolve_lock, then tune_lock. So no deadlock.
+ *   3. Mode off opens no cache file: resolve() opens the layers only in the other modes.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -28,12 +26,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "layers.h"
 #include "env.h"
 #include "kernel_sources.h"
+#include "layers.h"
+#include "load.h"
 #include "log.h"
 #include "measure.h"
-#include "load.h"
 #include "rtc.h"
 
 /* ===================================================================================
@@ -80,13 +78,6 @@ gt_status gt_dispatch_set_mode(int mode) {
 
 void gt_dispatch_set_async(int on) { atomic_store(&async_setting, on != 0); }
 
-/* Loads cfg for key through the binary cache (tuner/kern.h, gt_kern_get); use_cache = 0
- * in mode off, which touches no cache file. */
-static gt_status build(gt_devctx *dc, const gt_key *key, const gt_kcfg *cfg, int use_cache,
-                       gt_kern *k) {
-    return gt_kern_get(cfg, key, dc->arch, use_cache, k);
-}
-
 /* ===================================================================================
  * Plans from the layers: the exact key, or the nearest tuned shape
  * =================================================================================== */
@@ -117,7 +108,7 @@ static int from_layers(gt_devctx *dc, const gt_key *key, gt_kern *k) {
         if (!gt_layers_lookup(i, key, gt_kernel_source_hash, GT_VERSION_MAJOR, &w) ||
             !valid(dc, i, key, w.config, &cfg))
             continue;
-        if (build(dc, key, &cfg, 1, k) != GT_SUCCESS) {
+        if (gt_kern_get(&cfg, key, dc->arch, 1, k) != GT_SUCCESS) {
             gt_stat_add(GT_STAT_REJECTED, 1);
             gt_log(GT_LOG_WARN, "cache %s: entry '%s' does not build: %s", gt_layers_path(i),
                    w.config, gt_last_error());
@@ -191,7 +182,7 @@ static int from_nearest(gt_devctx *dc, const gt_key *key, gt_kern *k) {
         if (best < 0) break;
         gt_kcfg cfg;
         if (valid(dc, a.rows[best].layer, key, a.rows[best].config, &cfg) &&
-            build(dc, key, &cfg, 1, k) == GT_SUCCESS)
+            gt_kern_get(&cfg, key, dc->arch, 1, k) == GT_SUCCESS)
             found = 1;
         a.rows[best].dist = -1;
     }
@@ -238,7 +229,7 @@ static void store(gt_devctx *dc, const gt_key *key, const gt_tune_report *rep) {
 static gt_status default_kern(gt_devctx *dc, const gt_key *key, int use_cache, gt_kern *k) {
     gt_kcfg cfg;
     gt_kcfg_default(&cfg, key);
-    return build(dc, key, &cfg, use_cache, k);
+    return gt_kern_get(&cfg, key, dc->arch, use_cache, k);
 }
 
 /* Tunes key on dc (its context current), under its tune_lock; stores a winner.
