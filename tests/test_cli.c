@@ -619,7 +619,7 @@ static void cli_list_shows_winners(void) {
 #define OLD_SRC "0000000000000000-old-source"
 #define H100_NAME "NVIDIA H100 80GB HBM3"
 #define A100_NAME "NVIDIA A100-SXM4-80GB"
-/* Configurations of the fixtures (canonical text, src/kcfg.c): SIMT, 256 threads,
+/* Configurations of the fixtures (canonical text, tuner/kcfg.c): SIMT, 256 threads,
  * 16-byte vectors, legal for every f32 key of alignment 16. */
 #define CFG_64 "f0_64x64x16_w32x16_t4x4_s2_v4_k1_r1"
 #define CFG_128x64 "f0_128x64x16_w32x32_t8x4_s3_v4_k1_r8"
