@@ -1,6 +1,7 @@
 /*
  * test_gpu.c: gemm_tuned on a real GPU against a float64 CPU reference.
- * Without a CUDA device every case reports "skipped: no CUDA device".
+ * Without a CUDA device every case reports "skipped: no CUDA device". Built twice: test_gpu
+ * runs the default cases, test_gpu_sweep (GT_TEST_SWEEP) the sweeps over every candidate.
  * Cases: all four op pairs on odd shapes; leading dimensions above the minimum;
  * NaN in C with beta == 0; alpha == 0; k == 0; user buffers untouched by tuning;
  * a second process finds the winner in the cache without tuning; threads; the tuning
@@ -1380,31 +1381,46 @@ int main(int argc, char **argv) {
         int pushed;
         have_gpu = gt_cu_enter(NULL, &ctx, &pushed) == GT_SUCCESS;
     }
-    TAP_RUN(gpu_all_ops_odd_shapes);
-    TAP_RUN(gpu_larger_leading_dimensions);
-    TAP_RUN(gpu_nan_in_c_with_beta0);
-    TAP_RUN(gpu_alpha_zero_scales_c);
-    TAP_RUN(gpu_k_zero);
-    TAP_RUN(gpu_user_buffers_untouched_by_tuning);
-    TAP_RUN(gpu_bad_argument_launches_nothing);
-    TAP_RUN(gpu_threads_same_new_shape);
-    TAP_RUN(gpu_memory_limit_forces_fallback);
-    TAP_RUN(gpu_second_process_hits_cache);
-    TAP_RUN(gpu_helpers_from_binary_cache);
-    TAP_RUN(gpu_failed_candidates_never_chosen);
-    TAP_RUN(gpu_slow_compile_left_behind);
-    TAP_RUN(gpu_f64_all_ops_odd_shapes);
-    TAP_RUN(gpu_f64_nan_in_c_with_beta0);
-    TAP_RUN(gpu_f64_k_zero_and_alpha_zero);
-    TAP_RUN(gpu_f64_misaligned_launches_nothing);
-    TAP_RUN(gpu_f32_and_f64_same_shape);
-    TAP_RUN(gpu_splitk_shapes_one_stream);
-    TAP_RUN(gpu_dmma_spill_refused);
-    TAP_RUN(gpu_simt_packed_every_candidate);
-    TAP_RUN(gpu_tc_all_ops_odd_shapes);
-    TAP_RUN(gpu_tc_unaligned_every_candidate);
-    TAP_RUN(gpu_wgmma_every_candidate);
-    TAP_RUN(gpu_f32_3xtf32_every_candidate);
+    /* Cases that tune with every candidate timed and verified are the sweep suite
+     * (test_gpu_sweep, built with GT_TEST_SWEEP), apart from the default GPU run. */
+    static const struct {
+        void (*fn)(void);
+        const char *name;
+        int sweep;
+    } cases[] = {
+        {gpu_all_ops_odd_shapes, "gpu_all_ops_odd_shapes", 0},
+        {gpu_larger_leading_dimensions, "gpu_larger_leading_dimensions", 0},
+        {gpu_nan_in_c_with_beta0, "gpu_nan_in_c_with_beta0", 0},
+        {gpu_alpha_zero_scales_c, "gpu_alpha_zero_scales_c", 0},
+        {gpu_k_zero, "gpu_k_zero", 0},
+        {gpu_user_buffers_untouched_by_tuning, "gpu_user_buffers_untouched_by_tuning", 0},
+        {gpu_bad_argument_launches_nothing, "gpu_bad_argument_launches_nothing", 0},
+        {gpu_threads_same_new_shape, "gpu_threads_same_new_shape", 0},
+        {gpu_memory_limit_forces_fallback, "gpu_memory_limit_forces_fallback", 0},
+        {gpu_second_process_hits_cache, "gpu_second_process_hits_cache", 0},
+        {gpu_helpers_from_binary_cache, "gpu_helpers_from_binary_cache", 0},
+        {gpu_failed_candidates_never_chosen, "gpu_failed_candidates_never_chosen", 0},
+        {gpu_slow_compile_left_behind, "gpu_slow_compile_left_behind", 0},
+        {gpu_f64_all_ops_odd_shapes, "gpu_f64_all_ops_odd_shapes", 0},
+        {gpu_f64_nan_in_c_with_beta0, "gpu_f64_nan_in_c_with_beta0", 0},
+        {gpu_f64_k_zero_and_alpha_zero, "gpu_f64_k_zero_and_alpha_zero", 0},
+        {gpu_f64_misaligned_launches_nothing, "gpu_f64_misaligned_launches_nothing", 0},
+        {gpu_f32_and_f64_same_shape, "gpu_f32_and_f64_same_shape", 0},
+        {gpu_splitk_shapes_one_stream, "gpu_splitk_shapes_one_stream", 0},
+        {gpu_dmma_spill_refused, "gpu_dmma_spill_refused", 0},
+        {gpu_simt_packed_every_candidate, "gpu_simt_packed_every_candidate", 1},
+        {gpu_tc_all_ops_odd_shapes, "gpu_tc_all_ops_odd_shapes", 0},
+        {gpu_tc_unaligned_every_candidate, "gpu_tc_unaligned_every_candidate", 1},
+        {gpu_wgmma_every_candidate, "gpu_wgmma_every_candidate", 1},
+        {gpu_f32_3xtf32_every_candidate, "gpu_f32_3xtf32_every_candidate", 1},
+    };
+#ifdef GT_TEST_SWEEP
+    const int sweep = 1;
+#else
+    const int sweep = 0;
+#endif
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        if (cases[i].sweep == sweep) tap_run(cases[i].fn, cases[i].name);
     gt_release();
     return tap_done();
 }

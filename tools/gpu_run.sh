@@ -3,7 +3,9 @@
 # one of:
 #   all         every test (the GPU ones for real), a few `gemmtune run` checks, memcheck
 #               and bench
-#   tests       every test;  gpu: the suites that need the GPU (gpu, cluster, cli, mode)
+#   tests       every test but the sweep suite;  gpu: the suites that need the GPU (gpu,
+#               cluster, cli, mode)
+#   sweep       the sweep suite: tunings with every candidate timed and verified
 #   quick       a few `gemmtune run` checks, a second process from the cache
 #   memcheck, memcheck-tc, wgmma, dmma-edges   every candidate of odd shapes verified,
 #               under compute-sanitizer where named
@@ -20,13 +22,15 @@ cd "$(dirname "$0")/.."
 . tools/gpu_build.sh || exit 1
 rc=0
 if [ "$what" = all ] || [ "$what" = tests ]; then
-  meson test -C $B --print-errorlogs >"$OUT/test.log" 2>&1 || rc=1
+  meson test -C $B --print-errorlogs --no-suite sweep >"$OUT/test.log" 2>&1 || rc=1
   cp $B/meson-logs/testlog.txt "$OUT/testlog.txt" 2>/dev/null
   grep -E "^ *[0-9]+/[0-9]+ |^Ok:|^Fail:|^Skipped:" "$OUT/test.log"
   grep -E "^not ok|FAILED" $B/meson-logs/testlog.txt | head -40
 fi
-if [ "$what" = gpu ]; then
-  meson test -C $B --print-errorlogs gpu cluster cli mode >"$OUT/test.log" 2>&1 || rc=1
+if [ "$what" = gpu ] || [ "$what" = sweep ]; then
+  if [ "$what" = gpu ]; then suites="gpu cluster cli mode"; else suites="--suite sweep"; fi
+  # shellcheck disable=SC2086  # the list splits into words on purpose
+  meson test -C $B --print-errorlogs $suites >"$OUT/test.log" 2>&1 || rc=1
   cp $B/meson-logs/testlog.txt "$OUT/testlog.txt" 2>/dev/null
   grep -E "^ *[0-9]+/[0-9]+ |^Ok:|^Fail:|^Skipped:" "$OUT/test.log"
   grep -E "^not ok|FAILED|^# " $B/meson-logs/testlog.txt | head -80
