@@ -53,6 +53,7 @@
 #include "kernel_sources.h"
 #include "key.h"
 #include "rtc.h"
+#include "gpu_probe.h"
 #include "tap.h"
 
 /* ===== running the command ===== */
@@ -453,7 +454,14 @@ static void cli_info(void) {
     CHECK_RUN(&r, strstr(r.out, "NVRTC: ") != NULL && strstr(r.out, gt_rtc_version()) != NULL,
               "no NVRTC version");
     CHECK_RUN(&r, strstr(r.out, default_cache) != NULL, "no cache path '%s'", default_cache);
-    have_gpu = r.code == 0;
+    /* Whether there is a GPU is this process's own finding (gpu_probe.h), not info's exit
+     * status: a GPU that info fails on is a failure, never "no GPU". */
+    char why[300];
+    int state = gpu_probe(why, sizeof why, 0);
+    TAP_CHECK(state != GPU_FAILED, "GPU set-up failed: %s", why);
+    have_gpu = state == GPU_READY;
+    CHECK_RUN(&r, r.code == (have_gpu ? 0 : 1), "info exit %d with%s a GPU", r.code,
+              have_gpu ? "" : "out");
     if (have_gpu) {
         CHECK_RUN(&r, strstr(r.out, "GPU 0: ") != NULL && strstr(r.out, "driver: ") != NULL,
                   "exit 0 without a GPU line");

@@ -1,6 +1,6 @@
 /*
  * test_cluster.c: the cache as a cluster uses it, on a real GPU (issue 3).
- * Without a CUDA device every case reports "skipped: no CUDA device".
+ * Without a CUDA device every case reports "skipped: no CUDA device" (gpu_probe.h).
  *
  * Every GPU call runs in a child process (this executable with --child or --async), so
  * each case sees what a new process of a job sees: its own plan table, its own stats,
@@ -41,6 +41,7 @@
 #include "call.h"
 #include "devctx.h"
 #include "files.h"
+#include "gpu_probe.h"
 #include "gemmtune.h"
 #include "kernel_sources.h"
 #include "plan.h"
@@ -56,9 +57,12 @@ static uid_t child_uid;
 static gid_t child_gid;
 static char child_exe[4096];
 
-#define NEED_GPU()                                                              \
-    do {                                                                        \
-        if (!have_gpu) TAP_SKIP("skipped: no CUDA device (%s)", no_gpu_reason); \
+/* No GPU: skipped; a GPU that failed to set up: failed (gpu_probe.h). */
+#define NEED_GPU()                                                                  \
+    do {                                                                            \
+        if (have_gpu == GPU_NONE) TAP_SKIP("skipped: no CUDA device (%s)", no_gpu_reason); \
+        TAP_CHECK(have_gpu == GPU_READY, "GPU set-up failed: %s", no_gpu_reason);    \
+        if (have_gpu != GPU_READY) return;                                          \
     } while (0)
 
 /* ===================================================================================
@@ -817,12 +821,7 @@ int main(int argc, char **argv) {
         printf("Bail out! mkdtemp\n");
         return 1;
     }
-    gt_status s = gt_cu_load();
-    int count = 0;
-    have_gpu = s == GT_SUCCESS && gt_cu.device_get_count(&count) == CUDA_SUCCESS && count > 0;
-    if (!have_gpu)
-        snprintf(no_gpu_reason, sizeof no_gpu_reason, "%s",
-                 s != GT_SUCCESS ? gt_last_error() : "no device");
+    have_gpu = gpu_probe(no_gpu_reason, sizeof no_gpu_reason, 0);
     TAP_RUN(cluster_binary_cache);
     TAP_RUN(cluster_shipped_file);
     TAP_RUN(cluster_tampered_entries);

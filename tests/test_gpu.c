@@ -38,16 +38,20 @@
 #include "layers.h"
 #include "measure.h"
 #include "kern.h"
+#include "gpu_probe.h"
 #include "kernel_sources.h"
 #include "plan.h"
 #include "tap.h"
 
-static int have_gpu;
+static int gpu_state;
 static char no_gpu_reason[200];
 
-#define NEED_GPU()                                                            \
-    do {                                                                      \
-        if (!have_gpu) TAP_SKIP("skipped: no CUDA device (%s)", no_gpu_reason); \
+/* No GPU: skipped; a GPU that failed to set up: failed (gpu_probe.h). */
+#define NEED_GPU()                                                                  \
+    do {                                                                            \
+        if (gpu_state == GPU_NONE) TAP_SKIP("skipped: no CUDA device (%s)", no_gpu_reason); \
+        TAP_CHECK(gpu_state == GPU_READY, "GPU set-up failed: %s", no_gpu_reason);   \
+        if (gpu_state != GPU_READY) return;                                         \
     } while (0)
 
 /* ===== helpers ===== */
@@ -1373,14 +1377,7 @@ int main(int argc, char **argv) {
         snprintf(path, sizeof path, "%s/cache.db", dir);
         setenv("GEMMTUNE_CACHE", path, 1);
     }
-    gt_status s = gt_cu_load();
-    have_gpu = s == GT_SUCCESS;
-    if (!have_gpu) snprintf(no_gpu_reason, sizeof no_gpu_reason, "%s", gt_last_error());
-    if (have_gpu) {
-        CUcontext ctx;
-        int pushed;
-        have_gpu = gt_cu_enter(NULL, &ctx, &pushed) == GT_SUCCESS;
-    }
+    gpu_state = gpu_probe(no_gpu_reason, sizeof no_gpu_reason, 1);
     /* Cases that tune with every candidate timed and verified are the sweep suite
      * (test_gpu_sweep, built with GT_TEST_SWEEP), apart from the default GPU run. */
     static const struct {
