@@ -1,8 +1,8 @@
 /*
  * devctx.h: what the library keeps per CUDA context: the device's identity and limits,
- * the helper kernels (kernel_src/aux.cu: scale, fill and compare per storage type,
- * the reference per data type of key.h, each loaded on first need through load.h) and a private stream for tuning. Created on
- * first use, kept until gt_release.
+ * the helper kernels (kernel_src/aux.cu: scale, fill and compare per storage type, the
+ * reference per data type of key.h, each loaded on first need through load.h) and a
+ * private stream for tuning. Created on first use, kept until gt_release.
  */
 #ifndef GT_DEVCTX_H
 #define GT_DEVCTX_H

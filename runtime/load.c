@@ -53,14 +53,13 @@ void gt_load_store(const gt_program *p, int arch, const void *image, size_t size
     gt_layers_bin_put(&bk, image, size);
 }
 
-/* Loads p's image and lets accept check it; the module is unloaded on failure. */
-static gt_status load(const gt_program *p, const void *image, gt_load_accept accept, void *user,
-                      CUmodule *out) {
+gt_status gt_load_accept_image(const void *image, const char *name, gt_load_accept accept,
+                               void *user, CUmodule *out) {
     CUmodule mod = NULL;
     CUresult r = gt_cu.module_load_data(&mod, image);
     if (r != CUDA_SUCCESS) {
         char what[160];
-        snprintf(what, sizeof what, "cuModuleLoadData (%s)", p->name);
+        snprintf(what, sizeof what, "cuModuleLoadData (%s)", name);
         return gt_cu_fail(r, what);
     }
     gt_status s = accept ? accept(mod, user) : GT_SUCCESS;
@@ -78,7 +77,7 @@ gt_status gt_load_module(const gt_program *p, int arch, int use_cache, gt_load_a
     size_t size = 0;
     void *image = use_cache ? stored(p, arch, &size) : NULL;
     if (image) {
-        gt_status s = load(p, image, accept, user, out);
+        gt_status s = gt_load_accept_image(image, p->name, accept, user, out);
         free(image);
         if (s == GT_SUCCESS) {
             if (cached) *cached = 1;
@@ -90,7 +89,7 @@ gt_status gt_load_module(const gt_program *p, int arch, int use_cache, gt_load_a
     }
     gt_rtc_result res;
     gt_status s = gt_load_compile(p, arch, &res);
-    if (s == GT_SUCCESS) s = load(p, res.image, accept, user, out);
+    if (s == GT_SUCCESS) s = gt_load_accept_image(res.image, p->name, accept, user, out);
     if (s == GT_SUCCESS && use_cache) gt_load_store(p, arch, res.image, res.size);
     gt_rtc_result_free(&res);
     return s;

@@ -47,6 +47,11 @@ void gt_load_store(const gt_program *p, int arch, const void *image, size_t size
  * the status (with gt_fail's message) and leaves the module to the caller. */
 typedef gt_status (*gt_load_accept)(CUmodule mod, void *user);
 
+/* image loaded in the current context and checked by accept (may be NULL); the module is
+ * unloaded when accept refuses it. name is the program's, for messages. */
+gt_status gt_load_accept_image(const void *image, const char *name, gt_load_accept accept,
+                               void *user, CUmodule *out);
+
 /* p loaded in the current context: the binary cache's cubin when use_cache and it loads
  * and is accepted (*cached = 1), else compiled, loaded, accepted and then stored when
  * use_cache (*cached = 0). A stored cubin that does not load or is not accepted

@@ -102,7 +102,7 @@ static int valid(gt_devctx *dc, int layer, const gt_key *key, const char *text, 
 
 /* The first layer's winner of key that validates and loads; 0 when none. */
 static int from_layers(gt_devctx *dc, const gt_key *key, gt_kern *k) {
-    for (int i = 0; i < gt_layers_count(); i++) {
+    for (int i = 0, n = gt_layers_count(); i < n; i++) {
         gt_db_winner w;
         gt_kcfg cfg;
         if (!gt_layers_lookup(i, key, gt_kernel_source_hash, GT_VERSION_MAJOR, &w) ||
@@ -162,7 +162,7 @@ static int collect_near(const gt_key *key, const char *src_hash, int lib_major,
  * rank that sees the same files picks the same one. 0 when none. */
 static int from_nearest(gt_devctx *dc, const gt_key *key, gt_kern *k) {
     near_acc a = {.key = key};
-    for (int i = 0; i < gt_layers_count(); i++) {
+    for (int i = 0, n = gt_layers_count(); i < n; i++) {
         int before = a.nrows;
         a.layer = i;
         if (gt_layers_neighbors(i, key, gt_kernel_source_hash, GT_VERSION_MAJOR, collect_near,

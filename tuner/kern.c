@@ -130,24 +130,22 @@ static gt_status from_module(CUmodule mod, const gt_kcfg *cfg, const gt_key *key
     return GT_SUCCESS;
 }
 
-gt_status gt_kern_load(const void *image, const gt_kcfg *cfg, const gt_key *key, gt_kern *out) {
-    CUmodule mod = NULL;
-    CUresult r = gt_cu.module_load_data(&mod, image);
-    if (r != CUDA_SUCCESS) return gt_cu_fail(r, "cuModuleLoadData (GEMM kernel)");
-    gt_status s = from_module(mod, cfg, key, out);
-    if (s != GT_SUCCESS) gt_cu.module_unload(mod);
-    return s;
-}
-
 typedef struct accept_ctx {
     const gt_kcfg *cfg;
     const gt_key *key;
     gt_kern *out;
 } accept_ctx;
 
+/* gt_load_accept: from_module on the loader's module. */
 static gt_status accept(CUmodule mod, void *user) {
     accept_ctx *a = user;
     return from_module(mod, a->cfg, a->key, a->out);
+}
+
+gt_status gt_kern_load(const void *image, const gt_kcfg *cfg, const gt_key *key, gt_kern *out) {
+    accept_ctx a = {cfg, key, out};
+    CUmodule mod;
+    return gt_load_accept_image(image, "GEMM kernel", accept, &a, &mod);
 }
 
 gt_status gt_kern_get(const gt_kcfg *cfg, const gt_key *key, int arch, int use_cache,
