@@ -37,12 +37,13 @@
     X(GT_ENV_TUNE_MEM_MB, "GEMMTUNE_TUNE_MEM_MB", "size of C + A + B + 2 x L2",                \
       "device memory tuning may take (API gt_set_tune_memory_limit)")                         \
     X(GT_ENV_TUNE_VERIFY_ALL, "GEMMTUNE_TUNE_VERIFY_ALL", "0",                                 \
-      "1: check every timed candidate against the reference, not only the winner")            \
+      "test and diagnosis aid: 1 checks every timed candidate, not only the winner")          \
     X(GT_ENV_LOG, "GEMMTUNE_LOG", "off",                                                       \
       "off|error|warn|info|debug (or 0..4): messages to stderr")                              \
     X(GT_ENV_LIBCUDA, "GEMMTUNE_LIBCUDA", "libcuda.so.1", "the CUDA driver library to load")   \
     X(GT_ENV_TEST_FAULT, "GEMMTUNE_TEST_FAULT", "none",                                        \
-      "tests only: compile:I,launch:J,verify:K,slow:L make tuning candidates fail")           \
+      "test aid: compile:I,launch:J,slow:L fail candidates; verify|corner|droprow|coarse:K "  \
+      "make the K-th checked a wrong kernel")                                                  \
     X(GT_ENV_XDG_CACHE_HOME, "XDG_CACHE_HOME", "~/.cache",                                     \
       "where the default cache file goes")                                                     \
     X(GT_ENV_HOME, "HOME", "none", "where the default cache file goes without XDG_CACHE_HOME") \

@@ -74,7 +74,7 @@ static gt_status load_aux(gt_devctx *dc, const char *guard, const char *type, in
     p.noptions = 1;
     CUmodule mod = NULL;
     gt_status s = gt_load_module(&p, dc->arch, 1, NULL, NULL, &mod, NULL);
-    CUfunction got[4];
+    CUfunction got[8];
     for (int i = 0; i < nkinds && s == GT_SUCCESS; i++) {
         char name[48];
         snprintf(name, sizeof name, "gt_%s_%s", kinds[i], type);
@@ -90,14 +90,15 @@ static gt_status load_aux(gt_devctx *dc, const char *guard, const char *type, in
     return GT_SUCCESS;
 }
 
-/* Storage type stype's scale, fill and cmp, on first need. Under `lock`. */
+/* Storage type stype's helpers, on first need. Under `lock`. */
 static gt_status aux_stype(gt_devctx *dc, int stype) {
     if (dc->aux_st[stype]) return GT_SUCCESS;
     char guard[32];
     snprintf(guard, sizeof guard, "GT_AUX_ST_%s", gt_stype_name(stype));
-    static const char *const kinds[] = {"scale", "fill", "cmp"};
-    CUfunction *const fns[] = {&dc->scale[stype], &dc->fill[stype], &dc->cmp[stype]};
-    return load_aux(dc, guard, gt_stype_name(stype), 3, kinds, fns, &dc->aux_st[stype]);
+    static const char *const kinds[] = {"scale", "fill", "cmp", "pad", "round", "copy"};
+    CUfunction *const fns[] = {&dc->scale[stype], &dc->fill[stype], &dc->cmp[stype],
+                               &dc->pad[stype],   &dc->round[stype], &dc->copy[stype]};
+    return load_aux(dc, guard, gt_stype_name(stype), 6, kinds, fns, &dc->aux_st[stype]);
 }
 
 /* aux_stype for the launchers, which do not hold `lock`. */
@@ -190,6 +191,30 @@ gt_status gt_aux_fill(gt_devctx *dc, CUstream s, int stype, CUdeviceptr p, long 
     unsigned g = blocks_for(count, 256) > 4096 ? 4096 : blocks_for(count, 256);
     CUresult r = gt_cu.launch_kernel(dc->fill[stype], g, 1, 1, 256, 1, 1, 0, s, args, NULL);
     return r == CUDA_SUCCESS ? GT_SUCCESS : gt_cu_fail(r, "cuLaunchKernel (fill)");
+}
+
+gt_status gt_aux_round(gt_devctx *dc, CUstream s, int stype, CUdeviceptr p, long long count,
+                       int bits) {
+    assert(stype >= 0 && stype < GT_NSTYPES);
+    gt_status st = aux_stype_locked(dc, stype);
+    if (st != GT_SUCCESS) return st;
+    void *args[] = {&p, &count, &bits};
+    unsigned g = blocks_for(count, 256) > 4096 ? 4096 : blocks_for(count, 256);
+    CUresult r = gt_cu.launch_kernel(dc->round[stype], g, 1, 1, 256, 1, 1, 0, s, args, NULL);
+    return r == CUDA_SUCCESS ? GT_SUCCESS : gt_cu_fail(r, "cuLaunchKernel (round)");
+}
+
+gt_status gt_aux_copy(gt_devctx *dc, CUstream s, int stype, CUdeviceptr dst, CUdeviceptr src,
+                      long long ld, long long r0, long long r1, long long c0, long long c1) {
+    assert(stype >= 0 && stype < GT_NSTYPES);
+    if (r1 <= r0 || c1 <= c0) return GT_SUCCESS;
+    gt_status st = aux_stype_locked(dc, stype);
+    if (st != GT_SUCCESS) return st;
+    void *args[] = {&dst, &src, &ld, &r0, &r1, &c0, &c1};
+    long long count = (r1 - r0) * (c1 - c0);
+    unsigned g = blocks_for(count, 256) > 4096 ? 4096 : blocks_for(count, 256);
+    CUresult r = gt_cu.launch_kernel(dc->copy[stype], g, 1, 1, 256, 1, 1, 0, s, args, NULL);
+    return r == CUDA_SUCCESS ? GT_SUCCESS : gt_cu_fail(r, "cuLaunchKernel (copy)");
 }
 
 void gt_devctx_release_all(void) {

@@ -1,6 +1,7 @@
 /*
  * devctx.h: what the library keeps per CUDA context: the device's identity and limits,
- * the helper kernels (kernel_src/aux.cu: scale, fill and compare per storage type, the
+ * the helper kernels (kernel_src/aux.cu: scale, fill, compare, padding check and the test
+ * aids per storage type, the
  * reference per data type of key.h, each loaded on first need through load.h) and a
  * private stream for tuning. Created on first use, kept until gt_release.
  */
@@ -22,8 +23,10 @@ typedef struct gt_devctx {
     /* Helper modules, one per storage type and one reference per data type, loaded on
      * first need (tuning, k == 0, verification); a function is valid once its module is. */
     CUmodule aux_st[GT_NSTYPES], aux_ref[GT_NDTYPES];
-    /* Indexed by gt_stype (gt_scale_f16, ...) and by gt_dtype (gt_ref_bf16_f32, ...). */
-    CUfunction scale[GT_NSTYPES], fill[GT_NSTYPES], cmp[GT_NSTYPES];
+    /* Indexed by gt_stype (gt_scale_f16, ...) and by gt_dtype (gt_ref_bf16_f32, ...);
+     * round and copy are test aids (tuner/tune.c's fault hooks). */
+    CUfunction scale[GT_NSTYPES], fill[GT_NSTYPES], cmp[GT_NSTYPES], pad[GT_NSTYPES];
+    CUfunction round[GT_NSTYPES], copy[GT_NSTYPES];
     CUfunction ref[GT_NDTYPES];
     CUstream tune_stream;     /* created on first need */
     /* Used by dispatch.c, one pair per context so that GPUs resolve and tune in
@@ -59,6 +62,14 @@ gt_status gt_aux_scale(gt_devctx *dc, CUstream s, int stype, CUdeviceptr C, long
  * zeros), or `value` (rounded to the type; NaN stays NaN) everywhere when constant. */
 gt_status gt_aux_fill(gt_devctx *dc, CUstream s, int stype, CUdeviceptr p, long long count,
                       unsigned long long seed, int constant, double value);
+
+/* Test aids (the verifier's mutation tests, tuner/tune.c): rounds count elements of stype
+ * at p to `bits` significant bits, to nearest; copies the rectangle [r0, r1) x [c0, c1)
+ * of src into dst, both m x n matrices of stype with leading dimension ld. */
+gt_status gt_aux_round(gt_devctx *dc, CUstream s, int stype, CUdeviceptr p, long long count,
+                       int bits);
+gt_status gt_aux_copy(gt_devctx *dc, CUstream s, int stype, CUdeviceptr dst, CUdeviceptr src,
+                      long long ld, long long r0, long long r1, long long c0, long long c1);
 
 /* Releases every context's state (unloads, destroys). */
 void gt_devctx_release_all(void);

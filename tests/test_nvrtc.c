@@ -372,7 +372,7 @@ static void nvrtc_tensor_candidates(void) {
 
 /* The helper kernels compile for every architecture the library may meet (bf16
  * conversions are integer code, so sm_75 too), one program per storage type (scale,
- * fill, cmp) and per data type (ref), each holding its own kernels under the names
+ * fill, cmp, pad, round, copy) and per data type (ref), each holding its own kernels under the names
  * devctx.c looks up, and none of another type's. */
 static int has_symbol(const gt_rtc_result *r, const char *name) {
     size_t n = strlen(name);
@@ -394,8 +394,8 @@ static void nvrtc_helper_kernels(void) {
             gt_rtc_result res;
             gt_status s = gt_rtc_compile(gt_src_aux, "aux.cu", opts, 1, archs[i], &res);
             int ok = s == GT_SUCCESS && is_cubin(res.image, res.size);
-            static const char *const kinds[] = {"scale", "fill", "cmp"};
-            for (int k = 0; ok && k < (st ? 3 : 1); k++) {
+            static const char *const kinds[] = {"scale", "fill", "cmp", "pad", "round", "copy"};
+            for (int k = 0; ok && k < (st ? 6 : 1); k++) {
                 snprintf(want, sizeof want, "gt_%s_%s", st ? kinds[k] : "ref", type);
                 ok = has_symbol(&res, want);
             }

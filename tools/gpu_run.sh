@@ -4,7 +4,7 @@
 #   all         every test (the GPU ones for real), a few `gemmtune run` checks, memcheck
 #               and bench
 #   tests       every test but the sweep suite;  gpu: the suites that need the GPU (gpu,
-#               cluster, cli, mode)
+#               cluster, cli, mode, verify);  verify: the verifier's alone
 #   sweep       the sweep suite: tunings with every candidate timed and verified
 #   quick       a few `gemmtune run` checks, a second process from the cache
 #   memcheck, memcheck-tc, wgmma, dmma-edges   every candidate of odd shapes verified,
@@ -27,8 +27,12 @@ if [ "$what" = all ] || [ "$what" = tests ]; then
   grep -E "^ *[0-9]+/[0-9]+ |^Ok:|^Fail:|^Skipped:" "$OUT/test.log"
   grep -E "^not ok|FAILED" $B/meson-logs/testlog.txt | head -40
 fi
-if [ "$what" = gpu ] || [ "$what" = sweep ]; then
-  if [ "$what" = gpu ]; then suites="gpu cluster cli mode"; else suites="--suite sweep"; fi
+if [ "$what" = gpu ] || [ "$what" = sweep ] || [ "$what" = verify ]; then
+  case $what in
+    gpu) suites="gpu cluster cli mode verify" ;;
+    verify) suites="verify" ;;
+    *) suites="--suite sweep" ;;
+  esac
   # shellcheck disable=SC2086  # the list splits into words on purpose
   meson test -C $B --print-errorlogs $suites >"$OUT/test.log" 2>&1 || rc=1
   cp $B/meson-logs/testlog.txt "$OUT/testlog.txt" 2>/dev/null

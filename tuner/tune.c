@@ -68,13 +68,20 @@ void gt_tune_opts_default(gt_tune_opts *o) {
 
 /* ===== fault injection (tests) ===== */
 
-/* GEMMTUNE_TEST_FAULT="compile:I,launch:J,verify:K,slow:L" makes candidate I (rank order)
- * fail to compile, candidate J fail to launch (an invalid block size, a real launch
- * error), the K-th candidate checked compute a wrong result (alpha off by 1%) and
- * candidate L's compile take 2 s longer, so tests can show that each failure is recorded
- * and never chosen. Read once per tuning run, on the calling thread (faults_read), into
- * the run's copy: compile threads may outlive the call, and getenv beside a test's
- * unsetenv is a data race. */
+/* GEMMTUNE_TEST_FAULT="compile:I,launch:J,slow:L,<mutation>:K,..." (a test and diagnosis
+ * aid, base/env.h) makes candidate I (rank order) fail to compile, candidate J fail to
+ * launch (an invalid block size, a real launch error) and candidate L's compile take 2 s
+ * longer, so tests can show that each failure is recorded and never chosen. The
+ * mutations make the K-th candidate checked (fastest first) a wrong kernel, which the
+ * verifier must reject (mutate() says how each is made):
+ *   verify:K   alpha off by 1%
+ *   corner:K   the last output, C(m-1, n-1), holds its neighbour's value
+ *   droprow:K  the last row of tiles (a partial one where BM does not divide M) unwritten
+ *   coarse:K   the inputs rounded to the next coarser type first (f32 to tf32, f64 to
+ *              f32, tf32 to bf16, f16 to 8 significant bits, bf16 to 4)
+ * Read once per tuning run, on the calling thread (faults_read), into the run's copy:
+ * compile threads may outlive the call, and getenv beside a test's unsetenv is a data
+ * race. */
 #define FAULTS_MAX 128
 static void faults_read(char *spec) {
     const char *v = gt_env(GT_ENV_TEST_FAULT);
@@ -328,21 +335,27 @@ static int compile_leave(compile_job *job, gt_tune_cand *cands, gt_rtc_result *i
 
 /* ===== arena ===== */
 
-/* Scratch of one tuning run: nrot input sets, the output, C0 when beta != 0, and the
- * split-K workspace (the largest any candidate needs; zeroed when allocated, and every
- * launch that completes leaves it zeroed: kern.h). Leading dimensions are the problem's
- * rounded up to the alignment class, so that every candidate legal for the key is legal
- * here. Sizes in bytes; elements of A and B take es bytes, of C esc (key.h). */
+/* Scratch of one tuning run: nrot input sets, the output, C0 (what C holds before each
+ * checked run: random values when beta != 0, NaN when beta == 0, so that an output the
+ * kernel fails to write cannot pass), and the split-K workspace (the largest any
+ * candidate needs; zeroed when allocated, and every launch that completes leaves it
+ * zeroed: kern.h). Leading dimensions of A and B are the problem's rounded up to the
+ * alignment class, so that every candidate legal for the key is legal here; C's is one
+ * class unit more, so that the verifier sees whether a kernel writes past row m. ca and
+ * cb: copies of set 0 for the "coarse" mutation (test aid), else 0. Sizes in bytes;
+ * elements of A and B take es bytes, of C esc (key.h). */
 typedef struct {
     int nrot, es, esc;    /* bytes of an element of A and B, and of C */
     long long lda, ldb, ldc;
-    CUdeviceptr a[MAX_ROT], b[MAX_ROT], c, c0, ws;
+    CUdeviceptr a[MAX_ROT], b[MAX_ROT], c, c0, ws, ca, cb;
     size_t abytes, bbytes, cbytes, wsbytes;
 } arena;
 
 static long long round_up(long long x, long long to) { return (x + to - 1) / to * to; }
 
 static void arena_free(arena *ar) {
+    if (ar->ca) gt_cu.mem_free(ar->ca);
+    if (ar->cb) gt_cu.mem_free(ar->cb);
     for (int i = 0; i < ar->nrot; i++) {
         if (ar->a[i]) gt_cu.mem_free(ar->a[i]);
         if (ar->b[i]) gt_cu.mem_free(ar->b[i]);
@@ -367,14 +380,14 @@ static gt_status arena_alloc(gt_devctx *dc, CUstream s, const gt_key *key, size_
     long long brows = key->opb ? key->n : key->k, bcols = key->opb ? key->k : key->n;
     ar->lda = round_up(arows, vec);
     ar->ldb = round_up(brows, vec);
-    ar->ldc = round_up(key->m, vecc);
+    ar->ldc = round_up(key->m, vecc) + vecc;
     ar->abytes = (size_t)(ar->lda * acols) * (size_t)ar->es;
     ar->bbytes = (size_t)(ar->ldb * bcols) * (size_t)ar->es;
     ar->cbytes = (size_t)(ar->ldc * key->n) * (size_t)ar->esc;
     ar->wsbytes = ws_bytes;
     size_t l2 = (size_t)(dc->dev.l2_bytes > 0 ? dc->dev.l2_bytes : 0);
     size_t set = ar->abytes + ar->bbytes;
-    size_t fixed = ar->cbytes * (key->beta0 ? 1 : 2) + ws_bytes;
+    size_t fixed = ar->cbytes * 2 + ws_bytes;
     /* The default makes room for the workspace too: a split-K candidate must not be the
      * reason a shape goes untuned. An explicit limit counts it like any other buffer. */
     if (!limit) limit = 2 * ar->cbytes + set + 2 * l2 + ws_bytes;
@@ -403,8 +416,7 @@ static gt_status arena_alloc(gt_devctx *dc, CUstream s, const gt_key *key, size_
         what = "cuMemAlloc (tuning inputs)";
     }
     if (r == CUDA_SUCCESS) r = gt_cu.mem_alloc(&ar->c, ar->cbytes), what = "cuMemAlloc (scratch C)";
-    if (r == CUDA_SUCCESS && !key->beta0)
-        r = gt_cu.mem_alloc(&ar->c0, ar->cbytes), what = "cuMemAlloc (scratch C0)";
+    if (r == CUDA_SUCCESS) r = gt_cu.mem_alloc(&ar->c0, ar->cbytes), what = "cuMemAlloc (scratch C0)";
     if (r == CUDA_SUCCESS && ws_bytes)
         r = gt_cu.mem_alloc(&ar->ws, ws_bytes), what = "cuMemAlloc (split-K workspace)";
     if (r == CUDA_SUCCESS && ws_bytes)
@@ -429,8 +441,8 @@ static gt_status arena_alloc(gt_devctx *dc, CUstream s, const gt_key *key, size_
         if (st == GT_SUCCESS)
             st = gt_aux_fill(dc, s, in, ar->b[i], (long long)ar->bbytes / es, 12 + 2 * i, 0, 0);
     }
-    if (st == GT_SUCCESS && !key->beta0)
-        st = gt_aux_fill(dc, s, out, ar->c0, (long long)ar->cbytes / ar->esc, 7, 0, 0);
+    if (st == GT_SUCCESS)
+        st = gt_aux_fill(dc, s, out, ar->c0, (long long)ar->cbytes / ar->esc, 7, key->beta0, NAN);
     if (st != GT_SUCCESS) arena_free(ar);
     return st;
 }
@@ -446,14 +458,45 @@ static gt_status reset_workspace(CUstream s, arena *ar) {
     return r == CUDA_SUCCESS ? GT_SUCCESS : gt_cu_fail(r, "cuMemsetD8Async (workspace)");
 }
 
-/* Resets the scratch output before a checked run: C0's values when beta != 0, else NaN,
- * so an output the kernel fails to write cannot pass. */
-static gt_status reset_output(gt_devctx *dc, CUstream s, const gt_key *key, arena *ar) {
-    if (key->beta0)
-        return gt_aux_fill(dc, s, gt_dtype_out(key->dtype), ar->c, (long long)ar->cbytes / ar->esc,
-                           0, 1, NAN);
+/* Resets the scratch output to C0 before a checked run. */
+static gt_status reset_output(CUstream s, arena *ar) {
     CUresult r = gt_cu.memcpy_dtod_async(ar->c, ar->c0, ar->cbytes, s);
     return r == CUDA_SUCCESS ? GT_SUCCESS : gt_cu_fail(r, "cuMemcpyDtoDAsync (reset C)");
+}
+
+/* The inputs of the "coarse" mutation (faults above): g reads copies of input set 0
+ * rounded to coarse_bits significant bits, those of the next coarser type. */
+static const int coarse_bits[GT_NDTYPES] = {
+    [GT_DT_F32] = 11, [GT_DT_F64] = 24,     [GT_DT_TF32] = 8,      [GT_DT_F16] = 8,
+    [GT_DT_F16_F32] = 8, [GT_DT_BF16] = 4, [GT_DT_BF16_F32] = 4, [GT_DT_F32_3XTF32] = 11,
+};
+static gt_status mutate_inputs(gt_devctx *dc, CUstream s, const gt_key *key, arena *ar,
+                               gt_gemm *g) {
+    CUresult r = CUDA_SUCCESS;
+    if (!ar->ca) r = gt_cu.mem_alloc(&ar->ca, ar->abytes);
+    if (r == CUDA_SUCCESS && !ar->cb) r = gt_cu.mem_alloc(&ar->cb, ar->bbytes);
+    if (r == CUDA_SUCCESS) r = gt_cu.memcpy_dtod_async(ar->ca, ar->a[0], ar->abytes, s);
+    if (r == CUDA_SUCCESS) r = gt_cu.memcpy_dtod_async(ar->cb, ar->b[0], ar->bbytes, s);
+    if (r != CUDA_SUCCESS) return gt_cu_fail(r, "copying the inputs (test fault coarse)");
+    const int in = gt_dtype_in(key->dtype), bits = coarse_bits[key->dtype];
+    gt_status st = gt_aux_round(dc, s, in, ar->ca, (long long)ar->abytes / ar->es, bits);
+    if (st == GT_SUCCESS) st = gt_aux_round(dc, s, in, ar->cb, (long long)ar->bbytes / ar->es, bits);
+    g->A = GT_PTR(ar->ca), g->B = GT_PTR(ar->cb);
+    return st;
+}
+
+/* The output of the "corner" mutation (corner != 0: C(m-1, n-1) takes the value of
+ * C(m-2, n-1), or of C(m-1, n-2) in a single row, or C0's in a 1 x 1 problem) or of
+ * "droprow" (the last row of BM-row tiles back to C0, as if never written). */
+static gt_status mutate_output(gt_devctx *dc, CUstream s, const gt_key *key, const gt_kcfg *cfg,
+                               arena *ar, int corner) {
+    const int out = gt_dtype_out(key->dtype);
+    const long long m = key->m, n = key->n;
+    if (!corner)
+        return gt_aux_copy(dc, s, out, ar->c, ar->c0, ar->ldc, (m - 1) / cfg->bm * cfg->bm, m, 0, n);
+    const long long shift = m > 1 ? 1 : ar->ldc;
+    CUdeviceptr src = m * n > 1 ? ar->c - (CUdeviceptr)(shift * ar->esc) : ar->c0;
+    return gt_aux_copy(dc, s, out, ar->c, src, ar->ldc, m - 1, m, n - 1, n);
 }
 
 /* ===== time ===== */
@@ -665,24 +708,28 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
     int won = -1;
     for (int i = 0; i < n && cands[i].status == GT_TR_OK && (won < 0 || opts.verify_all); i++) {
         gt_verify_result vr;
-        gt_status vs = reset_output(dc, s, key, &ar);
-        double alpha = fault(faults, "verify", i) ? 0.75 * 1.01 : 0.75, beta = key->beta0 ? 0.0 : -0.5;
+        gt_status vs = reset_output(s, &ar);
         if (vs == GT_SUCCESS) vs = reset_workspace(s, &ar);
-        gt_gemm g = arena_call(&ar, 0, key, s, alpha, beta);
+        /* The call the kernel is asked for, and the call it is checked against: the same,
+         * unless a mutation is injected (faults above). */
+        const double beta = key->beta0 ? 0.0 : -0.5;
+        gt_gemm g = arena_call(&ar, 0, key, s, 0.75, beta), asked = g;
+        if (fault(faults, "verify", i)) g.alpha = 0.75 * 1.01;
+        if (vs == GT_SUCCESS && fault(faults, "coarse", i)) vs = mutate_inputs(dc, s, key, &ar, &g);
         if (vs == GT_SUCCESS) vs = gt_kern_launch(&kerns[i], &g, ar.ws);
-        g.alpha = 0.75; /* what the kernel was asked for, unless a fault is injected */
-        if (vs == GT_SUCCESS) vs = gt_verify(dc, key, &g, GT_PTR(ar.c0), ar.ldc, &vr);
-        char text[64];
+        if (vs == GT_SUCCESS && fault(faults, "corner", i))
+            vs = mutate_output(dc, s, key, &cands[i].cfg, &ar, 1);
+        if (vs == GT_SUCCESS && fault(faults, "droprow", i))
+            vs = mutate_output(dc, s, key, &cands[i].cfg, &ar, 0);
+        if (vs == GT_SUCCESS) vs = gt_verify(dc, key, &asked, GT_PTR(ar.c0), ar.ldc, &vr);
+        char text[64], how[200];
         gt_kcfg_format(&cands[i].cfg, text, sizeof text);
+        if (vs == GT_SUCCESS) gt_verify_describe(&vr, how, sizeof how);
         if (vs != GT_SUCCESS || !vr.pass) {
             cands[i].status = GT_TR_VERIFY_FAILED;
             rep->verify_failed++;
-            if (vs != GT_SUCCESS)
-                snprintf(cands[i].message, sizeof cands[i].message, "%s", gt_last_error());
-            else
-                snprintf(cands[i].message, sizeof cands[i].message,
-                         "relative error %.3g (tolerance %.3g), %lld non-finite of %lld",
-                         vr.rel_err, vr.tol, vr.nonfinite, vr.checked);
+            snprintf(cands[i].message, sizeof cands[i].message, "%s",
+                     vs != GT_SUCCESS ? gt_last_error() : how);
             gt_log(GT_LOG_WARN, "candidate %s failed verification: %s", text, cands[i].message);
             if (vs == GT_LAUNCH_FAILED && gt_cu.ctx_synchronize() != CUDA_SUCCESS) {
                 st = vs;
@@ -690,8 +737,8 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
             }
             continue;
         }
-        gt_log(GT_LOG_DEBUG, "candidate %s verified: %.1f us, relative error %.3g", text,
-               cands[i].time_us, vr.rel_err);
+        gt_log(GT_LOG_DEBUG, "candidate %s verified: %.1f us, %s (%.3f s)", text,
+               cands[i].time_us, how, vr.seconds);
         if (won < 0) {
             won = i;
             rep->rel_err = vr.rel_err;
