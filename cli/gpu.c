@@ -11,18 +11,23 @@
  * nothing else of it.
  * tune, run take --dtype T, any data type of key.h (f32 by default); run calls
  * gemm_tuned for f32, gemm_tuned_d for f64 and gemm_tuned_ex for the others.
+ * run --save DIR writes the problem it ran (meta.txt; A, B, C before and after the
+ * first call, as raw bytes) so that a test can grade the result without the library.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include "gpu.h"
 
+#include <errno.h>
 #include <getopt.h>
+#include <libgen.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "call.h"
@@ -539,13 +544,136 @@ static gt_status run_again(void *user, int i) {
     return run_gemm(user);
 }
 
+/* ===== run --save ===== */
+
+/* The problem of one run, copied to the host after its first call: A and B in the input
+ * type, C0 (C before the call) and C (after it) in the output type; na, nb, nc are bytes. */
+typedef struct run_copy {
+    void *A, *B, *C0, *C;
+    size_t na, nb, nc;
+} run_copy;
+
+static void run_copy_free(run_copy *rc) {
+    free(rc->A), free(rc->B), free(rc->C0), free(rc->C);
+    memset(rc, 0, sizeof *rc);
+}
+
+/* Copies the device buffers to *rc (C0 and C are of nc bytes). */
+static gt_status run_copy_take(run_copy *rc, CUdeviceptr A, size_t na, CUdeviceptr B, size_t nb,
+                               CUdeviceptr C0, CUdeviceptr C, size_t nc) {
+    rc->na = na, rc->nb = nb, rc->nc = nc;
+    rc->A = malloc(na), rc->B = malloc(nb), rc->C0 = malloc(nc), rc->C = malloc(nc);
+    if (!rc->A || !rc->B || !rc->C0 || !rc->C)
+        return gt_fail(GT_OUT_OF_MEMORY, "--save: %zu bytes of host memory",
+                       na + nb + 2 * nc);
+    CUresult r = gt_cu.memcpy_dtoh(rc->A, A, na);
+    if (r == CUDA_SUCCESS) r = gt_cu.memcpy_dtoh(rc->B, B, nb);
+    if (r == CUDA_SUCCESS) r = gt_cu.memcpy_dtoh(rc->C0, C0, nc);
+    if (r == CUDA_SUCCESS) r = gt_cu.memcpy_dtoh(rc->C, C, nc);
+    return r == CUDA_SUCCESS ? GT_SUCCESS : gt_cu_fail(r, "--save: copying the problem to the host");
+}
+
+/* 0 when dir is a writable directory, or can be made one (its parent is a writable
+ * directory); else -1 after a message. Creates nothing: run checks this before it starts
+ * and writes only once the run has succeeded. */
+static int save_dir_usable(const char *dir) {
+    struct stat st;
+    if (stat(dir, &st) == 0) {
+        if (!S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "gemmtune run: --save %s: exists and is not a directory\n", dir);
+            return -1;
+        }
+        if (access(dir, W_OK | X_OK) != 0) {
+            fprintf(stderr, "gemmtune run: --save %s: cannot write in it: %s\n", dir,
+                    strerror(errno));
+            return -1;
+        }
+        return 0;
+    }
+    if (errno != ENOENT) {
+        fprintf(stderr, "gemmtune run: --save %s: %s\n", dir, strerror(errno));
+        return -1;
+    }
+    char copy[4096];
+    if (snprintf(copy, sizeof copy, "%s", dir) >= (int)sizeof copy) {
+        fprintf(stderr, "gemmtune run: --save %s: path too long\n", dir);
+        return -1;
+    }
+    const char *parent = dirname(copy), *why = NULL;
+    if (stat(parent, &st) != 0) why = strerror(errno);
+    else if (!S_ISDIR(st.st_mode)) why = "not a directory";
+    else if (access(parent, W_OK | X_OK) != 0) why = strerror(errno);
+    if (why) {
+        fprintf(stderr, "gemmtune run: --save %s: cannot create it: %s: %s (only the last "
+                        "component is created)\n", dir, parent, why);
+        return -1;
+    }
+    return 0;
+}
+
+static const char *const save_files[] = {"meta.txt", "A.bin", "B.bin", "C0.bin", "C.bin"};
+#define NSAVE_FILES (int)(sizeof save_files / sizeof save_files[0])
+
+/* Writes n bytes to dir/name; 0, or -1 after a message. */
+static int save_bytes(const char *dir, const char *name, const void *data, size_t n) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        fprintf(stderr, "gemmtune run: --save: cannot create %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    int ok = fwrite(data, 1, n, f) == n;
+    int err = errno;
+    if (fclose(f) != 0 && ok) ok = 0, err = errno;
+    if (!ok) fprintf(stderr, "gemmtune run: --save: cannot write %s: %s\n", path, strerror(err));
+    return ok ? 0 : -1;
+}
+
+/* Writes the problem g ran to dir (created when missing, its parent must exist):
+ * meta.txt, one field a line ("name value"), and the raw column-major elements of A, B,
+ * C0 and C exactly as the device holds them (little-endian, as every CUDA host).
+ * On a failure removes what it wrote and returns -1 after a message. */
+static int save_problem(const char *dir, const gt_gemm *g, const run_copy *rc) {
+    int made = 0;
+    if (mkdir(dir, 0777) == 0) {
+        made = 1;
+    } else if (errno != EEXIST) {
+        fprintf(stderr, "gemmtune run: --save %s: cannot create it: %s\n", dir, strerror(errno));
+        return -1;
+    }
+    char meta[1024];
+    int len = snprintf(meta, sizeof meta,
+                       "dtype %s\nops %c%c\nm %lld\nn %lld\nk %lld\nalpha %.17g\nbeta %.17g\n"
+                       "lda %lld\nldb %lld\nldc %lld\nab_type %s\nc_type %s\n",
+                       gt_dtype_name(g->dtype), g->opa ? 'T' : 'N', g->opb ? 'T' : 'N',
+                       (long long)g->m, (long long)g->n, (long long)g->k, g->alpha, g->beta,
+                       (long long)g->lda, (long long)g->ldb, (long long)g->ldc,
+                       gt_stype_name(gt_dtype_in(g->dtype)), gt_stype_name(gt_dtype_out(g->dtype)));
+    const void *data[NSAVE_FILES] = {meta, rc->A, rc->B, rc->C0, rc->C};
+    const size_t size[NSAVE_FILES] = {(size_t)len, rc->na, rc->nb, rc->nc, rc->nc};
+    for (int i = 0; i < NSAVE_FILES; i++) {
+        if (save_bytes(dir, save_files[i], data[i], size[i]) == 0) continue;
+        for (int j = 0; j <= i; j++) {
+            char path[4200];
+            snprintf(path, sizeof path, "%s/%s", dir, save_files[j]);
+            unlink(path);
+        }
+        if (made) rmdir(dir);
+        return -1;
+    }
+    return 0;
+}
+
 int cli_run(int argc, char **argv) {
     static const struct option longs[] = {
         {"alpha", required_argument, 0, 'a'}, {"beta", required_argument, 0, 'b'},
         {"reps", required_argument, 0, 'r'},  {"dtype", required_argument, 0, 't'},
-        {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
+        {"save", required_argument, 0, 's'},  {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
     double alpha = 1.0, beta = 0.0;
     int reps = 20, c, dtype = GT_DT_F32;
+    const char *save = NULL;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
         if (c == 'a' || c == 'b') {
@@ -562,6 +690,12 @@ int cli_run(int argc, char **argv) {
             }
         } else if (c == 't') {
             if (cli_parse_dtype("run", optarg, &dtype)) return 2;
+        } else if (c == 's') {
+            if (!*optarg) {
+                fprintf(stderr, "gemmtune run: --save needs a directory\n");
+                return 2;
+            }
+            save = optarg;
         } else if (c == 'h') {
             return cli_usage(stdout, 0);
         } else {
@@ -587,6 +721,7 @@ int cli_run(int argc, char **argv) {
         fprintf(stderr, "gemmtune run: give one SHAPE, MxNxK or MxNxK:NT (see --help)\n");
         return 2;
     }
+    if (save && save_dir_usable(save) != 0) return 1;
     gt_devctx *dc;
     if (device_or_say(&dc) != 0) return 1;
     gt_status ds = gt_devctx_supports(dc, dtype);
@@ -602,6 +737,8 @@ int cli_run(int argc, char **argv) {
     long long na = sh.m * sh.k, nb = sh.k * sh.n, nc = sh.m * sh.n;
     CUdeviceptr A = 0, B = 0, C = 0, C0 = 0;
     CUstream s = NULL;
+    run_copy saved;
+    memset(&saved, 0, sizeof saved);
     int code = 1;
     gt_status st = GT_SUCCESS;
     CUresult r = gt_cu.mem_alloc(&A, (size_t)na * ei);
@@ -632,6 +769,11 @@ int cli_run(int argc, char **argv) {
     double first_s = gt_measure_now_s() - t0;
     gt_get_stats(&after);
     if (st != GT_SUCCESS) goto fail;
+    /* --save: the problem as it stood around the first call (later calls accumulate into
+     * C when beta != 0). */
+    if (save && (st = run_copy_take(&saved, A, (size_t)na * ei, B, (size_t)nb * ei, C0, C,
+                                    (size_t)nc * eo)))
+        goto fail;
 
     gt_key key;
     gt_call_key(dc, &g, &key);
@@ -660,9 +802,15 @@ int cli_run(int argc, char **argv) {
     printf("kernel: %s (%s; first call %.2f s)\n", cfg, from, first_s);
     printf("time: %.1f us median of %d, %.2f TFLOP/s\n", med, reps,
            2.0 * (double)sh.m * (double)sh.n * (double)sh.k / (med * 1e6));
-    printf("check: relative error %.2e over %lld outputs (tolerance %.2e), %lld non-finite: %s\n",
-           vr.rel_err, vr.checked, vr.tol, vr.nonfinite, vr.pass ? "PASS" : "FAIL");
+    char said[512];
+    gt_verify_describe(&vr, said, sizeof said);
+    printf("check: %s: %s\n", said, vr.pass ? "PASS" : "FAIL");
     code = vr.pass ? 0 : 1;
+    /* Saved whatever the check said: the saved problem is how the check is checked. */
+    if (save) {
+        if (save_problem(save, &g, &saved) != 0) code = 1;
+        else printf("saved: %s (meta.txt, A.bin, B.bin, C0.bin, C.bin)\n", save);
+    }
     goto done;
 fail:
     fprintf(stderr, "gemmtune run: %s: %s\n", gt_status_string(st), gt_last_error());
@@ -672,6 +820,7 @@ done:
     if (B) gt_cu.mem_free(B);
     if (C) gt_cu.mem_free(C);
     if (C0) gt_cu.mem_free(C0);
+    run_copy_free(&saved);
     gt_release();
     return code;
 }

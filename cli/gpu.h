@@ -5,7 +5,8 @@
  *   gemmtune tune SHAPE... | --file F pre-warm the cache (tune what is missing), on one
  *                                     GPU or on several at once (--devices), on this
  *                                     node's share of a shape list (--shard, Slurm)
- *   gemmtune run SHAPE                tune if needed, run on random data, check, time
+ *   gemmtune run SHAPE                tune if needed, run on random data, check, time;
+ *                                     --save DIR writes the problem and its result
  *
  * Each takes its argv with argv[0] the verb, prints, and returns the command's exit
  * status: 0 success, 1 failure (no GPU, a failed check), 2 bad usage. Without a driver

@@ -23,8 +23,12 @@
  * verb that takes one; without a driver each type gets as far as the device; run's float
  * scalars for all but f64; list --dtype and show --dtype on a cache holding several
  * types; merge refuses a tensor-only type below sm_80. With a GPU: run of every type
- * passes its check (or, below sm_80, the tensor-core types exit 1 saying why), and a
- * tuned bf16 shape is listed under bf16 only.
+ * (or, below sm_80, the tensor-core types exit 1 saying why) saves its problem with
+ * --save, and the test grades every element of C against its own float64 reference
+ * (grade_saved: the test's own decoding of f16 and bf16, a per-element bound from the
+ * types' rounding units), the library's PASS only a second opinion; a tuned bf16 shape
+ * is listed under bf16 only. --save's errors (a path that cannot be made, a run that
+ * fails) write nothing. Whether there is a GPU is each case's own probe (gpu_here).
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -33,8 +37,10 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,8 +67,9 @@
 static char exe[PATH_MAX + 32];
 static char root[256];        /* mkdtemp directory */
 static char default_cache[PATH_MAX];
-static int have_gpu = -1;     /* decided by `gemmtune info` */
-static int gpu_arch = -1;     /* GPU 0's cc_major * 10 + cc_minor, from `gemmtune info` */
+static int have_gpu = -2;     /* gpu_here()'s finding (GPU_NONE, GPU_READY, GPU_FAILED); -2 before */
+static int gpu_arch = -1;     /* GPU 0's cc_major * 10 + cc_minor */
+static char gpu_why[200];     /* why not GPU_READY */
 
 #define RUN_LIMIT_S 45
 
@@ -197,6 +204,35 @@ static int exists(const char *path) {
 }
 
 #define NO_DRIVER_ENV "GEMMTUNE_LIBCUDA=/nonexistent/gemmtune-test-libcuda.so.1"
+
+/* Whether this machine has a GPU: this process's own probe (gpu_probe.h), made once by
+ * whichever case asks first, so that no case depends on another having run; GPU 0's
+ * compute capability beside it. GPU_READY, GPU_NONE, or GPU_FAILED (gpu_why says why). */
+static int gpu_here(void) {
+    if (have_gpu != -2) return have_gpu;
+    have_gpu = gpu_probe(gpu_why, sizeof gpu_why, 0);
+    if (have_gpu == GPU_READY) {
+        CUdevice dev;
+        gt_cu_device d;
+        gt_status s = gt_cu.device_get(&dev, 0) == CUDA_SUCCESS ? gt_cu_device_query(dev, &d)
+                                                                : GT_CUDA_ERROR;
+        if (s == GT_SUCCESS) {
+            gpu_arch = d.cc_major * 10 + d.cc_minor;
+        } else {
+            snprintf(gpu_why, sizeof gpu_why, "GPU 0 cannot be queried: %s", gt_last_error());
+            have_gpu = GPU_FAILED;
+        }
+    }
+    return have_gpu;
+}
+
+/* A case that needs a GPU: skipped without one, failed when the GPU fails to set up. */
+#define NEED_GPU()                                                                         \
+    do {                                                                                   \
+        if (gpu_here() == GPU_NONE) TAP_SKIP("skipped: no CUDA device (%s)", gpu_why);     \
+        TAP_CHECK(have_gpu == GPU_READY, "GPU set-up failed: %s", gpu_why);                \
+        if (have_gpu != GPU_READY) return;                                                 \
+    } while (0)
 
 /* ===== help and usage ===== */
 
@@ -360,6 +396,36 @@ static void cli_run_usage(void) {
     expect_usage_error(NULL, ARGS("run", "8x8x8", "--beta", "nan"), "--beta", "--beta nan");
     expect_usage_error(NULL, ARGS("run", "8x8x8", "--beta", "inf"), "--beta", "--beta inf");
     expect_usage_error(NULL, ARGS("run", "8x8x8", "--alpha"), NULL, "--alpha without a value");
+    expect_usage_error(NULL, ARGS("run", "8x8x8", "--save"), NULL, "--save without a value");
+    expect_usage_error(NULL, ARGS("run", "8x8x8", "--save", ""), "--save", "--save ''");
+}
+
+/* --save DIR that cannot be made: exit 1 naming it, before any GPU work (so the same
+ * with a driver or without); a run that fails writes nothing. */
+static void cli_run_save_errors(void) {
+    char file[PATH_MAX], dir[PATH_MAX], deep[PATH_MAX + 16];
+    case_path("save-plain-file", file, sizeof file);
+    TAP_CHECK(write_file(file, "x", 1) == 0, "cannot write %s", file);
+    case_path("save-missing-parent", dir, sizeof dir);
+    snprintf(deep, sizeof deep, "%s/sub", dir);
+    const char *const bad[][2] = {{file, "not a directory"}, {deep, "cannot create"}};
+    for (int i = 0; i < 2; i++) {
+        result r;
+        run_cmd(&r, NULL, ARGS("run", "8x8x8", "--save", bad[i][0]));
+        CHECK_RUN(&r, r.code == 1 && strstr(r.err, bad[i][0]) && strstr(r.err, bad[i][1]),
+                  "--save %s: exit %d, want 1 and '%s'", bad[i][0], r.code, bad[i][1]);
+        result_free(&r);
+    }
+    TAP_CHECK(!exists(dir), "%s was created", dir);
+    /* No driver: the run fails, the directory is not even created. */
+    char nodrv[PATH_MAX];
+    case_path("save-no-driver", nodrv, sizeof nodrv);
+    result r;
+    run_cmd(&r, ENV(NO_DRIVER_ENV), ARGS("run", "8x8x8", "--save", nodrv));
+    CHECK_RUN(&r, r.code == 1 && strstr(r.err, gt_status_string(GT_NO_DRIVER)),
+              "--save without a driver: exit %d", r.code);
+    TAP_CHECK(!exists(nodrv), "a failed run created %s", nodrv);
+    result_free(&r);
 }
 
 static void cli_tune_file_errors(void) {
@@ -456,43 +522,326 @@ static void cli_info(void) {
     CHECK_RUN(&r, strstr(r.out, default_cache) != NULL, "no cache path '%s'", default_cache);
     /* Whether there is a GPU is this process's own finding (gpu_probe.h), not info's exit
      * status: a GPU that info fails on is a failure, never "no GPU". */
-    char why[300];
-    int state = gpu_probe(why, sizeof why, 0);
-    TAP_CHECK(state != GPU_FAILED, "GPU set-up failed: %s", why);
-    have_gpu = state == GPU_READY;
-    CHECK_RUN(&r, r.code == (have_gpu ? 0 : 1), "info exit %d with%s a GPU", r.code,
-              have_gpu ? "" : "out");
-    if (have_gpu) {
+    int state = gpu_here(), ready = state == GPU_READY;
+    TAP_CHECK(state != GPU_FAILED, "GPU set-up failed: %s", gpu_why);
+    CHECK_RUN(&r, r.code == (ready ? 0 : 1), "info exit %d with%s a GPU", r.code,
+              ready ? "" : "out");
+    if (ready) {
         CHECK_RUN(&r, strstr(r.out, "GPU 0: ") != NULL && strstr(r.out, "driver: ") != NULL,
                   "exit 0 without a GPU line");
-        /* "GPU 0: NAME, sm_90, 132 SMs, ...": the tensor-core types need sm_80. */
+        /* "GPU 0: NAME, sm_90, 132 SMs, ...": what the probe found. */
         const char *g = strstr(r.out, "GPU 0: "), *sm = g ? strstr(g, ", sm_") : NULL;
-        CHECK_RUN(&r, sm && sscanf(sm, ", sm_%d", &gpu_arch) == 1 && gpu_arch >= 10,
-                  "no compute capability on the GPU 0 line");
+        int arch = -1;
+        CHECK_RUN(&r, sm && sscanf(sm, ", sm_%d", &arch) == 1 && arch == gpu_arch,
+                  "the GPU 0 line says sm_%d, the driver sm_%d", arch, gpu_arch);
         printf("# GPU 0: sm_%d\n", gpu_arch);
     } else {
         CHECK_RUN(&r, strstr(r.out, "GPU: none") != NULL ||
                           strstr(r.out, gt_status_string(GT_NO_DRIVER)) != NULL,
                   "exit 1 without saying why");
     }
-    printf("# this machine: %s\n", have_gpu ? "GPU" : "no GPU");
+    printf("# this machine: %s\n", ready ? "GPU" : "no GPU");
     result_free(&r);
 }
 
+/* ===== run --save, graded on the CPU ===== */
+
+/* What `run --save DIR` wrote: meta.txt's fields and the four arrays as float64. */
+typedef struct {
+    char dtype[64], ops[64], ab_type[64], c_type[64];
+    long long m, n, k, lda, ldb, ldc;
+    double alpha, beta;
+    double *A, *B, *C0, *C;
+} saved_run;
+
+static void saved_free(saved_run *sv) {
+    free(sv->A), free(sv->B), free(sv->C0), free(sv->C);
+    sv->A = sv->B = sv->C0 = sv->C = NULL;
+}
+
+/* IEEE binary16 bits as a double: the test's own decoding, not the library's. */
+static double f16_value(unsigned h) {
+    unsigned e = (h >> 10) & 31, f = h & 1023;
+    double v = e == 0 ? ldexp((double)f, -24)
+               : e == 31 ? (f ? NAN : INFINITY)
+                         : ldexp((double)(f | 1024), (int)e - 25);
+    return h & 0x8000 ? -v : v;
+}
+
+/* bfloat16 bits as a double: 8 exponent bits (bias 127), 7 fraction bits. */
+static double bf16_value(unsigned b) {
+    unsigned e = (b >> 7) & 255, f = b & 127;
+    double v = e == 0 ? ldexp((double)f, -133)
+               : e == 255 ? (f ? NAN : INFINITY)
+                          : ldexp((double)(f | 128), (int)e - 134);
+    return b & 0x8000 ? -v : v;
+}
+
+/* Bytes of one element of storage type name (f32, f64, f16, bf16); 0 when unknown. */
+static size_t stype_bytes(const char *name) {
+    return strcmp(name, "f64") == 0                                ? 8
+           : strcmp(name, "f32") == 0                              ? 4
+           : strcmp(name, "f16") == 0 || strcmp(name, "bf16") == 0 ? 2
+                                                                   : 0;
+}
+
+/* dir/name: count little-endian elements of storage type `type`, as doubles (malloc'd);
+ * NULL with the reason in why. */
+static double *load_elems(const char *dir, const char *name, const char *type, long long count,
+                          char *why, size_t size) {
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    size_t es = stype_bytes(type), len = 0;
+    unsigned char *raw = read_all(path, &len);
+    if (!raw || es == 0 || count < 1 || len != (size_t)count * es) {
+        snprintf(why, size, "%s: %zu bytes, want %lld elements of %s", path, raw ? len : 0,
+                 count, type);
+        free(raw);
+        return NULL;
+    }
+    double *v = malloc(sizeof *v * (size_t)count);
+    for (long long i = 0; v && i < count; i++) {
+        const unsigned char *p = raw + (size_t)i * es;
+        uint64_t bits = 0;
+        for (size_t b = 0; b < es; b++) bits |= (uint64_t)p[b] << (8 * b);
+        if (es == 8) {
+            double d;
+            memcpy(&d, &bits, 8);
+            v[i] = d;
+        } else if (es == 4) {
+            uint32_t u = (uint32_t)bits;
+            float f;
+            memcpy(&f, &u, 4);
+            v[i] = f;
+        } else {
+            v[i] = strcmp(type, "f16") == 0 ? f16_value((unsigned)bits) : bf16_value((unsigned)bits);
+        }
+    }
+    free(raw);
+    if (!v) snprintf(why, size, "out of memory for %s", path);
+    return v;
+}
+
+/* Reads dir (meta.txt and the arrays); 0, or -1 with the reason in why. */
+static int saved_read(const char *dir, saved_run *sv, char *why, size_t size) {
+    memset(sv, 0, sizeof *sv);
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/meta.txt", dir);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(why, size, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    char line[256], name[32], value[64];
+    unsigned seen = 0;
+    static const char *const fields[] = {"dtype", "ops", "m",   "n",   "k",       "alpha",
+                                         "beta",  "lda", "ldb", "ldc", "ab_type", "c_type"};
+    enum { NFIELDS = sizeof fields / sizeof fields[0] };
+    while (fgets(line, sizeof line, f)) {
+        if (sscanf(line, "%31s %63s", name, value) != 2) continue;
+        int i = 0;
+        while (i < NFIELDS && strcmp(fields[i], name) != 0) i++;
+        if (i == NFIELDS) continue;
+        seen |= 1u << i;
+        char *end = NULL;
+        switch (i) {
+        case 0: snprintf(sv->dtype, sizeof sv->dtype, "%s", value); break;
+        case 1: snprintf(sv->ops, sizeof sv->ops, "%s", value); break;
+        case 2: sv->m = strtoll(value, &end, 10); break;
+        case 3: sv->n = strtoll(value, &end, 10); break;
+        case 4: sv->k = strtoll(value, &end, 10); break;
+        case 5: sv->alpha = strtod(value, &end); break;
+        case 6: sv->beta = strtod(value, &end); break;
+        case 7: sv->lda = strtoll(value, &end, 10); break;
+        case 8: sv->ldb = strtoll(value, &end, 10); break;
+        case 9: sv->ldc = strtoll(value, &end, 10); break;
+        case 10: snprintf(sv->ab_type, sizeof sv->ab_type, "%s", value); break;
+        default: snprintf(sv->c_type, sizeof sv->c_type, "%s", value); break;
+        }
+        if (end && *end) seen &= ~(1u << i);
+    }
+    fclose(f);
+    for (int i = 0; i < NFIELDS; i++)
+        if (!(seen & (1u << i))) {
+            snprintf(why, size, "%s: no valid '%s' line", path, fields[i]);
+            return -1;
+        }
+    int ta = sv->ops[0] == 'T', tb = sv->ops[1] == 'T';
+    if (strlen(sv->ops) != 2 || sv->m < 1 || sv->n < 1 || sv->k < 1 ||
+        sv->lda < (ta ? sv->k : sv->m) || sv->ldb < (tb ? sv->n : sv->k) || sv->ldc < sv->m) {
+        snprintf(why, size, "%s: inconsistent sizes", path);
+        return -1;
+    }
+    if (!(sv->A = load_elems(dir, "A.bin", sv->ab_type, sv->lda * (ta ? sv->m : sv->k), why, size)) ||
+        !(sv->B = load_elems(dir, "B.bin", sv->ab_type, sv->ldb * (tb ? sv->k : sv->n), why, size)) ||
+        !(sv->C0 = load_elems(dir, "C0.bin", sv->c_type, sv->ldc * sv->n, why, size)) ||
+        !(sv->C = load_elems(dir, "C.bin", sv->c_type, sv->ldc * sv->n, why, size))) {
+        saved_free(sv);
+        return -1;
+    }
+    return 0;
+}
+
+/* Error-free transformations: a + b = s + e, a * b = p + e exactly. */
+static void two_sum(double a, double b, double *s, double *e) {
+    *s = a + b;
+    double z = *s - a;
+    *e = (a - (*s - z)) + (b - z);
+}
+static void two_prod(double a, double b, double *p, double *e) {
+    *p = a * b;
+    *e = fma(a, b, -*p);
+}
+
+/* The storage types and rounding units of a data type, from the test's own table (not
+ * key.c's): ab and c as run --save names them; u_acc the accumulation's unit roundoff;
+ * u_in the relative error of one product from rounding the inputs (tf32 operands are
+ * the fp32 bits truncated to 10 fraction bits, so each is off by up to 2^-10, the product
+ * by 2^-9 + 2^-20; 3xTF32 leaves out the low parts' product and rounds the low parts:
+ * 2^-20 + 2 * 2^-21). 0 when dtype is unknown. */
+static int dtype_units(const char *dtype, const char **ab, const char **c, double *u_acc,
+                       double *u_in) {
+    static const struct {
+        const char *name, *ab, *c;
+        int acc_bits;
+        double u_in;
+    } t[] = {{"f32", "f32", "f32", 24, 0},
+             {"f64", "f64", "f64", 53, 0},
+             {"tf32", "f32", "f32", 24, 0x1p-9 + 0x1p-20},
+             {"f16", "f16", "f16", 24, 0},
+             {"f16_f32", "f16", "f32", 24, 0},
+             {"bf16", "bf16", "bf16", 24, 0},
+             {"bf16_f32", "bf16", "f32", 24, 0},
+             {"f32_3xtf32", "f32", "f32", 24, 0x1p-20 + 0x1p-20}};
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (strcmp(t[i].name, dtype) == 0) {
+            *ab = t[i].ab, *c = t[i].c, *u_acc = ldexp(1.0, -t[i].acc_bits), *u_in = t[i].u_in;
+            return 1;
+        }
+    return 0;
+}
+
+/* Grades what `run SHAPE --dtype dtype --alpha alpha --beta beta --save dir` wrote, with
+ * no help from the library: meta.txt must name the problem asked for, and every element
+ * of C must be within
+ *     |C - ref| <= u_out |ref| + 8 sqrt(K) u_acc G + u_in G + tiny
+ * of a float64 reference (summed error-free, so its own error is one rounding), where
+ * G = |alpha| sum_l |a_il b_lj| + |beta| |c0_ij|, u_out is the unit roundoff of C's type
+ * and tiny its smallest subnormal (f16) or below anything these values reach. */
+static void grade_saved(const char *dir, const char *shape_text, const char *dtype,
+                        double alpha, double beta) {
+    saved_run sv;
+    char why[PATH_MAX + 128];
+    if (saved_read(dir, &sv, why, sizeof why) != 0) {
+        TAP_CHECK(0, "run --save %s (%s %s): %s", dir, shape_text, dtype, why);
+        return;
+    }
+    long long m, n, k;
+    char ops[3] = "NN";
+    const char *colon = strchr(shape_text, ':');
+    if (colon) snprintf(ops, sizeof ops, "%s", colon + 1);
+    int parsed = sscanf(shape_text, "%lldx%lldx%lld", &m, &n, &k) == 3;
+    const char *want_ab = "", *want_c = "";
+    double u_acc = 0, u_in = 0;
+    int known = dtype_units(dtype, &want_ab, &want_c, &u_acc, &u_in);
+    TAP_CHECK(parsed && known, "grade_saved: shape '%s', dtype '%s'", shape_text, dtype);
+    if (!parsed || !known) {
+        saved_free(&sv);
+        return;
+    }
+    int ta = ops[0] == 'T', tb = ops[1] == 'T';
+    int same = strcmp(sv.dtype, dtype) == 0 && strcmp(sv.ops, ops) == 0 && sv.m == m &&
+               sv.n == n && sv.k == k && sv.alpha == alpha && sv.beta == beta &&
+               strcmp(sv.ab_type, want_ab) == 0 && strcmp(sv.c_type, want_c) == 0 &&
+               sv.lda == (ta ? k : m) && sv.ldb == (tb ? n : k) && sv.ldc == m;
+    TAP_CHECK(same,
+              "%s/meta.txt: %s %s %lldx%lldx%lld alpha %.17g beta %.17g ld %lld %lld %lld "
+              "types %s %s; asked for %s %s alpha %.17g beta %.17g (types %s %s)",
+              dir, sv.dtype, sv.ops, sv.m, sv.n, sv.k, sv.alpha, sv.beta, sv.lda, sv.ldb, sv.ldc,
+              sv.ab_type, sv.c_type, dtype, shape_text, alpha, beta, want_ab, want_c);
+    if (!same) {
+        saved_free(&sv);
+        return;
+    }
+    const double u_out = strcmp(want_c, "f64") == 0    ? 0x1p-53
+                         : strcmp(want_c, "f32") == 0  ? 0x1p-24
+                         : strcmp(want_c, "f16") == 0  ? 0x1p-11
+                                                       : 0x1p-8;
+    const double tiny = strcmp(want_c, "f16") == 0 ? 0x1p-24 : 0x1p-126;
+    /* Inputs that are all zero would make any C = beta C0 pass. */
+    long long nza = 0, nzb = 0;
+    for (long long i = 0; i < sv.lda * (ta ? m : k); i++) nza += sv.A[i] != 0;
+    for (long long i = 0; i < sv.ldb * (tb ? k : n); i++) nzb += sv.B[i] != 0;
+    TAP_CHECK(nza > 0 && nzb > 0, "%s: A or B is all zeros", dir);
+    long long bad = 0, worst_i = -1, worst_j = -1;
+    double worst = 0, worst_c = 0, worst_ref = 0, worst_bound = 0, ref_max = 0;
+    for (long long j = 0; j < n; j++)
+        for (long long i = 0; i < m; i++) {
+            /* sum_l a_il b_lj as s + e, error-free but for the last additions (Dot2). */
+            double s = 0, e = 0, g = 0;
+            for (long long l = 0; l < k; l++) {
+                double a = ta ? sv.A[l + i * sv.lda] : sv.A[i + l * sv.lda];
+                double b = tb ? sv.B[j + l * sv.ldb] : sv.B[l + j * sv.ldb];
+                double p, pe, q;
+                two_prod(a, b, &p, &pe);
+                two_sum(s, p, &s, &q);
+                e += q + pe;
+                g += fabs(a * b);
+            }
+            double c0 = sv.C0[i + j * sv.ldc];
+            /* ref = alpha (s + e) + beta c0 (c0 never read when beta == 0). */
+            double p1, q1, p2 = 0, q2 = 0, x, y;
+            two_prod(alpha, s, &p1, &q1);
+            q1 += alpha * e;
+            if (beta != 0) two_prod(beta, c0, &p2, &q2);
+            two_sum(p1, p2, &x, &y);
+            double ref = x + (y + (q1 + q2));
+            double G = fabs(alpha) * g + (beta != 0 ? fabs(beta) * fabs(c0) : 0);
+            double bound = u_out * fabs(ref) +
+                           (1 + u_out) * (8 * sqrt((double)k) * u_acc * G + u_in * G) +
+                           0x1p-52 * fabs(ref) + tiny;
+            double c = sv.C[i + j * sv.ldc], err = fabs(c - ref);
+            double ratio = err / bound;
+            if (fabs(ref) > ref_max) ref_max = fabs(ref);
+            if (!(err <= bound)) bad++;
+            if (!(ratio <= worst)) {
+                worst = isnan(ratio) ? INFINITY : ratio;
+                worst_i = i, worst_j = j, worst_c = c, worst_ref = ref, worst_bound = bound;
+            }
+        }
+    TAP_CHECK(ref_max > 0, "%s: the reference is all zeros", dir);
+    TAP_CHECK(bad == 0,
+              "%s %s alpha %g beta %g: %lld of %lld elements of C outside the bound; worst "
+              "C(%lld,%lld) = %.9g, reference %.17g, bound %.3g (%.3g times it)",
+              shape_text, dtype, alpha, beta, bad, m * n, worst_i, worst_j, worst_c, worst_ref,
+              worst_bound, worst);
+    printf("# graded %s %s: %lld elements, largest |C - ref| / bound %.3g\n", shape_text, dtype,
+           m * n, worst);
+    saved_free(&sv);
+}
+
 static void cli_run_here(void) {
-    if (have_gpu < 0) TAP_SKIP("cli_info did not run");
+    int state = gpu_here();
+    TAP_CHECK(state != GPU_FAILED, "GPU set-up failed: %s", gpu_why);
+    if (state == GPU_FAILED) return;
+    char dir[PATH_MAX];
+    case_path("run-here", dir, sizeof dir);
     result r;
-    run_cmd(&r, NULL, ARGS("run", "64x64x64", "--reps", "3"));
-    if (have_gpu) {
+    run_cmd(&r, NULL, ARGS("run", "64x64x64", "--reps", "3", "--save", dir));
+    if (state == GPU_READY) {
         CHECK_RUN(&r, r.code == 0, "exit %d, want 0", r.code);
-        CHECK_RUN(&r, strstr(r.out, "PASS") != NULL, "no PASS");
         CHECK_RUN(&r, strstr(r.out, "64x64x64:NN") != NULL, "no shape");
+        /* The library's own check is a second opinion; the grade is the test's. */
+        CHECK_RUN(&r, strstr(r.out, "PASS") != NULL, "no PASS");
+        grade_saved(dir, "64x64x64:NN", "f32", 1.0, 0.0);
     } else {
         CHECK_RUN(&r, r.code == 1, "exit %d, want 1", r.code);
         CHECK_RUN(&r, strstr(r.err, gt_status_string(GT_NO_DRIVER)) != NULL ||
                           strstr(r.err, gt_status_string(GT_NO_DEVICE)) != NULL,
                   "no '%s' or '%s'", gt_status_string(GT_NO_DRIVER),
                   gt_status_string(GT_NO_DEVICE));
+        /* A run that fails writes nothing. */
+        TAP_CHECK(!exists(dir), "a failed run created %s", dir);
     }
     result_free(&r);
 }
@@ -1308,17 +1657,19 @@ static void cli_devices(void) {
         expect_usage_error(ENV(NO_DRIVER_ENV, NO_SLURM),
                            ARGS("tune", "64x64x64", "--devices", bad[i]), "--devices", what);
     }
-    if (have_gpu < 0) TAP_SKIP("cli_info did not run");
+    int state = gpu_here();
+    TAP_CHECK(state != GPU_FAILED, "GPU set-up failed: %s", gpu_why);
+    if (state == GPU_FAILED) return;
     /* A device this node lacks: exit 2 with a GPU, 1 without one. */
     run_cmd(&r, ENV(NO_SLURM), ARGS("tune", "64x64x64", "--devices", "63"));
-    if (have_gpu) {
+    if (state == GPU_READY) {
         CHECK_RUN(&r, r.code == 2 && strstr(r.err, "device 63 does not exist"),
                   "--devices 63: exit %d", r.code);
     } else {
         CHECK_RUN(&r, r.code == 1, "--devices 63 without a GPU: exit %d", r.code);
     }
     result_free(&r);
-    if (!have_gpu) TAP_SKIP("no CUDA device");
+    NEED_GPU();
     char cache[PATH_MAX], env[PATH_MAX + 32];
     case_path("devices-cache.db", cache, sizeof cache);
     cache_env(env, sizeof env, cache);
@@ -1579,40 +1930,54 @@ static void cli_merge_refuses_tensor_type_below_sm80(void) {
               "merged file: %d entries", rows.n);
 }
 
-/* With a GPU: run of every type checks out, on sm_80 and later; below, the tensor-core
- * types exit 1 saying why. */
+/* With a GPU: run of every type, graded on the CPU from what --save wrote (grade_saved),
+ * with the library's own PASS as a second opinion; on sm_80 and later, while below it the
+ * tensor-core types exit 1 saying why and write nothing. */
 static void cli_run_dtypes(void) {
-    if (have_gpu < 0) TAP_SKIP("cli_info did not run");
-    if (!have_gpu) TAP_SKIP("no CUDA device");
+    NEED_GPU();
     char cache[PATH_MAX], env[PATH_MAX + 32];
     case_path("run-dtypes.db", cache, sizeof cache);
     cache_env(env, sizeof env, cache);
-    /* Odd sizes, both ops; beta != 0 on the types whose C is wider or narrower than A. */
+    /* Odd sizes, both op pairs; alpha != 1 and beta != 0 on some of each family, and on
+     * the types whose C is wider or narrower than A. */
     static const struct {
-        const char *name, *beta;
-    } cases[] = {{"f64", "0"},     {"tf32", "0"}, {"f16", "0.5"},     {"f16_f32", "0.5"},
-                 {"bf16", "0"},    {"bf16", "-1.5"}, {"bf16_f32", "0.25"}};
+        const char *name, *shape, *alpha, *beta;
+    } cases[] = {{"f32", "96x200x300:NT", "1", "0"},       {"f32", "97x61x129:TN", "0.75", "-0.5"},
+                 {"f64", "96x200x300:NT", "1", "0"},       {"f64", "97x61x129:TN", "-2", "0.5"},
+                 {"tf32", "96x200x300:NT", "1", "0"},      {"f16", "96x200x300:NT", "1", "0.5"},
+                 {"f16_f32", "96x200x300:NT", "1", "0.5"}, {"bf16", "96x200x300:NT", "1", "0"},
+                 {"bf16", "96x200x300:NT", "1", "-1.5"},   {"bf16", "97x61x129:TN", "1.25", "0.25"},
+                 {"bf16_f32", "96x200x300:NT", "1", "0.25"},
+                 {"f32_3xtf32", "96x200x300:NT", "1", "0"}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const char *name = cases[i].name;
         int tensor = gt_dtype_tensor_only(gt_dtype_parse(name));
+        char dir[PATH_MAX], tag[32];
+        snprintf(tag, sizeof tag, "run-dtypes-%zu", i);
+        case_path(tag, dir, sizeof dir);
         result r;
         run_cmd(&r, ENV(env),
-                ARGS("run", "96x200x300:NT", "--dtype", name, "--beta", cases[i].beta, "--reps",
-                     "3"));
+                ARGS("run", cases[i].shape, "--dtype", name, "--alpha", cases[i].alpha, "--beta",
+                     cases[i].beta, "--reps", "3", "--save", dir));
         if (tensor && gpu_arch < 80) {
             CHECK_RUN(&r, r.code == 1, "run --dtype %s on sm_%d: exit %d, want 1", name, gpu_arch,
                       r.code);
             CHECK_RUN(&r, strstr(r.err, gt_status_string(GT_NOT_SUPPORTED)) &&
                               strstr(r.err, "compute capability 8.0") && strstr(r.err, name),
                       "run --dtype %s on sm_%d: no reason", name, gpu_arch);
+            TAP_CHECK(!exists(dir), "run --dtype %s on sm_%d: a refused run created %s", name,
+                      gpu_arch, dir);
         } else {
-            char want[64];
-            snprintf(want, sizeof want, "96x200x300:NT %s alpha=1 beta=%s ", name,
-                     cases[i].beta);
+            char want[128];
+            snprintf(want, sizeof want, "%s %s alpha=%s beta=%s ", cases[i].shape, name,
+                     cases[i].alpha, cases[i].beta);
             CHECK_RUN(&r, r.code == 0, "run --dtype %s --beta %s: exit %d, want 0", name,
                       cases[i].beta, r.code);
-            CHECK_RUN(&r, strstr(r.out, "PASS") != NULL, "run --dtype %s: no PASS", name);
             CHECK_RUN(&r, strstr(r.out, want) != NULL, "run --dtype %s: no '%s'", name, want);
+            /* The grade is the test's own; the library's check must agree with it. */
+            grade_saved(dir, cases[i].shape, name, strtod(cases[i].alpha, NULL),
+                        strtod(cases[i].beta, NULL));
+            CHECK_RUN(&r, strstr(r.out, "PASS") != NULL, "run --dtype %s: no PASS", name);
         }
         result_free(&r);
     }
@@ -1620,8 +1985,7 @@ static void cli_run_dtypes(void) {
 
 /* With a GPU: tune bf16 shapes; list shows them under bf16, not under f32. */
 static void cli_tune_list_bf16(void) {
-    if (have_gpu < 0) TAP_SKIP("cli_info did not run");
-    if (!have_gpu) TAP_SKIP("no CUDA device");
+    NEED_GPU();
     char cache[PATH_MAX], env[PATH_MAX + 32];
     case_path("tune-bf16.db", cache, sizeof cache);
     cache_env(env, sizeof env, cache);
@@ -1710,6 +2074,7 @@ int main(void) {
     TAP_RUN(cli_unknown_verb_or_option);
     TAP_RUN(cli_tune_usage);
     TAP_RUN(cli_run_usage);
+    TAP_RUN(cli_run_save_errors);
     TAP_RUN(cli_tune_file_errors);
     TAP_RUN(cli_info_without_driver);
     TAP_RUN(cli_tune_and_run_without_driver);

@@ -16,6 +16,11 @@
  * unwritable directory, full): right result, success, one warning, good files intact;
  * read-only files as a user who cannot write them (a root run drops to "nobody");
  * eight processes tuning overlapping shapes into one cache.
+ *
+ * No case depends on another having run: those that read a tuned cache copy the seed
+ * (two shapes tuned by a child), which the first case builds and any other builds when
+ * it is missing (NEED_SEED); a seed that cannot be built, a child that cannot set up the
+ * GPU, is a failure with the reason, never a skip.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -152,12 +157,16 @@ static const gt_plan *plan_of(CUcontext ctx, gt_devctx *dc, const prob *p) {
     return gt_plan_find(ctx, &key);
 }
 
+/* Enters device 0's context; on a failure says why on stderr (the parent shows it). */
 static int child_enter(CUcontext *ctx, gt_devctx **dc) {
     int pushed;
-    return gt_cu_load() == GT_SUCCESS && gt_cu_enter(NULL, ctx, &pushed) == GT_SUCCESS &&
-                   gt_devctx_get(*ctx, dc) == GT_SUCCESS
-               ? 0
-               : -1;
+    gt_status s = gt_cu_load();
+    if (s == GT_SUCCESS) s = gt_cu_enter(NULL, ctx, &pushed);
+    if (s == GT_SUCCESS) s = gt_devctx_get(*ctx, dc);
+    if (s == GT_SUCCESS) return 0;
+    fprintf(stderr, "child (uid %d): GPU set-up failed: %s: %s\n", (int)geteuid(),
+            gt_status_string(s), gt_last_error());
+    return -1;
 }
 
 static void print_stats(void) {
@@ -278,8 +287,15 @@ static void spawn(child *c, const char *tag, const char *const *env, const char 
         }
         const char *exe = self;
         if (child_uid) {
-            if (setgroups(0, NULL) != 0 || setgid(child_gid) != 0 || setuid(child_uid) != 0)
+            const char *call = setgroups(0, NULL) != 0 ? "setgroups"
+                               : setgid(child_gid) != 0 ? "setgid"
+                               : setuid(child_uid) != 0 ? "setuid"
+                                                        : NULL;
+            if (call) {
+                fprintf(stderr, "child: cannot drop to uid %d: %s: %s\n", (int)child_uid, call,
+                        strerror(errno));
                 _exit(126);
+            }
             exe = child_exe;
         }
         const char *argv[32] = {exe, mode};
@@ -368,10 +384,72 @@ static long long raw_count(const char *path, const char *sql) {
 
 
 
-/* The two seed shapes, tuned once into root/seed.db by the first case. */
+/* The seed: S1 and S2 tuned into root/seed.db, the input of every case that reads a
+ * tuned cache (each works on its own copy; the seed itself is never changed).
+ * cluster_binary_cache builds it and checks how; a case that needs it and finds it
+ * missing (cluster_binary_cache not run, or failed) builds it the same way (NEED_SEED),
+ * and a seed that cannot be built fails that case with the reason. */
 static const char *S1 = "515x99x77:NT", *S2 = "300x200x100:TN";
 static char seed[300];
 static char seed_cfg1[64], seed_cfg2[64];
+static int seed_ready;
+
+/* Tunes S1 and S2 into a new root/seed.db in a fresh process, *c (freed by the caller).
+ * 0 when the seed is usable: the process succeeded with right results, tuned both
+ * shapes, and the file holds their two winners (seed_cfg1, seed_cfg2); else -1 with the
+ * reason in why. */
+static int seed_build(child *c, char *why, size_t size) {
+    seed_ready = 0;
+    seed_cfg1[0] = seed_cfg2[0] = 0;
+    snprintf(seed, sizeof seed, "%s/seed.db", root);
+    static const char *const suffix[] = {"", "-wal", "-shm", "-journal"};
+    for (int i = 0; i < 4; i++) {
+        char path[320];
+        snprintf(path, sizeof path, "%s%s", seed, suffix[i]);
+        unlink(path);
+    }
+    char env_cache[400];
+    snprintf(env_cache, sizeof env_cache, "GEMMTUNE_CACHE=%s", seed);
+    const char *env[] = {env_cache, NULL};
+    const char *shapes[] = {S1, S2, NULL};
+    run(c, "seed", env, shapes);
+    int s1, s2;
+    shape_result(c, S1, seed_cfg1, sizeof seed_cfg1, &s1);
+    shape_result(c, S2, seed_cfg2, sizeof seed_cfg2, &s2);
+    long long winners = raw_count(seed, "SELECT count(*) FROM winners");
+    if (!all_ok(c, 2))
+        snprintf(why, size, "the process tuning %s and %s failed (exit %d)\nstdout: %s\nstderr: %s",
+                 S1, S2, c->code, c->out, c->err);
+    else if (s1 != GT_SRC_TUNED || s2 != GT_SRC_TUNED)
+        snprintf(why, size, "%s and %s were not both tuned (sources %d, %d)\nstderr: %s", S1, S2,
+                 s1, s2, c->err);
+    else if (winners != 2)
+        snprintf(why, size, "%s holds %lld winners, want 2\nstderr: %s", seed, winners, c->err);
+    else
+        seed_ready = 1;
+    if (!seed_ready) seed_cfg1[0] = seed_cfg2[0] = 0;
+    return seed_ready ? 0 : -1;
+}
+
+/* The seed, built now unless a case built it already; 0, else -1 with the reason. */
+static int ensure_seed(char *why, size_t size) {
+    if (seed_ready && access(seed, R_OK) == 0) return 0;
+    printf("# building the seed cache (%s, %s) for this case\n", S1, S2);
+    child c;
+    int rc = seed_build(&c, why, size);
+    child_free(&c);
+    return rc;
+}
+
+/* A case that reads the seed: fails, with the reason, when it cannot be built. */
+#define NEED_SEED()                                                                 \
+    do {                                                                            \
+        char why_[3000];                                                            \
+        if (ensure_seed(why_, sizeof why_) != 0) {                                  \
+            TAP_CHECK(0, "the seed cache cannot be built: %s", why_);               \
+            return;                                                                 \
+        }                                                                           \
+    } while (0)
 
 /* ===================================================================================
  * Cases
@@ -379,20 +457,24 @@ static char seed_cfg1[64], seed_cfg2[64];
 
 static void cluster_binary_cache(void) {
     NEED_GPU();
-    snprintf(seed, sizeof seed, "%s/seed.db", root);
-    char env_cache[400];
-    snprintf(env_cache, sizeof env_cache, "GEMMTUNE_CACHE=%s", seed);
+    /* The first process tunes both shapes: the seed (seed_build). */
+    child c;
+    char why[3000];
+    int built = seed_build(&c, why, sizeof why) == 0;
+    TAP_CHECK(built, "the seed cache: %s", why);
+    TAP_CHECK(stat_of(&c, "tunes") == 2, "first process: tunes %llu\n%s", stat_of(&c, "tunes"),
+              c.out);
+    child_free(&c);
+    if (!built) return;
+    TAP_CHECK(raw_count(seed, "SELECT count(*) FROM cubins") >= 2, "winners' cubins not stored");
+    /* The rest runs on a copy, leaving the seed as built for the other cases. */
+    char cache[300], env_cache[400];
+    snprintf(cache, sizeof cache, "%s/binary.db", root);
+    snprintf(env_cache, sizeof env_cache, "GEMMTUNE_CACHE=%s", cache);
+    TAP_CHECK(copy_file(seed, cache) == 0, "copy");
     const char *env[] = {env_cache, NULL};
     const char *shapes[] = {S1, S2, NULL};
-    child c;
-    run(&c, "tune", env, shapes);
-    TAP_CHECK(all_ok(&c, 2) && stat_of(&c, "tunes") == 2, "first process: tunes %llu\n%s",
-              stat_of(&c, "tunes"), c.out);
     int src;
-    shape_result(&c, S1, seed_cfg1, sizeof seed_cfg1, &src);
-    shape_result(&c, S2, seed_cfg2, sizeof seed_cfg2, &src);
-    child_free(&c);
-    TAP_CHECK(raw_count(seed, "SELECT count(*) FROM cubins") >= 2, "winners' cubins not stored");
 
     /* A new process whose shapes are all cached does no NVRTC work. */
     run(&c, "cached", env, shapes);
@@ -406,7 +488,7 @@ static void cluster_binary_cache(void) {
 
     /* A changed driver (forged: the stored binaries say another version) recompiles and
      * keeps the configurations. */
-    TAP_CHECK(raw_exec(seed, "UPDATE cubins SET driver = 'older-driver'") == SQLITE_OK, "forge");
+    TAP_CHECK(raw_exec(cache, "UPDATE cubins SET driver = 'older-driver'") == SQLITE_OK, "forge");
     run(&c, "newdriver", env, shapes);
     char cfg[64];
     shape_result(&c, S1, cfg, sizeof cfg, &src);
@@ -432,7 +514,7 @@ static void cluster_binary_cache(void) {
 
 static void cluster_shipped_file(void) {
     NEED_GPU();
-    if (!seed_cfg1[0]) TAP_SKIP("seed cache missing (first case failed)");
+    NEED_SEED();
     /* The shipped file keeps the seed's cubins on purpose: none may be used. */
     char shipped[300], missing[300];
     snprintf(shipped, sizeof shipped, "%s/shipped.db", root);
@@ -475,7 +557,7 @@ static void cluster_shipped_file(void) {
 
 static void cluster_tampered_entries(void) {
     NEED_GPU();
-    if (!seed_cfg1[0]) TAP_SKIP("seed cache missing (first case failed)");
+    NEED_SEED();
     char bad[300];
     snprintf(bad, sizeof bad, "%s/tampered.db", root);
     TAP_CHECK(copy_file(seed, bad) == 0, "copy");
@@ -507,9 +589,13 @@ static void cluster_tampered_entries(void) {
 
 static void cluster_cached_mode_nearest(void) {
     NEED_GPU();
-    if (!seed_cfg1[0]) TAP_SKIP("seed cache missing (first case failed)");
-    char env_path[400];
-    snprintf(env_path, sizeof env_path, "GEMMTUNE_CACHE_PATH=%s/shipped.db", root);
+    NEED_SEED();
+    /* The seed shipped read-only: this case's own copy. */
+    char shipped[300], env_path[400];
+    snprintf(shipped, sizeof shipped, "%s/nearest-shipped.db", root);
+    TAP_CHECK(copy_file(seed, shipped) == 0, "copy");
+    chmod(shipped, 0444);
+    snprintf(env_path, sizeof env_path, "GEMMTUNE_CACHE_PATH=%s", shipped);
     /* Same alignment class as S1 (an odd M and N: 4 bytes), a little larger. */
     const char *near = "517x101x80:NT", *none = "64x64x64:TT";
     const char *shapes[] = {near, none, NULL};
@@ -575,14 +661,14 @@ static void expect_one_warning(const char *tag, const char *cache, const char *e
 
 static void cluster_bad_cache_files(void) {
     NEED_GPU();
-    if (!seed_cfg1[0]) TAP_SKIP("seed cache missing (first case failed)");
+    NEED_SEED();
     char path[700];
     size_t n;
     unsigned char *before;
 
     /* Truncated: the first two pages of a good file. */
     snprintf(path, sizeof path, "%s/truncated.db", root);
-    copy_file(seed, path);
+    TAP_CHECK(copy_file(seed, path) == 0, "copy to %s", path);
     TAP_CHECK(truncate(path, 8192) == 0, "truncate");
     expect_one_warning("truncated", path, NULL, S1);
 
@@ -598,7 +684,7 @@ static void cluster_bad_cache_files(void) {
 
     /* A newer schema: refused, untouched. */
     snprintf(path, sizeof path, "%s/newer.db", root);
-    copy_file(seed, path);
+    TAP_CHECK(copy_file(seed, path) == 0, "copy to %s", path);
     raw_exec(path, "UPDATE meta SET value = '99' WHERE key = 'schema_version'");
     before = read_all(path, &n);
     expect_one_warning("newer", path, NULL, S1);
@@ -607,7 +693,7 @@ static void cluster_bad_cache_files(void) {
 
     /* Locked by another process beyond the busy timeout (300 ms here). */
     snprintf(path, sizeof path, "%s/locked.db", root);
-    copy_file(seed, path);
+    TAP_CHECK(copy_file(seed, path) == 0, "copy to %s", path);
     int pipefd[2];
     TAP_CHECK(pipe(pipefd) == 0, "pipe");
     pid_t holder = fork();
@@ -651,7 +737,7 @@ static void cluster_bad_cache_files(void) {
     /* Full: the file may not grow past a cap one MiB above its size, and is filled to it
      * before the child runs. */
     snprintf(path, sizeof path, "%s/full.db", root);
-    copy_file(seed, path);
+    TAP_CHECK(copy_file(seed, path) == 0, "copy to %s", path);
     struct stat sb;
     char cap[32], cap_env[64];
     snprintf(cap, sizeof cap, "%lld", stat(path, &sb) == 0 ? (long long)(sb.st_size >> 20) + 1 : 1);
@@ -705,28 +791,77 @@ static void cluster_bad_cache_files(void) {
     TAP_CHECK(strcmp(check, "ok") == 0, "full file integrity: %s", check);
 }
 
+/* Whether this (root) process can drop to uid/gid as spawn does: 1; 0 when the same calls
+ * fail with EPERM or EINVAL (no capability to change ids here, or the ids are not mapped
+ * into this user namespace), the one case where a root run cannot test as another user;
+ * -1 on anything else. The failing call and its error go to why. */
+static int can_drop_to(uid_t uid, gid_t gid, char *why, size_t size) {
+    int fd[2];
+    if (pipe(fd) != 0) {
+        snprintf(why, size, "pipe: %s", strerror(errno));
+        return -1;
+    }
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fd[0]);
+        int msg[2] = {0, 0};
+        if (setgroups(0, NULL) != 0) msg[0] = 1, msg[1] = errno;
+        else if (setgid(gid) != 0) msg[0] = 2, msg[1] = errno;
+        else if (setuid(uid) != 0) msg[0] = 3, msg[1] = errno;
+        _exit(write(fd[1], msg, sizeof msg) == (ssize_t)sizeof msg ? 0 : 1);
+    }
+    close(fd[1]);
+    int msg[2] = {-1, 0};
+    ssize_t n = pid > 0 ? read(fd[0], msg, sizeof msg) : -1;
+    close(fd[0]);
+    if (pid > 0) waitpid(pid, NULL, 0);
+    if (n != (ssize_t)sizeof msg || msg[0] < 0 || msg[0] > 3) {
+        snprintf(why, size, "the probe process did not report (%s)",
+                 pid > 0 ? "no answer" : strerror(errno));
+        return -1;
+    }
+    if (msg[0] == 0) return 1;
+    static const char *const calls[] = {"", "setgroups", "setgid", "setuid"};
+    snprintf(why, size, "%s to uid %d gid %d: %s", calls[msg[0]], (int)uid, (int)gid,
+             strerror(msg[1]));
+    return msg[1] == EPERM || msg[1] == EINVAL ? 0 : -1;
+}
+
 /* Read-only files as a user who cannot write them: a shipped cache, root-owned 0444 in a
  * 0555 directory, is read (no -shm can be made beside it: the immutable path); a user
  * cache in a 0555 directory is bypassed with one warning. A root test run drops its
- * children to "nobody" so that the permissions hold. */
+ * children to "nobody" so that the permissions hold; it skips only where there is no
+ * such user, or where a probe shows that ids cannot be changed at all. A child that
+ * cannot set up the GPU, or cannot drop, is a failure with its stderr. */
 static void cluster_readonly_files(void) {
     NEED_GPU();
-    if (!seed_cfg1[0]) TAP_SKIP("seed cache missing (first case failed)");
+    struct passwd *pw = NULL;
+    if (geteuid() == 0) {
+        pw = getpwnam("nobody");
+        if (!pw) TAP_SKIP("running as root and there is no user 'nobody' to drop to");
+        char why[200];
+        int can = can_drop_to(pw->pw_uid, pw->pw_gid, why, sizeof why);
+        if (can == 0) TAP_SKIP("running as root where ids cannot be changed: %s", why);
+        TAP_CHECK(can == 1, "cannot tell whether this root run can drop to 'nobody': %s", why);
+        if (can != 1) return;
+    }
+    NEED_SEED();
     char ro[300], shipped[400], userdir[300];
     snprintf(ro, sizeof ro, "%s/ro", root);
     snprintf(shipped, sizeof shipped, "%s/shipped.db", ro);
     snprintf(userdir, sizeof userdir, "%s/home", root);
     mkdir(ro, 0755);
+    chmod(ro, 0755);
     mkdir(userdir, 0777);
     chmod(userdir, 0777);
+    unlink(shipped);
     TAP_CHECK(copy_file(seed, shipped) == 0, "copy");
     chmod(shipped, 0444);
     chmod(ro, 0555);
-    if (geteuid() == 0) {
-        struct passwd *pw = getpwnam("nobody");
-        if (!pw) TAP_SKIP("running as root and there is no user 'nobody' to drop to");
+    if (pw) {
         snprintf(child_exe, sizeof child_exe, "%s/test_cluster", root);
-        copy_file(self, child_exe);
+        TAP_CHECK(copy_file(self, child_exe) == 0, "copy %s to %s", self, child_exe);
         chmod(child_exe, 0755);
         chmod(root, 0755);
         child_uid = pw->pw_uid, child_gid = pw->pw_gid;
@@ -737,12 +872,16 @@ static void cluster_readonly_files(void) {
     snprintf(env_rouser, sizeof env_rouser, "GEMMTUNE_CACHE=%s/user.db", ro);
     const char *shapes[] = {S1, S2, NULL};
     const char *env1[] = {env_user, env_path, "HOME=/nonexistent", NULL};
+    int uid = (int)(child_uid ? child_uid : geteuid());
     child c;
     run(&c, "roshipped", env1, shapes);
     if (c.code == 3 || c.code == 126) {
-        child_uid = 0;
+        /* The child's own line says which: GPU set-up (3) or dropping privileges (126). */
+        TAP_CHECK(0, "a child as uid %d could not %s (exit %d): %s", uid,
+                  c.code == 3 ? "set up the GPU" : "drop privileges, though the probe could",
+                  c.code, c.err);
         child_free(&c);
-        TAP_SKIP("a child as user nobody cannot use the GPU or drop privileges (exit %d)", c.code);
+        goto done;
     }
     TAP_CHECK(all_ok(&c, 2) && stat_of(&c, "cache_hits") == 2 && stat_of(&c, "tunes") == 0,
               "read-only shipped file must be read: %s %s", c.out, c.err);
@@ -751,10 +890,11 @@ static void cluster_readonly_files(void) {
     const char *env2[] = {env_rouser, "HOME=/nonexistent", NULL};
     const char *one[] = {S1, NULL};
     run(&c, "rouser", env2, one);
-    TAP_CHECK(all_ok(&c, 1), "user cache in a read-only directory: %s", c.out);
+    TAP_CHECK(all_ok(&c, 1), "user cache in a read-only directory: %s %s", c.out, c.err);
     TAP_CHECK(count_substr(c.err, "gemmtune warning") == 1, "want one warning: %s", c.err);
-    printf("# as uid %d: %s", (int)(child_uid ? child_uid : geteuid()), c.err);
+    printf("# as uid %d: %s", uid, c.err);
     child_free(&c);
+done:
     child_uid = 0;
     chmod(ro, 0755);
 }
