@@ -12,6 +12,9 @@
  * verify_time_per_shape: the outputs a check covers and its time, up to 8192^3.
  * Without a CUDA device the GPU cases print "skipped: no CUDA device" (gpu_probe.h).
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
