@@ -10,7 +10,7 @@ base=${1:?usage: dev/verify_time.sh BASE_SRC}
 cd "$(dirname "$0")/.."
 . tools/gpu_build.sh || exit 1
 (cd "$base" && { [ -d build-base ] || meson setup build-base >/dev/null; } &&
-  meson compile -C build-base gemmtune >"$OUT/build-base.log" 2>&1) || { tail -20 "$OUT/build-base.log"; exit 1; }
+  meson compile -C build-base gemmtune:executable >"$OUT/build-base.log" 2>&1) || { tail -20 "$OUT/build-base.log"; exit 1; }
 shapes="${VT_SHAPES:-f32:1100x1000x512 bf16:1100x1000x512 f32:4096x4096x4096 f32:8192x8192x8192 bf16:8192x8192x8192 f64:8192x8192x8192 f32:14336x1x4096 f32:4x8x3000000}"
 export GEMMTUNE_TUNE_MAX_CANDIDATES=2 GEMMTUNE_LOG=info
 for tree in base new; do
