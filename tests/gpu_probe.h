@@ -49,4 +49,13 @@ static int gpu_probe(char *why, size_t size, int enter) {
     return state;
 }
 
+/* The opening of a GPU case: "no GPU" (state GPU_NONE) skips, any other state but
+ * GPU_READY fails with why; either way the case returns. state is read more than once. */
+#define GPU_NEED(state, why)                                                         \
+    do {                                                                            \
+        if ((state) == GPU_NONE) TAP_SKIP("skipped: no CUDA device (%s)", (why));   \
+        TAP_CHECK((state) == GPU_READY, "GPU set-up failed: %s", (why));            \
+        if ((state) != GPU_READY) return;                                           \
+    } while (0)
+
 #endif

@@ -227,12 +227,7 @@ static int gpu_here(void) {
 }
 
 /* A case that needs a GPU: skipped without one, failed when the GPU fails to set up. */
-#define NEED_GPU()                                                                         \
-    do {                                                                                   \
-        if (gpu_here() == GPU_NONE) TAP_SKIP("skipped: no CUDA device (%s)", gpu_why);     \
-        TAP_CHECK(have_gpu == GPU_READY, "GPU set-up failed: %s", gpu_why);                \
-        if (have_gpu != GPU_READY) return;                                                 \
-    } while (0)
+#define NEED_GPU() GPU_NEED(gpu_here(), gpu_why)
 
 /* ===== help and usage ===== */
 

@@ -63,12 +63,7 @@ static gid_t child_gid;
 static char child_exe[4096];
 
 /* No GPU: skipped; a GPU that failed to set up: failed (gpu_probe.h). */
-#define NEED_GPU()                                                                  \
-    do {                                                                            \
-        if (have_gpu == GPU_NONE) TAP_SKIP("skipped: no CUDA device (%s)", no_gpu_reason); \
-        TAP_CHECK(have_gpu == GPU_READY, "GPU set-up failed: %s", no_gpu_reason);    \
-        if (have_gpu != GPU_READY) return;                                          \
-    } while (0)
+#define NEED_GPU() GPU_NEED(have_gpu, no_gpu_reason)
 
 /* ===================================================================================
  * Child side: run shapes through gemm_tuned and report

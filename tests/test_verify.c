@@ -34,12 +34,7 @@
 static int gpu_state;
 static char no_gpu_reason[200];
 
-#define NEED_GPU()                                                                          \
-    do {                                                                                    \
-        if (gpu_state == GPU_NONE) TAP_SKIP("skipped: no CUDA device (%s)", no_gpu_reason); \
-        TAP_CHECK(gpu_state == GPU_READY, "GPU set-up failed: %s", no_gpu_reason);          \
-        if (gpu_state != GPU_READY) return;                                                 \
-    } while (0)
+#define NEED_GPU() GPU_NEED(gpu_state, no_gpu_reason)
 
 static gt_key key_of(const gt_devctx *dc, int dtype, int opa, int opb, long long m, long long n,
                      long long k, double beta) {
