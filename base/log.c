@@ -134,6 +134,8 @@ void gt_get_stats(gt_stats *out) {
     out->nearest = atomic_load(&stats[GT_STAT_NEAREST]);
     out->rejected = atomic_load(&stats[GT_STAT_REJECTED]);
     out->async_tunes = atomic_load(&stats[GT_STAT_ASYNC_TUNES]);
+    out->captured = atomic_load(&stats[GT_STAT_CAPTURED]);
+    out->deferred = atomic_load(&stats[GT_STAT_DEFERRED]);
 }
 
 void gt_version(int *major, int *minor, int *patch) {

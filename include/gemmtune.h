@@ -193,6 +193,47 @@ gt_mode gt_get_mode(void);
  * tunes over every kernel). 0 turns it off. */
 void gt_set_tune_async(int on);
 
+/*
+ * CUDA Graphs. gemm_tuned, gemm_tuned_d and gemm_tuned_ex may be called on a stream that
+ * is being captured (cudaStreamBeginCapture or cuStreamBeginCapture, in any mode, from
+ * any thread), and on streams of other threads while a capture runs. The library then
+ * does nothing that capture forbids: it never synchronizes the capturing stream, never
+ * tunes inside capture, and makes its own non-stream calls (loading a kernel, allocating
+ * its workspace) in relaxed capture mode, so they never invalidate a capture.
+ *   - A shape with a plan or a cached winner runs it.
+ *   - A shape in no cache runs what mode GT_MODE_CACHED would (the nearest tuned shape's
+ *     winner, else the safe default kernel). In mode GT_MODE_TUNE it is tuned after the
+ *     capture: on the background worker when async tuning is on, else at its first call
+ *     outside capture. The graph keeps the kernel it captured.
+ *   - A kernel that needs a workspace (split-K partials, operand copies) takes the one
+ *     given with gt_set_workspace for the stream when it is large enough; else memory the
+ *     graph itself allocates and frees in each replay (stream-ordered allocation: the
+ *     graph owns it, so replays of different graphs and the stream's later calls never
+ *     share it, and replaying any number of times, concurrently with other work, is
+ *     safe). A driver without stream-ordered allocation (before CUDA 11.2) gets
+ *     GT_NOT_SUPPORTED for such a kernel, with nothing launched, unless a workspace is set.
+ * Graphs holding gemmtune kernels must not be launched after gt_release, which unloads
+ * the kernels.
+ *
+ * A workspace for the calls on `stream`, as cublasSetWorkspace: with one that is large
+ * enough the library allocates nothing on the call path, in capture or not. stream is a
+ * stream of the current context, or NULL (the legacy default stream); the per-thread
+ * default stream (CU_STREAM_PER_THREAD) is set per calling thread. ptr is device memory
+ * of that context, aligned to 256 bytes, of `bytes` bytes (at least
+ * GT_WORKSPACE_MIN_BYTES); ptr NULL gives the stream back to the library's own workspace.
+ * The library zeroes the first GT_WORKSPACE_MIN_BYTES on `stream` (split-K tile
+ * counters, which every completed launch leaves zero again) and never frees the memory.
+ * It must stay allocated, and be used by nothing else, while any launch on the stream
+ * made since, or any replay of a graph captured on the stream since, may run; replays of
+ * such graphs share it, so they must not run concurrently with one another or with the
+ * stream's own work. A call whose kernel needs more than `bytes` uses the library's
+ * workspace instead (a warning is logged once per stream). Must not be called while
+ * `stream` is capturing. GT_INVALID_VALUE (nothing changed) for a misaligned ptr, too few
+ * bytes, or a capturing stream.
+ */
+#define GT_WORKSPACE_MIN_BYTES 16384
+gt_status gt_set_workspace(void *stream, void *ptr, size_t bytes);
+
 /* Counters since the process started, for tests and tools. */
 typedef struct gt_stats {
     uint64_t calls;         /* gemm_tuned calls that reached a launch */
@@ -205,6 +246,9 @@ typedef struct gt_stats {
     uint64_t nearest;       /* shapes given the winner of a nearest tuned shape */
     uint64_t rejected;      /* cache entries refused (bad configuration or binary) */
     uint64_t async_tunes;   /* shapes tuned on the background worker */
+    uint64_t captured;      /* calls made on a stream under CUDA Graph capture */
+    uint64_t deferred;      /* shapes first met under capture, run without tuning and
+                               left to be tuned after it (mode tune) */
 } gt_stats;
 void gt_get_stats(gt_stats *out);
 

@@ -67,6 +67,16 @@ static const struct {
     SYM(event_record, "cuEventRecord", NULL),
     SYM(event_synchronize, "cuEventSynchronize", NULL),
     SYM(event_elapsed, "cuEventElapsedTime_v2", "cuEventElapsedTime"),
+    SYM(event_query, "cuEventQuery", NULL),
+    SYM(memcpy_htod_async, "cuMemcpyHtoDAsync_v2", "cuMemcpyHtoDAsync"),
+    SYM(memcpy_dtoh_async, "cuMemcpyDtoHAsync_v2", "cuMemcpyDtoHAsync"),
+    SYM(stream_is_capturing, "cuStreamIsCapturing", NULL),
+    SYM(thread_exchange_capture_mode, "cuThreadExchangeStreamCaptureMode", NULL),
+    SYM(stream_begin_capture, "cuStreamBeginCapture_v2", "cuStreamBeginCapture"),
+    SYM(stream_end_capture, "cuStreamEndCapture", NULL),
+    SYM(graph_launch, "cuGraphLaunch", NULL),
+    SYM(graph_exec_destroy, "cuGraphExecDestroy", NULL),
+    SYM(graph_destroy, "cuGraphDestroy", NULL),
 #undef SYM
 };
 
@@ -104,6 +114,12 @@ static void load(void) {
     void *lx = dlsym(h, "cuLaunchKernelEx"), *oc = dlsym(h, "cuOccupancyMaxActiveClusters");
     memcpy(&gt_cu.launch_kernel_ex, &lx, sizeof lx);
     memcpy(&gt_cu.occupancy_max_active_clusters, &oc, sizeof oc);
+    void *gi = dlsym(h, "cuGraphInstantiateWithFlags"), *ma = dlsym(h, "cuMemAllocAsync"),
+         *mf = dlsym(h, "cuMemFreeAsync"), *si = dlsym(h, "cuStreamGetId");
+    memcpy(&gt_cu.graph_instantiate, &gi, sizeof gi);
+    memcpy(&gt_cu.mem_alloc_async, &ma, sizeof ma);
+    memcpy(&gt_cu.mem_free_async, &mf, sizeof mf);
+    memcpy(&gt_cu.stream_get_id, &si, sizeof si);
     CUresult r = gt_cu.init(0);
     if (r != CUDA_SUCCESS) {
         const char *name = "?";
@@ -212,4 +228,26 @@ void gt_cu_leave(int pushed) {
         CUcontext dummy;
         gt_cu.ctx_pop(&dummy);
     }
+}
+
+gt_status gt_cu_capturing(CUstream stream, int *capturing) {
+    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+    CUresult r = gt_cu.stream_is_capturing(stream, &st);
+    *capturing = 0;
+    if (r == CUDA_ERROR_STREAM_CAPTURE_IMPLICIT)
+        return gt_cu_fail(r, "the legacy default stream while another stream of its context "
+                             "is captured (use the capturing stream)");
+    if (r != CUDA_SUCCESS) return gt_cu_fail(r, "cuStreamIsCapturing");
+    *capturing = st != CU_STREAM_CAPTURE_STATUS_NONE;
+    return GT_SUCCESS;
+}
+
+CUstreamCaptureMode gt_cu_relaxed_begin(void) {
+    CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+    if (gt_cu.thread_exchange_capture_mode(&mode) != CUDA_SUCCESS) return CU_STREAM_CAPTURE_MODE_RELAXED;
+    return mode;
+}
+
+void gt_cu_relaxed_end(CUstreamCaptureMode previous) {
+    if (previous != CU_STREAM_CAPTURE_MODE_RELAXED) gt_cu.thread_exchange_capture_mode(&previous);
 }

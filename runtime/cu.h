@@ -58,6 +58,27 @@ typedef struct gt_cu_api {
     CUresult (*event_record)(CUevent, CUstream);
     CUresult (*event_synchronize)(CUevent);
     CUresult (*event_elapsed)(float *, CUevent, CUevent);
+    CUresult (*event_query)(CUevent);
+    CUresult (*memcpy_htod_async)(CUdeviceptr, const void *, size_t, CUstream);
+    CUresult (*memcpy_dtoh_async)(void *, CUdeviceptr, size_t, CUstream);
+    /* Stream capture (CUDA 10.1 and later): whether a stream is capturing, and the calling
+     * thread's interaction mode with captures (the library makes its own non-stream calls
+     * in relaxed mode, so that they never invalidate an application's capture). */
+    CUresult (*stream_is_capturing)(CUstream, CUstreamCaptureStatus *);
+    CUresult (*thread_exchange_capture_mode)(CUstreamCaptureMode *);
+    CUresult (*stream_begin_capture)(CUstream, CUstreamCaptureMode);
+    CUresult (*stream_end_capture)(CUstream, CUgraph *);
+    CUresult (*graph_launch)(CUgraphExec, CUstream);
+    CUresult (*graph_exec_destroy)(CUgraphExec);
+    CUresult (*graph_destroy)(CUgraph);
+    /* Optional (CUDA 11.4 and later): graphs instantiated with flags; stream-ordered
+     * allocation (11.2), a workspace that a captured graph owns. */
+    CUresult (*graph_instantiate)(CUgraphExec *, CUgraph, unsigned long long);
+    CUresult (*mem_alloc_async)(CUdeviceptr *, size_t, CUstream);
+    CUresult (*mem_free_async)(CUdeviceptr, CUstream);
+    /* Optional (CUDA 12.0 and later): a stream's unique id, which tells a new stream from a
+     * destroyed one whose handle it reuses. */
+    CUresult (*stream_get_id)(CUstream, unsigned long long *);
     /* Optional (drivers of CUDA 12.0 and later; NULL before): TMA descriptors for the
      * WGMMA family, which fails to launch without it. */
     CUresult (*tensor_map_encode_tiled)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
@@ -108,5 +129,18 @@ gt_status gt_cu_device_query(CUdevice dev, gt_cu_device *d);
  */
 gt_status gt_cu_enter(CUstream stream, CUcontext *ctx, int *pushed);
 void gt_cu_leave(int pushed);
+
+/* *capturing = 1 when `stream` (of the current context) is under CUDA Graph capture,
+ * active or already invalidated by someone else: then nothing but stream work may go on
+ * it. The legacy default stream cannot be used while a blocking stream of its context is
+ * captured: that is an error (nothing has been done). */
+gt_status gt_cu_capturing(CUstream stream, int *capturing);
+
+/* The calling thread's capture interaction mode set to relaxed (the library's own
+ * allocations, loads and synchronizations of its own streams then never invalidate an
+ * application's capture, whatever its mode or thread); gt_cu_relaxed_end restores the
+ * mode gt_cu_relaxed_begin returned. */
+CUstreamCaptureMode gt_cu_relaxed_begin(void);
+void gt_cu_relaxed_end(CUstreamCaptureMode previous);
 
 #endif

@@ -37,7 +37,13 @@ static gt_status gemm(const gt_arg_pos *pos, const gt_gemm *g) {
     CUstream stream = (CUstream)g->stream;
     CUcontext ctx;
     int pushed;
-    if ((s = gt_cu_enter(stream, &ctx, &pushed)) != GT_SUCCESS) return s;
+    /* The library's own non-stream calls (a context's first set-up, loading a kernel)
+     * must never invalidate an application's graph capture, of any mode, in any thread. */
+    CUstreamCaptureMode capture_mode = gt_cu_relaxed_begin();
+    if ((s = gt_cu_enter(stream, &ctx, &pushed)) != GT_SUCCESS) {
+        gt_cu_relaxed_end(capture_mode);
+        return s;
+    }
     gt_devctx *dc;
     if ((s = gt_devctx_get(ctx, &dc)) != GT_SUCCESS) goto out;
     if ((s = gt_devctx_supports(dc, g->dtype)) != GT_SUCCESS) goto out;
@@ -49,16 +55,21 @@ static gt_status gemm(const gt_arg_pos *pos, const gt_gemm *g) {
     gt_key key;
     gt_call_key(dc, g, &key);
 
+    /* Under graph capture nothing but stream work may happen (gt_dispatch, gt_kern_run). */
+    int capturing;
+    if ((s = gt_cu_capturing(stream, &capturing)) != GT_SUCCESS) goto out;
+    if (capturing) gt_stat_add(GT_STAT_CAPTURED, 1);
     const gt_plan *plan = gt_plan_find(ctx, &key);
-    if (plan) {
+    if (plan && !(plan->retune && !capturing)) {
         gt_stat_add(GT_STAT_PLAN_HITS, 1);
-    } else if ((s = gt_dispatch(dc, &key, stream, &plan)) != GT_SUCCESS) {
+    } else if ((s = gt_dispatch(dc, &key, stream, capturing, &plan)) != GT_SUCCESS) {
         goto out;
     }
     gt_stat_add(GT_STAT_CALLS, 1);
     s = gt_kern_run(&plan->kern, g);
 out:
     gt_cu_leave(pushed);
+    gt_cu_relaxed_end(capture_mode);
     return s;
 }
 
@@ -129,6 +140,26 @@ gt_status gemm_tuned_ex(gt_op opA, gt_op opB, int64_t m, int64_t n, int64_t k,
     }
     const gt_gemm g = {dtype, opA, opB, m, n, k, a, b, A, B, C, lda, ldb, ldc, stream};
     return gemm(&gt_pos_ex, &g);
+}
+
+gt_status gt_set_workspace(void *stream, void *ptr, size_t bytes) {
+    gt_error_clear();
+    if (ptr && (uintptr_t)ptr % 256 != 0)
+        return gt_fail_arg(2, "argument 2 (ptr) = %p is not aligned to 256 bytes", ptr);
+    if (ptr && bytes < GT_WORKSPACE_MIN_BYTES)
+        return gt_fail_arg(3, "argument 3 (bytes) = %zu is below GT_WORKSPACE_MIN_BYTES (%d)",
+                           bytes, GT_WORKSPACE_MIN_BYTES);
+    gt_status s = gt_cu_load();
+    if (s != GT_SUCCESS) return s;
+    CUcontext ctx;
+    int pushed, capturing = 0;
+    if ((s = gt_cu_enter((CUstream)stream, &ctx, &pushed)) != GT_SUCCESS) return s;
+    if ((s = gt_cu_capturing((CUstream)stream, &capturing)) == GT_SUCCESS && capturing)
+        s = gt_fail_arg(1, "argument 1 (stream) is under graph capture: set its workspace "
+                           "before the capture");
+    if (s == GT_SUCCESS) s = gt_work_set((CUstream)stream, GT_DPTR(ptr), ptr ? bytes : 0);
+    gt_cu_leave(pushed);
+    return s;
 }
 
 gt_status gt_set_mode(gt_mode mode) {

@@ -82,11 +82,6 @@ void gt_dispatch_set_async(int on) { atomic_store(&async_setting, on != 0); }
  * Plans from the layers: the exact key, or the nearest tuned shape
  * =================================================================================== */
 
-static const gt_plan *insert(gt_devctx *dc, const gt_key *key, gt_kern *k, int source) {
-    gt_plan p = {.ctx = dc->ctx, .key = *key, .kern = *k, .source = source};
-    return gt_plan_insert(&p);
-}
-
 /* Validates text (from layer `layer`) for key on dc; logs and counts a rejection. */
 static int valid(gt_devctx *dc, int layer, const gt_key *key, const char *text, gt_kcfg *cfg) {
     gt_klimits lim;
@@ -308,6 +303,9 @@ static void run_job(job *j) {
 
 static void *worker_main(void *arg) {
     (void)arg;
+    /* The worker's allocations and synchronizations must never invalidate a capture
+     * that an application thread runs meanwhile (in global mode they would). */
+    gt_cu_relaxed_begin();
     pthread_mutex_lock(&q_lock);
     for (;;) {
         while (!q_head && !worker_stop) pthread_cond_wait(&q_cond, &q_lock);
@@ -372,38 +370,63 @@ static void stop_worker(void) {
  * Resolution
  * =================================================================================== */
 
-static gt_status plan_of(gt_devctx *dc, const gt_key *key, gt_kern *k, int source,
+/* The plan (key, k, source) into the table: a new entry, or in place of the plan made
+ * under capture that a retune replaces (gt_plan_replace keeps that one's kernel loaded
+ * for the graphs that hold it). retune: gt_plan's. */
+static gt_status plan_of(gt_devctx *dc, const gt_key *key, gt_kern *k, int source, int retune,
                          const gt_plan **out) {
-    *out = insert(dc, key, k, source);
+    gt_plan p = {.ctx = dc->ctx, .key = *key, .kern = *k, .source = source, .retune = retune};
+    *out = gt_plan_find(dc->ctx, key) ? gt_plan_replace(&p) : gt_plan_insert(&p);
     return *out ? GT_SUCCESS : gt_fail(GT_OUT_OF_MEMORY, "plan table");
 }
 
 static gt_status fallback(gt_devctx *dc, const gt_key *key, int use_cache, int source,
-                          const gt_plan **out) {
+                          int retune, const gt_plan **out) {
     gt_kern k;
     gt_status s = default_kern(dc, key, use_cache, &k);
     if (s != GT_SUCCESS) return s;
     gt_stat_add(GT_STAT_FALLBACKS, 1);
-    return plan_of(dc, key, &k, source, out);
+    return plan_of(dc, key, &k, source, retune, out);
+}
+
+/* Under graph capture (dc->resolve_lock held, dc's context current, relaxed capture
+ * mode): no tuning, no synchronization (gt_dispatch says what runs). */
+static gt_status resolve_captured(gt_devctx *dc, const gt_key *key, const gt_plan **out) {
+    int mode = gt_dispatch_mode();
+    if (mode == GT_MODE_OFF) return fallback(dc, key, 0, GT_SRC_FALLBACK, 0, out);
+    gt_layers_open();
+    gt_kern k;
+    if (from_layers(dc, key, &k)) return plan_of(dc, key, &k, GT_SRC_CACHE, 0, out);
+    int retune = 0;
+    if (mode == GT_MODE_TUNE) {
+        gt_stat_add(GT_STAT_DEFERRED, 1);
+        if (gt_dispatch_async()) {
+            int queued = enqueue(dc, key);
+            return fallback(dc, key, 1, queued ? GT_SRC_PENDING : GT_SRC_FALLBACK, 0, out);
+        }
+        retune = 1;
+    }
+    if (from_nearest(dc, key, &k)) return plan_of(dc, key, &k, GT_SRC_NEAREST, retune, out);
+    return fallback(dc, key, 1, GT_SRC_FALLBACK, retune, out);
 }
 
 /* Called with dc->resolve_lock held and dc's context current. */
 static gt_status resolve(gt_devctx *dc, const gt_key *key, CUstream stream, const gt_plan **out) {
     int mode = gt_dispatch_mode();
-    if (mode == GT_MODE_OFF) return fallback(dc, key, 0, GT_SRC_FALLBACK, out);
+    if (mode == GT_MODE_OFF) return fallback(dc, key, 0, GT_SRC_FALLBACK, 0, out);
     gt_layers_open();
     gt_kern k;
-    if (from_layers(dc, key, &k)) return plan_of(dc, key, &k, GT_SRC_CACHE, out);
+    if (from_layers(dc, key, &k)) return plan_of(dc, key, &k, GT_SRC_CACHE, 0, out);
     if (mode == GT_MODE_CACHED) {
-        if (from_nearest(dc, key, &k)) return plan_of(dc, key, &k, GT_SRC_NEAREST, out);
-        return fallback(dc, key, 1, GT_SRC_FALLBACK, out);
+        if (from_nearest(dc, key, &k)) return plan_of(dc, key, &k, GT_SRC_NEAREST, 0, out);
+        return fallback(dc, key, 1, GT_SRC_FALLBACK, 0, out);
     }
     if (gt_dispatch_async()) {
         /* The worker replaces this plan once the key is tuned. It takes resolve_lock,
          * held here, so the pending plan is in the table before it can. Not queued (no
          * thread or memory): the default kernel stays, and the plan says so. */
         int queued = enqueue(dc, key);
-        return fallback(dc, key, 1, queued ? GT_SRC_PENDING : GT_SRC_FALLBACK, out);
+        return fallback(dc, key, 1, queued ? GT_SRC_PENDING : GT_SRC_FALLBACK, 0, out);
     }
     /* Tuning works on its own stream and buffers; wait for the caller's work so its
      * timings are not disturbed. */
@@ -413,16 +436,22 @@ static gt_status resolve(gt_devctx *dc, const gt_key *key, CUstream stream, cons
     gt_status st;
     int won = tune_key(dc, key, 0, &rep, &k, &st);
     gt_tune_report_free(&rep);
-    if (won) return plan_of(dc, key, &k, GT_SRC_TUNED, out);
+    if (won) return plan_of(dc, key, &k, GT_SRC_TUNED, 0, out);
     if (st != GT_SUCCESS) return st;
-    return fallback(dc, key, 1, GT_SRC_FALLBACK, out);
+    return fallback(dc, key, 1, GT_SRC_FALLBACK, 0, out);
 }
 
-gt_status gt_dispatch(gt_devctx *dc, const gt_key *key, CUstream stream, const gt_plan **out) {
+gt_status gt_dispatch(gt_devctx *dc, const gt_key *key, CUstream stream, int capturing,
+                      const gt_plan **out) {
+    CUstreamCaptureMode mode = gt_cu_relaxed_begin();
     pthread_mutex_lock(&dc->resolve_lock);
     gt_status s = GT_SUCCESS;
-    if (!(*out = gt_plan_find(dc->ctx, key))) s = resolve(dc, key, stream, out);
+    const gt_plan *p = gt_plan_find(dc->ctx, key);
+    *out = p;
+    if (!p || (p->retune && !capturing))
+        s = capturing ? resolve_captured(dc, key, out) : resolve(dc, key, stream, out);
     pthread_mutex_unlock(&dc->resolve_lock);
+    gt_cu_relaxed_end(mode);
     return s;
 }
 
@@ -433,7 +462,7 @@ gt_status gt_dispatch_tune(gt_devctx *dc, const gt_key *key, int force, gt_tune_
     const gt_plan *p = force ? NULL : gt_plan_find(dc->ctx, key);
     gt_status s = GT_SUCCESS;
     gt_kern k;
-    if (!p && !force && from_layers(dc, key, &k)) s = plan_of(dc, key, &k, GT_SRC_CACHE, &p);
+    if (!p && !force && from_layers(dc, key, &k)) s = plan_of(dc, key, &k, GT_SRC_CACHE, 0, &p);
     if (!p && s == GT_SUCCESS) {
         gt_tune_report local;
         gt_tune_report *r = rep ? rep : &local;
@@ -444,7 +473,7 @@ gt_status gt_dispatch_tune(gt_devctx *dc, const gt_key *key, int force, gt_tune_
             p = gt_plan_replace(&np);
             if (!p) s = gt_fail(GT_OUT_OF_MEMORY, "plan table");
         } else if ((s = st) == GT_SUCCESS && !(p = gt_plan_find(dc->ctx, key))) {
-            s = fallback(dc, key, 1, GT_SRC_FALLBACK, &p);
+            s = fallback(dc, key, 1, GT_SRC_FALLBACK, 0, &p);
         }
         if (r == &local) gt_tune_report_free(r);
     }

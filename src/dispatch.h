@@ -27,8 +27,14 @@
 /* The plan of key in dc's context, made if needed. Never fails for want of tuning:
  * a skipped or failed tuning gives the default kernel (source GT_SRC_FALLBACK).
  * stream is the caller's: it is synchronized before tuning in the calling thread, so
- * that the caller's work does not disturb the timings. */
-gt_status gt_dispatch(gt_devctx *dc, const gt_key *key, CUstream stream, const gt_plan **out);
+ * that the caller's work does not disturb the timings.
+ * capturing: the stream is under graph capture. Then nothing is tuned or synchronized:
+ * a key in no cache gets what mode cached gives (with async tuning on, the default
+ * kernel, as async's pending plans run: its winner gives the same bits), and in mode
+ * tune is tuned later (queued for the worker with async on, else marked retune so that
+ * the first call outside capture tunes it). Runs in relaxed capture mode. */
+gt_status gt_dispatch(gt_devctx *dc, const gt_key *key, CUstream stream, int capturing,
+                      const gt_plan **out);
 
 /* For `gemmtune tune`: tunes key even when cached (force) or only on a miss, stores the
  * result, and reports. Ignores the mode and async settings. *source says where the plan

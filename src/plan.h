@@ -26,6 +26,9 @@ typedef struct gt_plan {
     gt_key key;
     gt_kern kern;
     int source;            /* GT_SRC_* */
+    int retune;            /* made under graph capture without tuning (mode tune, async
+                              off): the first call outside capture tunes the key and
+                              replaces this plan (the graph keeps this plan's kernel) */
 } gt_plan;
 
 /* The plan of (ctx, key), or NULL. The returned plan stays valid until gt_plan_clear. */

@@ -212,9 +212,11 @@ gt_status gt_verify(gt_devctx *dc, const gt_key *key, const gt_gemm *g, const vo
     TRY(gt_cu.mem_alloc(&dacc, sizeof(acc_t)), "cuMemAlloc (sums)");
     CUdeviceptr at = dbuf, dref = dbuf + idx_bytes, dg = dref + sizeof(double) * CHUNK;
     for (int i = 0; i < np; i++) {
-        TRY(gt_cu.memcpy_htod(at, p[i].rows, sizeof(int) * (size_t)p[i].nr), "cuMemcpyHtoD (rows)");
+        TRY(gt_cu.memcpy_htod_async(at, p[i].rows, sizeof(int) * (size_t)p[i].nr, stream),
+            "cuMemcpyHtoDAsync (rows)");
         at += sizeof(int) * (size_t)p[i].nr;
-        TRY(gt_cu.memcpy_htod(at, p[i].cols, sizeof(int) * (size_t)p[i].nc), "cuMemcpyHtoD (cols)");
+        TRY(gt_cu.memcpy_htod_async(at, p[i].cols, sizeof(int) * (size_t)p[i].nc, stream),
+            "cuMemcpyHtoDAsync (cols)");
         at += sizeof(int) * (size_t)p[i].nc;
     }
     TRY(gt_cu.memset_d8_async(dacc, 0, sizeof(acc_t), stream), "cuMemsetD8Async");
@@ -251,10 +253,10 @@ gt_status gt_verify(gt_devctx *dc, const gt_key *key, const gt_gemm *g, const vo
         TRY(gt_cu.launch_kernel(dc->pad[out], grid, 1, 1, 256, 1, 1, 0, stream, pargs, NULL),
             "cuLaunchKernel (padding)");
     }
-    TRY(gt_cu.stream_synchronize(stream), "verification (the checked kernel or the reference)");
     acc_t acc;
     memset(&acc, 0, sizeof acc);
-    TRY(gt_cu.memcpy_dtoh(&acc, dacc, sizeof acc), "cuMemcpyDtoH (sums)");
+    TRY(gt_cu.memcpy_dtoh_async(&acc, dacc, sizeof acc, stream), "cuMemcpyDtoHAsync (sums)");
+    TRY(gt_cu.stream_synchronize(stream), "verification (the checked kernel or the reference)");
 #undef TRY
     if (r != CUDA_SUCCESS) {
         s = gt_cu_fail(r, what);
