@@ -165,11 +165,15 @@ static gt_status grow(work *w, CUstream stream, size_t bytes) {
 /* Under capture without an application workspace: memory the graph allocates, zeroes
  * and (gt_work_done) frees in every replay. */
 static gt_status graph_owned(CUstream stream, size_t bytes, size_t zero, gt_work_lease *lease) {
-    if (!gt_cu.mem_alloc_async || !gt_cu.mem_free_async)
+    CUdevice dev;
+    int pools = 0;
+    if (gt_cu.mem_alloc_async && gt_cu.mem_free_async && gt_cu.ctx_get_device(&dev) == CUDA_SUCCESS)
+        gt_cu.device_get_attribute(&pools, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, dev);
+    if (!pools)
         return gt_fail(GT_NOT_SUPPORTED,
                        "this kernel needs a workspace, and under graph capture the driver "
-                       "lacks stream-ordered allocation (CUDA 11.2): give one with "
-                       "gt_set_workspace");
+                       "or device lacks stream-ordered allocation (CUDA 11.2, memory "
+                       "pools): give one with gt_set_workspace");
     CUresult r = gt_cu.mem_alloc_async(&lease->ptr, bytes, stream);
     if (r != CUDA_SUCCESS) return gt_cu_fail(r, "cuMemAllocAsync (workspace, under capture)");
     if (zero && (r = gt_cu.memset_d8_async(lease->ptr, 0, zero, stream)) != CUDA_SUCCESS) {
