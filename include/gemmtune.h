@@ -203,8 +203,10 @@ void gt_set_tune_async(int on);
  *   - A shape with a plan or a cached winner runs it.
  *   - A shape in no cache runs what mode GT_MODE_CACHED would (the nearest tuned shape's
  *     winner, else the safe default kernel). In mode GT_MODE_TUNE it is tuned after the
- *     capture: on the background worker when async tuning is on, else at its first call
- *     outside capture. The graph keeps the kernel it captured.
+ *     capture: at its first call outside capture, or, when async tuning is on, on the
+ *     background worker, in which case it runs the safe default kernel meanwhile (as
+ *     every pending shape does, so that the worker's winner gives the same bits). The
+ *     graph keeps the kernel it captured.
  *   - A kernel that needs a workspace (split-K partials, operand copies) takes the one
  *     given with gt_set_workspace for the stream when it is large enough; else memory the
  *     graph itself allocates and frees in each replay (stream-ordered allocation: the

@@ -90,11 +90,13 @@ static void reclaim_idle(CUcontext cur, double now) {
 }
 
 /* The entry of (ctx, stream) for this thread, made when make; NULL when there is none
- * (make 0) or the table is full of entries that cannot be evicted. */
+ * (make 0) or the table is full of entries that cannot be evicted. Under capture (make 0)
+ * the stream's id is not asked: cuStreamGetId on a capturing stream invalidates the
+ * capture, and a stream under capture is alive anyway. */
 static work *find(CUcontext ctx, CUstream stream, int make, gt_status *st) {
     pthread_t self = per_thread(stream) ? pthread_self() : (pthread_t)0;
     unsigned long long sid = 0;
-    if (gt_cu.stream_get_id) gt_cu.stream_get_id(stream, &sid);
+    if (make && gt_cu.stream_get_id && gt_cu.stream_get_id(stream, &sid) != CUDA_SUCCESS) sid = 0;
     work *w = NULL;
     for (int i = 0; i < GT_WORK_SLOTS && !w; i++) {
         work *t = &table[i];
@@ -102,7 +104,7 @@ static work *find(CUcontext ctx, CUstream stream, int make, gt_status *st) {
             (!per_thread(stream) || pthread_equal(t->thread, self)))
             w = t;
     }
-    if (w && w->sid != sid) {
+    if (w && make && w->sid != sid) {
         /* The handle of a destroyed stream, reused: the application's workspace was for
          * the old stream; the library's buffer may serve once the old launch is done. */
         if (w->done) {

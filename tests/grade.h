@@ -1,7 +1,7 @@
 /*
  * grade.h: a GEMM's output graded element by element against a float64 reference computed
- * on the CPU, independently of the library (tests/test_gpu.c; the bounds and why they hold
- * are stated there, at prob_bound).
+ * on the CPU, independently of the library (the GPU tests, through tests/prob.h; the bounds
+ * and why they hold are stated there, at prob_bound).
  *
  * A gr_ref holds, for one problem, every output's reference value and its scale
  *   ref(i, j) = alpha * sum_l op(A)(i, l) op(B)(l, j) + beta * C0(i, j)

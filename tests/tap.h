@@ -57,7 +57,9 @@ static double tap_now_s(void) {
 }
 
 /* TAP_ONLY=name[,name...] runs those cases alone (the others are reported skipped): for
- * rerunning slow cases on a GPU machine. Each case's wall time follows it as a comment. */
+ * rerunning slow cases on a GPU machine. TAP_EXCEPT=name[,name...] runs all but those (they
+ * are reported skipped): for a tool that breaks a case by itself (tools/gpu_run.sh
+ * capture-memcheck). Each case's wall time follows it as a comment. */
 static void tap_run(void (*fn)(void), const char *name) {
     tap_case_failed = 0;
     tap_case_skipped = 0;
@@ -65,6 +67,11 @@ static void tap_run(void (*fn)(void), const char *name) {
     const char *only = getenv("TAP_ONLY");
     if (only && *only && !tap_listed(only, name)) {
         printf("ok %d - %s # SKIP not selected (TAP_ONLY=%s)\n", ++tap_n, name, only);
+        return;
+    }
+    const char *except = getenv("TAP_EXCEPT");
+    if (except && *except && tap_listed(except, name)) {
+        printf("ok %d - %s # SKIP left out (TAP_EXCEPT=%s)\n", ++tap_n, name, except);
         return;
     }
     double t0 = tap_now_s();
