@@ -1,0 +1,187 @@
+/*
+ * test_select.c: the selector of a configuration for a shape in no cache (tuner/select.h),
+ * on synthetic timings tables of an H100 (no GPU needed).
+ *   select_without_rows_is_model_best   no measured shape: the cost model's first choice
+ *   select_nearest_shape_wins           two shapes disagree: the nearer one's fastest
+ *   select_failed_never_chosen          a configuration that failed anywhere is never
+ *                                       chosen, however fast elsewhere
+ *   select_illegal_never_chosen         a measured configuration illegal for the new
+ *                                       shape (split-K beyond its K) is never chosen
+ *   select_same_choice_any_order        the same rows shuffled give the same choice
+ *   select_prefers_measured             a configuration measured near the best on a close
+ *                                       shape beats an unmeasured one the model rates a
+ *                                       little better
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fixtures.h"
+#include "kcfg.h"
+#include "select.h"
+#include "space.h"
+#include "tap.h"
+
+static gt_key key_f32(long long m, long long n, long long k) {
+    gt_key key;
+    fixture_key(&key, 90, 0, 1, m, n, k, 16, 1);
+    key.dtype = GT_DT_F32;
+    return key;
+}
+
+static gt_select_row row(long long m, long long n, long long k, const char *config, int ok,
+                         double us) {
+    gt_select_row r;
+    memset(&r, 0, sizeof r);
+    r.m = m, r.n = n, r.k = k, r.beta0 = 1, r.ok = ok, r.time_us = us;
+    snprintf(r.config, sizeof r.config, "%s", config);
+    return r;
+}
+
+/* The text of the i-th candidate the cost model ranks for key. */
+static void model_pick(const gt_key *key, int i, char *text, size_t size) {
+    gt_cand *c = NULL;
+    gt_space_counts counts;
+    int n = gt_space_build(key, &h100, GT_SELECT_POOL, 0, &c, &counts);
+    text[0] = 0;
+    if (n > i) gt_kcfg_format(&c[i].cfg, text, size);
+    free(c);
+}
+
+static void chosen(const gt_key *key, const gt_select_row *rows, int n, char *text, size_t size,
+                   gt_select_info *info) {
+    gt_kcfg cfg;
+    text[0] = 0;
+    if (gt_select(key, &h100, rows, n, &cfg, info) == 0) gt_kcfg_format(&cfg, text, size);
+}
+
+static void select_without_rows_is_model_best(void) {
+    gt_key key = key_f32(1000, 1000, 1000);
+    char want[GT_SELECT_CONFIG_MAX], got[GT_SELECT_CONFIG_MAX];
+    gt_select_info info;
+    model_pick(&key, 0, want, sizeof want);
+    chosen(&key, NULL, 0, got, sizeof got, &info);
+    TAP_CHECK(want[0] && strcmp(want, got) == 0, "chose '%s', the model's first is '%s'", got, want);
+    TAP_CHECK(info.from_model && info.measured == 0 && info.pool > 0, "info: pool %d measured %d",
+              info.pool, info.measured);
+}
+
+/* Two configurations legal for every shape here (the model's second and third for the
+ * new shape), measured on a near and a far shape that disagree. */
+static void select_nearest_shape_wins(void) {
+    gt_key key = key_f32(1024, 1024, 1024);
+    char x[GT_SELECT_CONFIG_MAX], y[GT_SELECT_CONFIG_MAX], got[GT_SELECT_CONFIG_MAX];
+    model_pick(&key, 1, x, sizeof x);
+    model_pick(&key, 2, y, sizeof y);
+    TAP_CHECK(x[0] && y[0], "the model gives three candidates");
+    /* Near (1000^3): x fast, y 2x slower. Far (8192^3): y fast, x 2x slower. */
+    gt_select_row rows[] = {row(1000, 1000, 1000, x, 1, 50), row(1000, 1000, 1000, y, 1, 100),
+                            row(8192, 8192, 8192, x, 1, 20000), row(8192, 8192, 8192, y, 1, 10000)};
+    chosen(&key, rows, 4, got, sizeof got, NULL);
+    TAP_CHECK(strcmp(got, x) == 0, "chose '%s', want the near shape's fastest '%s'", got, x);
+    /* The new shape next to the far one: y. */
+    gt_key far = key_f32(8000, 8000, 8000);
+    chosen(&far, rows, 4, got, sizeof got, NULL);
+    TAP_CHECK(strcmp(got, y) == 0, "near 8192^3 chose '%s', want '%s'", got, y);
+}
+
+static void select_failed_never_chosen(void) {
+    gt_key key = key_f32(1024, 1024, 1024);
+    char x[GT_SELECT_CONFIG_MAX], y[GT_SELECT_CONFIG_MAX], got[GT_SELECT_CONFIG_MAX];
+    model_pick(&key, 0, x, sizeof x);
+    model_pick(&key, 1, y, sizeof y);
+    /* x is the fastest on the very same shape, but failed verification on another. */
+    gt_select_row rows[] = {row(1024, 1024, 1024, x, 1, 10), row(1024, 1024, 1024, y, 1, 40),
+                            row(2048, 2048, 2048, x, 0, -1), row(2048, 2048, 2048, y, 1, 300)};
+    gt_select_info info;
+    chosen(&key, rows, 4, got, sizeof got, &info);
+    TAP_CHECK(got[0] && strcmp(got, x) != 0, "chose '%s', which failed on 2048^3", got);
+    TAP_CHECK(info.excluded >= 1, "excluded %d", info.excluded);
+}
+
+static void select_illegal_never_chosen(void) {
+    /* K = 64: a split-K configuration measured on a large-K shape cannot split 64. */
+    gt_key big = key_f32(64, 64, 65536), key = key_f32(64, 64, 64);
+    char split[GT_SELECT_CONFIG_MAX] = "", got[GT_SELECT_CONFIG_MAX];
+    gt_cand *c = NULL;
+    gt_space_counts counts;
+    int n = gt_space_build(&big, &h100, 200, 0, &c, &counts);
+    for (int i = 0; i < n && !split[0]; i++)
+        if (c[i].cfg.split >= 8) gt_kcfg_format(&c[i].cfg, split, sizeof split);
+    free(c);
+    TAP_CHECK(split[0], "no split-K candidate for 64x64x65536");
+    char why[256];
+    gt_kcfg cfg;
+    TAP_CHECK(gt_kcfg_validate(split, &key, &h100, &cfg, why, sizeof why) != 0,
+              "'%s' is legal for K = 64", split);
+    /* Measured as wildly the fastest on a shape close in M and N. */
+    gt_select_row rows[] = {row(64, 64, 65536, split, 1, 1), row(64, 64, 128, split, 1, 1)};
+    chosen(&key, rows, 2, got, sizeof got, NULL);
+    TAP_CHECK(got[0] && strcmp(got, split) != 0, "chose the illegal '%s'", got);
+}
+
+static void select_same_choice_any_order(void) {
+    gt_key key = key_f32(3000, 500, 700);
+    gt_key near1 = key_f32(2048, 512, 512), near2 = key_f32(4096, 512, 1024);
+    /* Twelve candidates of each nearby shape with made-up times. */
+    gt_select_row rows[48];
+    int n = 0;
+    for (int s = 0; s < 2; s++) {
+        const gt_key *k = s ? &near2 : &near1;
+        gt_cand *c = NULL;
+        gt_space_counts counts;
+        int nc = gt_space_build(k, &h100, 24, 0, &c, &counts);
+        for (int i = 0; i < nc && i < 24; i++) {
+            char text[GT_SELECT_CONFIG_MAX];
+            gt_kcfg_format(&c[i].cfg, text, sizeof text);
+            rows[n++] = row(k->m, k->n, k->k, text, i % 7 != 3, 100.0 + (double)((i * 37 + s * 11) % 50));
+        }
+        free(c);
+    }
+    char first[GT_SELECT_CONFIG_MAX], got[GT_SELECT_CONFIG_MAX];
+    chosen(&key, rows, n, first, sizeof first, NULL);
+    TAP_CHECK(first[0], "no choice");
+    uint64_t st = 12345;
+    int same = 1;
+    for (int t = 0; t < 20; t++) {
+        for (int i = n - 1; i > 0; i--) {
+            st = st * 6364136223846793005ULL + 1442695040888963407ULL;
+            int j = (int)((st >> 33) % (uint64_t)(i + 1));
+            gt_select_row tmp = rows[i];
+            rows[i] = rows[j], rows[j] = tmp;
+        }
+        chosen(&key, rows, n, got, sizeof got, NULL);
+        same &= strcmp(got, first) == 0;
+    }
+    TAP_CHECK(same, "a shuffled table chose '%s', the first '%s'", got, first);
+}
+
+static void select_prefers_measured(void) {
+    gt_key key = key_f32(1100, 1000, 900);
+    char m0[GT_SELECT_CONFIG_MAX], m3[GT_SELECT_CONFIG_MAX], got[GT_SELECT_CONFIG_MAX];
+    model_pick(&key, 0, m0, sizeof m0);
+    model_pick(&key, 3, m3, sizeof m3);
+    /* The model's fourth, measured fastest on a close shape (1024 x 1024 x 1024) where the
+     * model's first was never timed. */
+    gt_select_row rows[] = {row(1024, 1024, 1024, m3, 1, 80)};
+    gt_select_info info;
+    chosen(&key, rows, 1, got, sizeof got, &info);
+    TAP_CHECK(strcmp(got, m3) == 0, "chose '%s' (model's first '%s'), want the measured '%s'",
+              got, m0, m3);
+    TAP_CHECK(!info.from_model && info.measured == 1, "from_model %d measured %d", info.from_model,
+              info.measured);
+}
+
+int main(void) {
+    TAP_RUN(select_without_rows_is_model_best);
+    TAP_RUN(select_nearest_shape_wins);
+    TAP_RUN(select_failed_never_chosen);
+    TAP_RUN(select_illegal_never_chosen);
+    TAP_RUN(select_same_choice_any_order);
+    TAP_RUN(select_prefers_measured);
+    return tap_done();
+}

@@ -1,0 +1,140 @@
+/*
+ * select.c: the configuration of a shape in no cache (select.h).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "select.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "space.h"
+
+typedef struct {
+    gt_kcfg cfg;
+    char text[GT_SELECT_CONFIG_MAX];
+    double est_us;
+} pooled;
+
+static int row_order(const void *pa, const void *pb) {
+    const gt_select_row *a = pa, *b = pb;
+    if (a->m != b->m) return a->m < b->m ? -1 : 1;
+    if (a->n != b->n) return a->n < b->n ? -1 : 1;
+    if (a->k != b->k) return a->k < b->k ? -1 : 1;
+    if (a->beta0 != b->beta0) return a->beta0 < b->beta0 ? -1 : 1;
+    int c = strcmp(a->config, b->config);
+    if (c) return c;
+    if (a->ok != b->ok) return a->ok < b->ok ? -1 : 1;
+    return a->time_us < b->time_us ? -1 : a->time_us > b->time_us;
+}
+
+static int same_shape(const gt_select_row *a, const gt_select_row *b) {
+    return a->m == b->m && a->n == b->n && a->k == b->k && a->beta0 == b->beta0;
+}
+
+/* The weight of a measured shape for key: exp(-(d / SIGMA)^2), d the distance of
+ * (ln M, ln N, ln K), a different beta0 counting as 0.3 more. */
+static double weight(const gt_key *key, const gt_select_row *r) {
+    double dm = log((double)r->m) - log((double)key->m), dn = log((double)r->n) - log((double)key->n),
+           dk = log((double)r->k) - log((double)key->k);
+    double d2 = dm * dm + dn * dn + dk * dk + (r->beta0 != key->beta0 ? 0.09 : 0.0);
+    return exp(-d2 / (GT_SELECT_SIGMA * GT_SELECT_SIGMA));
+}
+
+static int failed(const gt_select_row *rows, int n, const char *text) {
+    for (int i = 0; i < n; i++)
+        if (!rows[i].ok && strcmp(rows[i].config, text) == 0) return 1;
+    return 0;
+}
+
+static int in_pool(const pooled *p, int n, const char *text) {
+    for (int i = 0; i < n; i++)
+        if (strcmp(p[i].text, text) == 0) return 1;
+    return 0;
+}
+
+int gt_select(const gt_key *key, const gt_klimits *lim, const gt_select_row *in, int nrows,
+              gt_kcfg *out, gt_select_info *info) {
+    gt_select_info local;
+    if (!info) info = &local;
+    memset(info, 0, sizeof *info);
+    gt_select_row *rows = malloc(sizeof *rows * (size_t)(nrows > 0 ? nrows : 1));
+    gt_cand *cands = NULL;
+    gt_space_counts counts;
+    int ncand = gt_space_build(key, lim, GT_SELECT_POOL, 0, &cands, &counts);
+    pooled *pool = malloc(sizeof *pool * (size_t)((ncand > 0 ? ncand : 0) + nrows + 1));
+    double *best = malloc(sizeof *best * (size_t)(nrows > 0 ? nrows : 1));
+    int ret = -1;
+    if (!rows || ncand < 0 || !pool || !best) goto done;
+    if (nrows > 0) memcpy(rows, in, sizeof *rows * (size_t)nrows);
+    qsort(rows, (size_t)nrows, sizeof *rows, row_order);
+    /* best[i]: the fastest ok time of row i's shape (0 when none ran there). */
+    for (int i = 0; i < nrows;) {
+        int j = i;
+        double b = 0;
+        for (; j < nrows && same_shape(&rows[i], &rows[j]); j++)
+            if (rows[j].ok && rows[j].time_us > 0 && (b == 0 || rows[j].time_us < b)) b = rows[j].time_us;
+        for (; i < j; i++) best[i] = b;
+    }
+    /* The pool: the model's best, then every measured configuration legal here. */
+    int np = 0;
+    for (int i = 0; i < ncand; i++) {
+        pool[np].cfg = cands[i].cfg;
+        gt_kcfg_format(&cands[i].cfg, pool[np].text, sizeof pool[np].text);
+        np++;
+    }
+    for (int i = 0; i < nrows; i++) {
+        if (!rows[i].ok || in_pool(pool, np, rows[i].config)) continue;
+        char why[256];
+        if (gt_kcfg_validate(rows[i].config, key, lim, &pool[np].cfg, why, sizeof why) != 0) continue;
+        snprintf(pool[np].text, sizeof pool[np].text, "%s", rows[i].config);
+        np++;
+    }
+    double est_min = 0;
+    for (int i = 0; i < np; i++) {
+        pool[i].est_us = gt_space_estimate_us(&pool[i].cfg, key, lim);
+        if (pool[i].est_us > 0 && (est_min == 0 || pool[i].est_us < est_min)) est_min = pool[i].est_us;
+    }
+    int chosen = -1;
+    double chosen_score = 0;
+    int chosen_measured = 0;
+    for (int c = 0; c < np; c++) {
+        if (failed(rows, nrows, pool[c].text)) {
+            info->excluded++;
+            continue;
+        }
+        info->pool++;
+        /* Evidence: each measured shape's fastest time of c (rows are sorted by shape). */
+        double e = 0, w = 0;
+        for (int i = 0; i < nrows; i++) {
+            if (!rows[i].ok || best[i] <= 0 || rows[i].time_us <= 0 ||
+                strcmp(rows[i].config, pool[c].text) != 0)
+                continue;
+            if (i > 0 && same_shape(&rows[i - 1], &rows[i]) &&
+                strcmp(rows[i - 1].config, rows[i].config) == 0 && rows[i - 1].ok)
+                continue; /* a second timing of c on this shape: the first is the fastest */
+            double wi = weight(key, &rows[i]);
+            e += wi * log(rows[i].time_us / best[i]);
+            w += wi;
+        }
+        if (w > 0) info->measured++;
+        double prior = (pool[c].est_us > 0 && est_min > 0 ? log(pool[c].est_us / est_min) : 0) +
+                       GT_SELECT_DOUBT;
+        double s = (e + GT_SELECT_W0 * prior) / (w + GT_SELECT_W0);
+        if (chosen < 0 || s < chosen_score ||
+            (s == chosen_score && strcmp(pool[c].text, pool[chosen].text) < 0)) {
+            chosen = c, chosen_score = s, chosen_measured = w > 0;
+        }
+    }
+    if (chosen >= 0) {
+        *out = pool[chosen].cfg;
+        info->score = chosen_score;
+        info->from_model = !chosen_measured;
+        ret = 0;
+    }
+done:
+    free(rows), free(cands), free(pool), free(best);
+    return ret;
+}

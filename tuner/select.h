@@ -1,0 +1,54 @@
+/*
+ * select.h: a configuration for a shape in no cache, chosen from what the cache layers
+ * measured on other shapes of its class (every candidate's timing of every tuned shape,
+ * not only the winners) and from the cost model.
+ *
+ * The pool: the cost model's best GT_SELECT_POOL legal candidates for the new shape, and
+ * every measured configuration that is legal for it (gt_kcfg_validate). A configuration
+ * that failed on any measured shape (did not compile, load, run or verify) is never
+ * chosen. Each candidate c gets a score, the log of its expected time relative to the
+ * best, lower is better:
+ *   S(c) = (sum_j w_j ln(t_jc / best_j) + W0 (ln(est_c / est_min) + U)) / (sum_j w_j + W0)
+ * over the measured shapes j that timed c, where best_j is shape j's fastest time, w_j =
+ * exp(-(d_j / SIGMA)^2) with d_j the distance of (log M, log N, log K) from the new
+ * shape, est the cost model's estimate for the new shape, and U the doubt about a
+ * configuration that no nearby shape has timed. Ties go to the configuration text that
+ * sorts first; the rows are sorted before they are read, so the same rows in any order
+ * give the same choice on every rank.
+ */
+#ifndef GT_SELECT_H
+#define GT_SELECT_H
+
+#include "kcfg.h"
+#include "key.h"
+
+#define GT_SELECT_POOL 64
+#define GT_SELECT_SIGMA 1.0   /* natural-log units: a factor e in one dimension */
+#define GT_SELECT_W0 0.3      /* the cost model's weight, as one shape at distance 1.1 */
+#define GT_SELECT_DOUBT 0.4   /* ln 1.5: an unmeasured configuration's handicap */
+#define GT_SELECT_CONFIG_MAX 128
+
+/* One candidate's outcome on one measured shape (the cache's timings table). */
+typedef struct gt_select_row {
+    long long m, n, k;          /* the measured shape (of the new shape's class) */
+    int beta0;
+    char config[GT_SELECT_CONFIG_MAX];
+    int ok;                     /* ran and verified there */
+    double time_us;             /* its median time there (ok rows) */
+} gt_select_row;
+
+typedef struct gt_select_info {
+    int pool;                   /* candidates scored */
+    int measured;               /* of them, timed on some measured shape */
+    int excluded;               /* configurations that failed somewhere */
+    double score;               /* the chosen one's S */
+    int from_model;             /* 1: no measured shape timed the chosen one */
+} gt_select_info;
+
+/* The choice for key on a device of limits lim, from rows (of key's device, dtype, ops
+ * and alignment class; rows of key's own shape are used too). 0 with *out set; -1 when
+ * no candidate is legal (or out of memory). info may be NULL. */
+int gt_select(const gt_key *key, const gt_klimits *lim, const gt_select_row *rows, int nrows,
+              gt_kcfg *out, gt_select_info *info);
+
+#endif
