@@ -24,6 +24,11 @@
       "how long a cache access waits for another process's lock")                             \
     X(GT_ENV_CACHE_MAX_MB, "GEMMTUNE_CACHE_MAX_MB", "none",                                    \
       "cap on the writable cache's size; a full cache warns once and is bypassed")            \
+    X(GT_ENV_CACHE_FS, "GEMMTUNE_CACHE_FS", "auto",                                            \
+      "auto|local|shared: the cache directory's policy: one file in WAL mode (local), or a "  \
+      "file per host read by the others as snapshots (shared; auto: shared on NFS, Lustre, "  \
+      "GPFS, BeeGFS, CephFS, SMB, FUSE and other network filesystems); test aid: a type "     \
+      "name (nfs, lustre, ext4, ...) acts as if the directory were on it")                    \
     X(GT_ENV_MODE, "GEMMTUNE_MODE", "tune",                                                    \
       "tune|cached|off: on a miss tune, run the nearest tuned shape's winner, or always the " \
       "safe default kernel (API gt_set_mode)")                                                 \

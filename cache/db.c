@@ -32,6 +32,15 @@
  *   6. A read-only handle never yields a cubin: a shipped file carries configurations,
  *      never binaries (docs/DESIGN.md, "Rules each part keeps"), so gt_db_cubin_get does not even read the
  *      table there.
+ *   7. A host handle (gt_db_open_host: a file on a network or parallel filesystem that
+ *      only this host writes) never uses WAL or the filesystem's locks: SQLite's
+ *      "unix-none" file layer, a rollback journal, and every use of the connection, from
+ *      open to the last statement, inside the host-wide lock of nodelock.h. Its writes
+ *      keep meta 'winners_digest' (see "Winners digest") in the transaction that
+ *      changes the winners.
+ *   8. A snapshot handle (gt_db_open_snapshot) is an in-memory copy, read-only to its
+ *      callers. The file it copies is opened immutable (no lock, no journal, never
+ *      written) and the copy is kept only when it is one committed state of the file.
  *
  * Callbacks of gt_db_list, gt_db_neighbors and gt_db_timings run with the handle
  * locked: they may use any other handle, but a call on their own handle returns
@@ -48,8 +57,10 @@
 
 #include "db.h"
 #include "env.h"
+#include "nodelock.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <sqlite3.h>
@@ -73,6 +84,10 @@ struct gt_db {
     pthread_mutex_t lock;   /* error-checking: a callback that re-enters is refused,
                                not deadlocked */
     int readonly;
+    int host;               /* a host handle (invariant 7) */
+    int winners_dirty;      /* host handle: this transaction changed the winners */
+    int lockfd;             /* host handle: the held host-wide lock, -1 when not held */
+    char lockname[64];      /* host handle: the host-wide lock's name */
     int busy_timeout_ms;
     int64_t max_mb;         /* GEMMTUNE_CACHE_MAX_MB applied at open; 0 when none */
     int last_rc;            /* SQLite code of the last failure, for open's fallbacks */
@@ -372,12 +387,13 @@ static int first_row(gt_db *db, const char *sql, sqlite3_stmt **st) {
  * schema_version, belongs to another program: refused so that we never write into it.
  * Reading sqlite_master is also the first read of the file, so a file that is not an
  * SQLite database or whose first page is damaged fails here. */
-static gt_status read_version(gt_db *db, int *version) {
+static gt_status read_version_in(gt_db *db, const char *schema, int *version) {
     sqlite3_stmt *st = NULL;
-    int rc = first_row(db,
-                       "SELECT count(*), coalesce(sum(type = 'table' AND name = 'meta'), 0) "
-                       "FROM sqlite_master",
-                       &st);
+    char sql[160];
+    snprintf(sql, sizeof sql,
+             "SELECT count(*), coalesce(sum(type = 'table' AND name = 'meta'), 0) "
+             "FROM %s.sqlite_master", schema);
+    int rc = first_row(db, sql, &st);
     if (rc != SQLITE_ROW) {
         gt_status s = fail_rc(db, rc, "cannot read the schema");
         sqlite3_finalize(st);
@@ -397,7 +413,8 @@ static gt_status read_version(gt_db *db, int *version) {
                   db->path);
         return GT_CACHE_ERROR;
     }
-    rc = first_row(db, "SELECT value FROM meta WHERE key = 'schema_version'", &st);
+    snprintf(sql, sizeof sql, "SELECT value FROM %s.meta WHERE key = 'schema_version'", schema);
+    rc = first_row(db, sql, &st);
     if (rc != SQLITE_ROW) {
         gt_status s = rc == SQLITE_DONE ? GT_CACHE_ERROR
                                         : fail_rc(db, rc, "cannot read the schema version");
@@ -418,6 +435,10 @@ static gt_status read_version(gt_db *db, int *version) {
     }
     *version = v;
     return GT_SUCCESS;
+}
+
+static gt_status read_version(gt_db *db, int *version) {
+    return read_version_in(db, "main", version);
 }
 
 static gt_status check_newer(gt_db *db, int version) {
@@ -486,9 +507,10 @@ static gt_status apply_max_size(gt_db *db) {
     return GT_SUCCESS;
 }
 
-/* Opens the connection (name is a path, or a URI when flags has SQLITE_OPEN_URI). */
-static gt_status connect(gt_db *db, const char *name, int flags) {
-    int rc = sqlite3_open_v2(name, &db->conn, flags | SQLITE_OPEN_NOMUTEX, NULL);
+/* Opens the connection (name is a path, or a URI when flags has SQLITE_OPEN_URI) through
+ * SQLite's file layer vfs (NULL: the default). */
+static gt_status connect(gt_db *db, const char *name, int flags, const char *vfs) {
+    int rc = sqlite3_open_v2(name, &db->conn, flags | SQLITE_OPEN_NOMUTEX, vfs);
     if (rc == SQLITE_OK) {
         sqlite3_extended_result_codes(db->conn, 1);
         rc = sqlite3_busy_timeout(db->conn, db->busy_timeout_ms);
@@ -518,20 +540,23 @@ static int immutable_fallback_applies(gt_db *db) {
     return !has_wal;
 }
 
-static gt_status connect_immutable(gt_db *db) {
+/* The file: URI of db->path made absolute, opened immutable ("?immutable=1"), malloc'd;
+ * NULL after a message. Every byte outside a safe set is %-escaped, so that '?', '#' or
+ * '%' in a directory name cannot be read as URI syntax. */
+static char *immutable_uri(gt_db *db, gt_status *s) {
     char *abs = realpath(db->path, NULL);
     if (!abs) {
         set_error(db, "cache file '%s': cannot resolve the path: %s", db->path, strerror(errno));
-        return GT_CACHE_ERROR;
+        *s = GT_CACHE_ERROR;
+        return NULL;
     }
-    /* file: URI of the absolute path, with every byte outside a safe set %-escaped, so
-     * that '?', '#' or '%' in a directory name cannot be read as URI syntax. */
     size_t len = strlen(abs);
     char *uri = malloc(len * 3 + 32);
     if (!uri) {
         free(abs);
         set_error(db, "cache file '%s': out of memory", db->path);
-        return GT_OUT_OF_MEMORY;
+        *s = GT_OUT_OF_MEMORY;
+        return NULL;
     }
     char *o = uri + sprintf(uri, "file:");
     for (const unsigned char *p = (const unsigned char *)abs; *p; p++) {
@@ -543,9 +568,16 @@ static gt_status connect_immutable(gt_db *db) {
     }
     strcpy(o, "?immutable=1");
     free(abs);
+    return uri;
+}
+
+static gt_status connect_immutable(gt_db *db) {
+    gt_status s = GT_SUCCESS;
+    char *uri = immutable_uri(db, &s);
+    if (!uri) return s;
     sqlite3_close_v2(db->conn);
     db->conn = NULL;
-    gt_status s = connect(db, uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI);
+    s = connect(db, uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
     free(uri);
     return s;
 }
@@ -642,6 +674,7 @@ static void finalize_all(gt_db *db) {
 }
 
 static void destroy(gt_db *db) {
+    gt_nodelock_release(db->lockfd);
     finalize_all(db);
     /* close_v2: never leaves the connection half-open, whatever is still pending. */
     if (db->conn) sqlite3_close_v2(db->conn);
@@ -650,9 +683,31 @@ static void destroy(gt_db *db) {
     free(db);
 }
 
-/* Takes the handle lock. The mutex checks errors, so a callback of gt_db_list or
- * gt_db_timings that calls back into its own handle gets GT_INVALID_VALUE instead of
- * deadlocking. */
+/* The host-wide lock of a host handle (invariant 7), waited for up to the busy timeout;
+ * GT_SUCCESS at once for any other handle. */
+static gt_status take_host_lock(gt_db *db) {
+    if (!db->host || db->lockfd >= 0) return GT_SUCCESS;
+    int err = gt_nodelock_acquire(db->lockname, db->busy_timeout_ms, &db->lockfd);
+    if (err == 0) return GT_SUCCESS;
+    if (err == ETIMEDOUT)
+        set_error(db,
+                  "cache file '%s': another process of this host held it for longer than the "
+                  "busy timeout (%d ms)",
+                  db->path, db->busy_timeout_ms);
+    else
+        set_error(db, "cache file '%s': cannot take this host's lock of the file: %s",
+                  db->path, strerror(err));
+    return GT_CACHE_ERROR;
+}
+
+static void drop_host_lock(gt_db *db) {
+    gt_nodelock_release(db->lockfd);
+    db->lockfd = -1;
+}
+
+/* Takes the handle lock, then, on a host handle, the host-wide lock. The mutex checks
+ * errors, so a callback of gt_db_list or gt_db_timings that calls back into its own
+ * handle gets GT_INVALID_VALUE instead of deadlocking. */
 static gt_status lock_db(gt_db *db) {
     if (pthread_mutex_lock(&db->lock) != 0) {
         set_error(db,
@@ -660,10 +715,15 @@ static gt_status lock_db(gt_db *db) {
                   db->path);
         return GT_INVALID_VALUE;
     }
-    return GT_SUCCESS;
+    gt_status s = take_host_lock(db);
+    if (s != GT_SUCCESS) pthread_mutex_unlock(&db->lock);
+    return s;
 }
 
-static void unlock_db(gt_db *db) { pthread_mutex_unlock(&db->lock); }
+static void unlock_db(gt_db *db) {
+    drop_host_lock(db);
+    pthread_mutex_unlock(&db->lock);
+}
 
 /* Preconditions of every keyed call. db->lock held. */
 static gt_status check_key(gt_db *db, const gt_key *key, const char *src_hash) {
@@ -788,6 +848,100 @@ static int walk_winners(gt_db *db, sqlite3_stmt *st, gt_db_winner_fn fn, void *u
     return rc;
 }
 
+/* ===================================================================================
+ * Winners digest (host files)
+ *
+ * Other hosts read a host file without any lock while its host may be writing it
+ * (gt_db_open_snapshot), so they may read pages of two states. The writer keeps
+ * meta 'winners_digest' = "<rows> <sum>", where sum adds up (mod 2^64) a hash of every
+ * winner row, in the transaction that changes the rows; a reader recomputes it over the
+ * rows it copied and keeps the copy only when they agree: then it holds the winners of
+ * one committed state, whatever it read on the way.
+ * =================================================================================== */
+
+#define WINNER_COLS KEY_COLS ", config, time_us, tflops, tuned_at, nvrtc, driver, host, libver"
+#define DIGEST_KEY "winners_digest"
+
+static uint64_t fnv_bytes(uint64_t h, const void *data, size_t n) {
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+/* splitmix64's finalizer: spreads a row's hash over all 64 bits before the sum. */
+static uint64_t mix64(uint64_t x) {
+    x ^= x >> 30;
+    x *= 0xBF58476D1CE4E5B9ULL;
+    x ^= x >> 27;
+    x *= 0x94D049BB133111EBULL;
+    return x ^ (x >> 31);
+}
+
+/* The digest of the winners of schema ("main", "src") into out. Each column is hashed
+ * as its type, its length and its bytes (integers and reals as their 8 bytes), so that
+ * two different rows never hash the same text. An SQLite code: SQLITE_OK, or the
+ * failure. */
+static int winners_digest(gt_db *db, const char *schema, char *out, size_t size) {
+    char sql[400];
+    snprintf(sql, sizeof sql, "SELECT " WINNER_COLS " FROM %s.winners", schema);
+    sqlite3_stmt *st = NULL;
+    uint64_t sum = 0;
+    long long rows = 0;
+    int rc = sqlite3_prepare_v2(db->conn, sql, -1, &st, NULL);
+    while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        uint64_t h = 14695981039346656037ULL;
+        for (int c = 0, ncol = sqlite3_column_count(st); c < ncol; c++) {
+            unsigned char type = (unsigned char)sqlite3_column_type(st, c), num[8];
+            const void *bytes = num;
+            uint64_t n = 0;
+            if (type == SQLITE_INTEGER) {
+                sqlite3_int64 v = sqlite3_column_int64(st, c);
+                memcpy(num, &v, 8), n = 8;
+            } else if (type == SQLITE_FLOAT) {
+                double v = sqlite3_column_double(st, c);
+                memcpy(num, &v, 8), n = 8;
+            } else if (type == SQLITE_TEXT) {
+                bytes = sqlite3_column_text(st, c);
+                n = (uint64_t)sqlite3_column_bytes(st, c);
+            } else if (type == SQLITE_BLOB) {
+                bytes = sqlite3_column_blob(st, c);
+                n = (uint64_t)sqlite3_column_bytes(st, c);
+            }
+            h = fnv_bytes(h, &type, 1);
+            h = fnv_bytes(h, &n, sizeof n);
+            if (n) h = fnv_bytes(h, bytes, (size_t)n);
+        }
+        sum += mix64(h);
+        rows++;
+        rc = SQLITE_OK;
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return rc;
+    snprintf(out, size, "%lld %016llx", rows, (unsigned long long)sum);
+    return SQLITE_OK;
+}
+
+/* Records the digest of the winners in meta. Inside the caller's transaction. */
+static gt_status put_digest(gt_db *db) {
+    char digest[64];
+    int rc = winners_digest(db, "main", digest, sizeof digest);
+    sqlite3_stmt *st = NULL;
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v2(db->conn,
+                                "INSERT OR REPLACE INTO meta(key, value) VALUES('" DIGEST_KEY
+                                "', ?1)",
+                                -1, &st, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_text(st, 1, digest, -1, SQLITE_TRANSIENT);
+    if (rc == SQLITE_OK) rc = sqlite3_step(st);
+    gt_status s = GT_SUCCESS;
+    if (rc != SQLITE_DONE) s = fail_rc(db, rc, "cannot record the winners' digest");
+    sqlite3_finalize(st);
+    return s;
+}
+
 /* Writes (insert or replace) the winner row of key. Inside the caller's transaction;
  * kt is the key's text for the message. */
 static gt_status put_winner(gt_db *db, const gt_key *key, const char *src_hash, int lib_major,
@@ -803,6 +957,7 @@ static gt_status put_winner(gt_db *db, const gt_key *key, const char *src_hash, 
     if (rc == SQLITE_OK) rc = bind_field(st, 20, winner->host, sizeof winner->host);
     if (rc == SQLITE_OK) rc = bind_field(st, 21, winner->libver, sizeof winner->libver);
     if (rc == SQLITE_OK) rc = sqlite3_step(st);
+    db->winners_dirty = 1;
     gt_status s = GT_SUCCESS;
     if (rc != SQLITE_DONE) {
         char what[320];
@@ -842,6 +997,8 @@ static gt_status put_timings(gt_db *db, const gt_key *key, const char *src_hash,
 /* Commits the caller's transaction, or rolls it back when s (or the commit) failed.
  * what names the operation for the message. */
 static gt_status finish_write(gt_db *db, gt_status s, const char *what) {
+    if (s == GT_SUCCESS && db->host && db->winners_dirty) s = put_digest(db);
+    db->winners_dirty = 0;
     if (s == GT_SUCCESS) {
         int rc = sqlite3_exec(db->conn, "COMMIT", NULL, NULL, NULL);
         if (rc != SQLITE_OK) {
@@ -909,8 +1066,60 @@ static gt_status run_delete(gt_db *db, const char *sql, const char *src_hash, in
  * API
  * =================================================================================== */
 
-gt_status gt_db_open(const char *path, int readonly, int busy_timeout_ms, gt_db **out,
-                     char *msg, size_t msgsize) {
+/* A new handle for path (no connection yet), or NULL after a message in msg. */
+static gt_db *new_handle(const char *path, int busy_timeout_ms, gt_status *s, char *msg,
+                         size_t msgsize) {
+    gt_db *db = calloc(1, sizeof *db);
+    if (db) db->path = strdup(path);
+    if (!db || !db->path) {
+        free(db);
+        if (msg && msgsize) snprintf(msg, msgsize, "cache file '%s': out of memory", path);
+        *s = GT_OUT_OF_MEMORY;
+        return NULL;
+    }
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ERRORCHECK);
+    pthread_mutex_init(&db->lock, &attr);
+    pthread_mutexattr_destroy(&attr);
+    db->lockfd = -1;
+    if (busy_timeout_ms <= 0)
+        busy_timeout_ms = (int)env_positive(GT_ENV_CACHE_TIMEOUT_MS, INT_MAX);
+    db->busy_timeout_ms = busy_timeout_ms > 0 ? busy_timeout_ms : DEFAULT_BUSY_TIMEOUT_MS;
+    return db;
+}
+
+/* Hands db to *out, or, when s failed, its message to msg and db to destroy(). */
+static gt_status finish_open(gt_db *db, gt_status s, gt_db **out, char *msg, size_t msgsize) {
+    if (s != GT_SUCCESS) {
+        if (msg && msgsize) copy_text(msg, msgsize, db->errmsg);
+        destroy(db);
+        return s;
+    }
+    *out = db;
+    return GT_SUCCESS;
+}
+
+/* The first 100 bytes of the file at path (SQLite's header) into h: how many there were,
+ * or -1 (errno set) when it cannot be read. A fresh open each time: on NFS, opening is
+ * what makes the client look at the server's copy again (close-to-open consistency). */
+static int read_header(const char *path, unsigned char h[100]) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    ssize_t n = pread(fd, h, 100, 0);
+    int err = errno;
+    close(fd);
+    errno = err;
+    return (int)n;
+}
+
+static int is_sqlite_header(const unsigned char *h, int n) {
+    return n >= 100 && memcmp(h, "SQLite format 3", 16) == 0;
+}
+
+/* gt_db_open, and gt_db_open_host when host != 0 (invariant 7). */
+static gt_status open_file(const char *path, int readonly, int host, int busy_timeout_ms,
+                           gt_db **out, char *msg, size_t msgsize) {
     if (out) *out = NULL;
     if (msg && msgsize) msg[0] = 0;
     if (!path || !*path || !out) {
@@ -918,24 +1127,12 @@ gt_status gt_db_open(const char *path, int readonly, int busy_timeout_ms, gt_db 
             snprintf(msg, msgsize, "cache open: %s", !out ? "out is NULL" : "empty path");
         return GT_INVALID_VALUE;
     }
-    gt_db *db = calloc(1, sizeof *db);
-    if (db) db->path = strdup(path);
-    if (!db || !db->path) {
-        free(db);
-        if (msg && msgsize) snprintf(msg, msgsize, "cache file '%s': out of memory", path);
-        return GT_OUT_OF_MEMORY;
-    }
-    pthread_mutexattr_t attr;
-    pthread_mutexattr_init(&attr);
-    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ERRORCHECK);
-    pthread_mutex_init(&db->lock, &attr);
-    pthread_mutexattr_destroy(&attr);
-    db->readonly = readonly != 0;
-    if (busy_timeout_ms <= 0)
-        busy_timeout_ms = (int)env_positive(GT_ENV_CACHE_TIMEOUT_MS, INT_MAX);
-    db->busy_timeout_ms = busy_timeout_ms > 0 ? busy_timeout_ms : DEFAULT_BUSY_TIMEOUT_MS;
-
     gt_status s = GT_SUCCESS;
+    gt_db *db = new_handle(path, busy_timeout_ms, &s, msg, msgsize);
+    if (!db) return s;
+    db->readonly = readonly != 0;
+    db->host = host != 0;
+
     if (!db->readonly) {
         char failed[512] = "";
         int err = make_parent_dirs(path, failed, sizeof failed);
@@ -945,10 +1142,34 @@ gt_status gt_db_open(const char *path, int readonly, int busy_timeout_ms, gt_db 
             s = err == ENOMEM ? GT_OUT_OF_MEMORY : GT_CACHE_ERROR;
         }
     }
+    if (s == GT_SUCCESS && db->host) {
+        /* The whole open runs inside the host-wide lock: it may create the file, roll back
+         * a crashed writer's journal or migrate the schema. */
+        int err = gt_nodelock_name(path, db->lockname, sizeof db->lockname);
+        if (err) {
+            set_error(db, "cache file '%s': cannot resolve its directory: %s", path,
+                      strerror(err));
+            s = GT_CACHE_ERROR;
+        }
+        if (s == GT_SUCCESS) s = take_host_lock(db);
+        unsigned char h[100];
+        /* The file layer without locks has no shared memory for a WAL index, and a WAL
+         * file is what must not be on a shared filesystem. */
+        if (s == GT_SUCCESS && is_sqlite_header(h, read_header(path, h)) &&
+            (h[18] == 2 || h[19] == 2)) {
+            set_error(db,
+                      "cache file '%s': the file is in WAL mode, which a file on a network "
+                      "or parallel filesystem must not be; convert it on one host "
+                      "(sqlite3 FILE 'PRAGMA journal_mode=DELETE') or remove it",
+                      path);
+            s = GT_CACHE_ERROR;
+        }
+    }
     if (s == GT_SUCCESS) {
         s = connect(db, path,
                     db->readonly ? SQLITE_OPEN_READONLY
-                                 : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+                                 : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                    db->host ? "unix-none" : NULL);
         /* SQLite's errno for a file it could not create is that of its read-only retry
          * (ENOENT); the real cause is usually the directory. */
         if (s == GT_CACHE_ERROR && !db->readonly && (db->last_rc & 0xff) == SQLITE_CANTOPEN &&
@@ -983,25 +1204,188 @@ gt_status gt_db_open(const char *path, int readonly, int busy_timeout_ms, gt_db 
     if (s == GT_SUCCESS && !db->readonly) {
         /* WAL lets readers go on while one process writes; synchronous=NORMAL is safe in
          * WAL (a crash may lose the last commits, never corrupt), and a cache can always
-         * be re-tuned. */
-        int rc = exec_retry(db, "PRAGMA journal_mode=WAL");
-        if (rc != SQLITE_OK) s = fail_rc(db, rc, "cannot switch to WAL mode");
+         * be re-tuned. A host file keeps a rollback journal, synced in full at every
+         * commit: its readers on other hosts see only the main file. */
+        int rc = exec_retry(db, db->host ? "PRAGMA journal_mode=DELETE"
+                                         : "PRAGMA journal_mode=WAL");
+        if (rc != SQLITE_OK)
+            s = fail_rc(db, rc, db->host ? "cannot set the rollback journal"
+                                         : "cannot switch to WAL mode");
     }
     if (s == GT_SUCCESS) {
-        int rc = exec_retry(db, "PRAGMA synchronous=NORMAL");
+        int rc = exec_retry(db, db->host ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
         if (rc != SQLITE_OK) s = fail_rc(db, rc, "cannot set synchronous mode");
     }
     if (s == GT_SUCCESS && !db->readonly && version < GT_DB_SCHEMA_VERSION) s = migrate(db);
-    if (s == GT_SUCCESS && !db->readonly) s = apply_max_size(db);
+    /* The cap is on a file; the in-memory cache holds what a process could not write. */
+    if (s == GT_SUCCESS && !db->readonly && strcmp(path, ":memory:") != 0) s = apply_max_size(db);
     if (s == GT_SUCCESS) s = prepare_all(db);
     if (s == GT_SUCCESS) s = check_tables(db);
+    drop_host_lock(db);
+    return finish_open(db, s, out, msg, msgsize);
+}
+
+gt_status gt_db_open(const char *path, int readonly, int busy_timeout_ms, gt_db **out,
+                     char *msg, size_t msgsize) {
+    return open_file(path, readonly, 0, busy_timeout_ms, out, msg, msgsize);
+}
+
+gt_status gt_db_open_host(const char *path, int busy_timeout_ms, gt_db **out, char *msg,
+                          size_t msgsize) {
+    return open_file(path, 0, 1, busy_timeout_ms, out, msg, msgsize);
+}
+
+/* ===================================================================================
+ * Snapshots: another host's file, copied while it may be written
+ * =================================================================================== */
+
+#define SNAPSHOT_TRIES 10
+
+/* Ends a snapshot attempt: rolls back the copy and detaches the file. */
+static void snapshot_cleanup(gt_db *db) {
+    rollback(db);
+    sqlite3_exec(db->conn, "DETACH src", NULL, NULL, NULL);
+}
+
+/* One attempt to copy the file (uri, opened immutable) into db's empty tables. On
+ * failure *transient says whether another attempt may succeed: a torn read, a file being
+ * replaced or created, SQLite's errors while reading. A file of another program or of a
+ * newer schema is final. *empty: the file read as 0 bytes (an empty cache, if it stays
+ * so). */
+static gt_status snapshot_once(gt_db *db, const char *uri, int timings, int *transient,
+                               int *empty) {
+    *transient = 0;
+    *empty = 0;
+    unsigned char h0[100], h1[100];
+    int n0 = read_header(db->path, h0);
+    if (n0 < 0) {
+        *transient = errno == ENOENT;
+        set_error(db, "cache file '%s': cannot read it: %s", db->path, strerror(errno));
+        return GT_CACHE_ERROR;
+    }
+    if (n0 == 0) {
+        /* Nothing committed yet (a file its host is creating), or a network client's
+         * cached size: worth another look before it counts as an empty cache. */
+        *transient = 1;
+        *empty = 1;
+        set_error(db, "cache file '%s': the file is empty", db->path);
+        return GT_CACHE_ERROR;
+    }
+    if (!is_sqlite_header(h0, n0)) {
+        *transient = n0 < 100 && memcmp(h0, "SQLite format 3", (size_t)n0) == 0;
+        set_error(db, "cache file '%s': the file is not an SQLite database", db->path);
+        return GT_CACHE_ERROR;
+    }
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db->conn, "ATTACH ?1 AS src", -1, &st, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_text(st, 1, uri, -1, SQLITE_TRANSIENT);
+    if (rc == SQLITE_OK) rc = sqlite3_step(st);
+    gt_status s = rc == SQLITE_DONE ? GT_SUCCESS : fail_rc(db, rc, "cannot open for reading");
+    sqlite3_finalize(st);
     if (s != GT_SUCCESS) {
-        if (msg && msgsize) copy_text(msg, msgsize, db->errmsg);
-        destroy(db);
+        *transient = 1;
         return s;
     }
-    *out = db;
+    int version = 0;
+    db->last_rc = 0;
+    s = read_version_in(db, "src", &version);
+    if (s == GT_SUCCESS) s = check_newer(db, version);
+    else *transient = db->last_rc != 0; /* SQLite failed; not a verdict on the file */
+    char digest[64] = "";
+    if (s == GT_SUCCESS && version > 0) {
+        rc = sqlite3_exec(db->conn,
+                          "BEGIN; DELETE FROM main.winners; DELETE FROM main.timings; "
+                          "INSERT INTO main.winners(" WINNER_COLS ") SELECT " WINNER_COLS
+                          " FROM src.winners",
+                          NULL, NULL, NULL);
+        if (rc == SQLITE_OK && timings)
+            rc = sqlite3_exec(db->conn,
+                              "INSERT INTO main.timings(" KEY_COLS ", config, status, "
+                              "time_us, tflops, message) SELECT " KEY_COLS ", config, status, "
+                              "time_us, tflops, message FROM src.timings",
+                              NULL, NULL, NULL);
+        if (rc == SQLITE_OK) {
+            rc = sqlite3_prepare_v2(db->conn,
+                                    "SELECT value FROM src.meta WHERE key = '" DIGEST_KEY "'",
+                                    -1, &st, NULL);
+            if (rc == SQLITE_OK) rc = sqlite3_step(st);
+            if (rc == SQLITE_ROW) copy_column(digest, sizeof digest, st, 0);
+            if (rc == SQLITE_ROW) rc = SQLITE_DONE;
+            if (rc != SQLITE_DONE) s = fail_rc(db, rc, "cannot copy the entries");
+            sqlite3_finalize(st);
+        } else {
+            s = fail_rc(db, rc, "cannot copy the entries");
+        }
+        if (s == GT_SUCCESS) {
+            rc = sqlite3_exec(db->conn, "COMMIT", NULL, NULL, NULL);
+            if (rc != SQLITE_OK) s = fail_rc(db, rc, "cannot copy the entries");
+        }
+        if (s != GT_SUCCESS) *transient = 1;
+    }
+    snapshot_cleanup(db);
+    if (s != GT_SUCCESS) return s;
+    /* A commit between the two looks changes the header's change counter (bytes 24-27)
+     * or the page count (28-31) of a rollback-journal file. */
+    int n1 = read_header(db->path, h1);
+    if (n1 != n0 || memcmp(h0 + 24, h1 + 24, 8) != 0) {
+        *transient = 1;
+        set_error(db, "cache file '%s': the file changed while it was read", db->path);
+        return GT_CACHE_ERROR;
+    }
+    if (digest[0]) {
+        char mine[64] = "";
+        rc = winners_digest(db, "main", mine, sizeof mine);
+        if (rc != SQLITE_OK) return fail_rc(db, rc, "cannot check the copied entries");
+        if (strcmp(mine, digest) != 0) {
+            *transient = 1;
+            set_error(db,
+                      "cache file '%s': the entries read do not match the digest the file "
+                      "committed with them (it was being written)",
+                      db->path);
+            return GT_CACHE_ERROR;
+        }
+    }
     return GT_SUCCESS;
+}
+
+gt_status gt_db_open_snapshot(const char *path, int timings, gt_db **out, char *msg,
+                              size_t msgsize) {
+    if (out) *out = NULL;
+    if (msg && msgsize) msg[0] = 0;
+    if (!path || !*path || !out) {
+        if (msg && msgsize)
+            snprintf(msg, msgsize, "cache snapshot: %s", !out ? "out is NULL" : "empty path");
+        return GT_INVALID_VALUE;
+    }
+    gt_status s = GT_SUCCESS;
+    gt_db *db = new_handle(path, 0, &s, msg, msgsize);
+    if (!db) return s;
+    s = connect(db, ":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI,
+                NULL);
+    if (s == GT_SUCCESS) s = migrate(db);
+    char *uri = s == GT_SUCCESS ? immutable_uri(db, &s) : NULL;
+    for (int attempt = 1, wait_ms = 1; uri; attempt++, wait_ms *= 2) {
+        int transient = 0, empty = 0;
+        s = snapshot_once(db, uri, timings, &transient, &empty);
+        if (s == GT_SUCCESS || !transient) break;
+        if (attempt == SNAPSHOT_TRIES && empty) {
+            s = GT_SUCCESS; /* empty every time: an empty cache */
+            break;
+        }
+        if (attempt == SNAPSHOT_TRIES) {
+            char why[ERRMSG_MAX];
+            copy_text(why, sizeof why, db->errmsg);
+            set_error(db, "%s (after %d attempts)", why, SNAPSHOT_TRIES);
+            break;
+        }
+        sleep_ms(wait_ms < 128 ? wait_ms : 128);
+    }
+    free(uri);
+    if (s == GT_SUCCESS) {
+        db->readonly = 1;
+        s = prepare_all(db);
+    }
+    return finish_open(db, s, out, msg, msgsize);
 }
 
 void gt_db_close(gt_db *db) {
@@ -1229,6 +1613,7 @@ gt_status gt_db_prune(gt_db *db, const char *src_hash, int lib_major, const char
     if (s == GT_SUCCESS)
         s = run_delete(db, "DELETE FROM winners WHERE src_hash <> ?1 OR lib_major <> ?2",
                        src_hash, lib_major, nvrtc, driver, &nw, "cannot prune the winners");
+    if (s == GT_SUCCESS && nw > 0) db->winners_dirty = 1;
     if (s == GT_SUCCESS)
         s = run_delete(db, "DELETE FROM timings WHERE src_hash <> ?1 OR lib_major <> ?2",
                        src_hash, lib_major, nvrtc, driver, NULL, "cannot prune the timings");

@@ -10,6 +10,11 @@
  * A gt_db handle may be used by several threads at once (it serializes itself);
  * several processes may write one file at once (short IMMEDIATE transactions and a busy
  * timeout, so that "database is locked" never reaches a caller within the timeout).
+ *
+ * On a network or parallel filesystem (cache/fs.h) a file is never opened this way by
+ * two hosts: the one host that writes it opens it with gt_db_open_host (no WAL, no
+ * filesystem locks, a host-wide lock instead), and every other reader takes a snapshot
+ * (gt_db_open_snapshot), an in-memory copy that is one committed state of the file.
  */
 #ifndef GT_DB_H
 #define GT_DB_H
@@ -47,7 +52,8 @@ typedef struct gt_db_timing {
     char message[256];             /* why it failed; empty when ok */
 } gt_db_timing;
 
-/* Opens (and, when writable, creates, with its parent directory) the cache at path.
+/* Opens (and, when writable, creates, with its parent directory) the cache at path
+ * (":memory:": a private in-memory cache, gone at close, without the size cap).
  * readonly != 0 opens with SQLITE_OPEN_READONLY and never writes.
  * Applies WAL and the busy timeout, creates or migrates the schema, and checks that
  * the file is a usable cache now, so that a corrupt file, a file of another program or
@@ -59,6 +65,36 @@ typedef struct gt_db_timing {
  * fails with "the disk is full" and leaves the file as it was. */
 gt_status gt_db_open(const char *path, int readonly, int busy_timeout_ms, gt_db **out,
                      char *msg, size_t msgsize);
+
+/* As gt_db_open (writable) for a file on a network or parallel filesystem that only this
+ * host writes (fs.h: `<stem>.<host><ext>`): SQLite's "unix-none" file layer, so the
+ * filesystem's locks are never used; a rollback journal, never WAL, synced in full at
+ * every commit; the open and every later call inside the host-wide lock of the file
+ * (nodelock.h), waited for up to the busy timeout (then GT_CACHE_ERROR, "another process
+ * of this host held it..."). A file in WAL mode is refused, left as it is. Every write
+ * that changes the winners records their digest in meta ('winners_digest'), which
+ * gt_db_open_snapshot checks. A callback of gt_db_list, gt_db_neighbors or gt_db_timings
+ * on such a handle must not use another handle of the same file (it would wait for the
+ * lock the walk holds until the timeout). */
+gt_status gt_db_open_host(const char *path, int busy_timeout_ms, gt_db **out, char *msg,
+                          size_t msgsize);
+
+/* A read-only, in-memory copy of the winners (and, when timings != 0, the candidates'
+ * timings; never the cubins) of the cache file at path, which another host may be
+ * writing meanwhile. The file is opened immutable (no lock, no journal, never written)
+ * and the copy is kept only when it is one committed state: the header's change counter
+ * and page count are the same before and after, and, for a file written through
+ * gt_db_open_host, the rows match the digest committed with them. A copy that fails
+ * these, or an SQLite error while reading, is tried again (10 attempts over about
+ * 0.3 s), then GT_CACHE_ERROR with the last reason. A file that reads as empty at every
+ * attempt (a network client may hold a stale size for a while) gives an empty copy; a
+ * file that is not an SQLite database, of another program, or of a newer schema is
+ * refused at once. A WAL file's committed rows that are still in its -wal file are not
+ * read. The copy never changes afterwards; writes are refused as on any read-only
+ * handle. */
+gt_status gt_db_open_snapshot(const char *path, int timings, gt_db **out, char *msg,
+                              size_t msgsize);
+
 void gt_db_close(gt_db *db);
 
 /* The message of the last error on this handle ("" when none). */

@@ -15,32 +15,151 @@
 #include "env.h"
 #include "log.h"
 
-#define MAX_SHIPPED 16
 #define PATH_MAX_LEN 4096
+#define MAX_LAYERS (1 + GT_LAYERS_MAX_HOSTS + GT_LAYERS_MAX_SHIPPED)
+
+/* What a layer is. */
+enum { ROLE_USER, ROLE_HOST, ROLE_SHIPPED };
 
 typedef struct layer {
     gt_db *db;
     char path[PATH_MAX_LEN];
+    int role;
     int writable;
     atomic_int failed;     /* a use failed: bypassed */
 } layer;
 
 static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int opened;             /* layers opened (or tried): set last, under open_lock */
-static layer layers[1 + MAX_SHIPPED]; /* [0] the user cache, then the shipped files */
+static layer layers[MAX_LAYERS];      /* [0] the user cache, then other hosts', then shipped */
 static int nlayers;
+static char named[PATH_MAX_LEN];      /* the path the user cache is named by */
+static gt_fs_info user_fs;
+static int hosts_unread;
 
-static void open_layer(const char *path, int writable) {
-    layer *l = &layers[nlayers];
+/* Invariant 4: the in-memory cache, made at the first result the user cache cannot take.
+ * mem_said: the one warning has been given (at the user cache's failure, or here). */
+static pthread_mutex_t mem_lock = PTHREAD_MUTEX_INITIALIZER;
+static gt_db *mem;
+static int mem_failed;
+static atomic_int mem_said;
+
+#define KEPT_IN_MEMORY "tuning results are kept in this process only"
+
+/* ===================================================================================
+ * Opening
+ * =================================================================================== */
+
+/* The user cache's file for the policy fs of the directory of nominal, into buf. */
+static gt_status user_file_of(const char *nominal, const gt_fs_info *fs, char *buf,
+                              size_t size) {
+    if (!fs->per_host) {
+        int n = snprintf(buf, size, "%s", nominal);
+        return n >= 0 && (size_t)n < size ? GT_SUCCESS : GT_INVALID_VALUE;
+    }
+    char host[64];
+    if (gt_fs_host(host, sizeof host) != 0) return GT_CACHE_ERROR;
+    return gt_fs_host_path(nominal, host, buf, size) == 0 ? GT_SUCCESS : GT_INVALID_VALUE;
+}
+
+gt_status gt_layers_user_file(char *buf, size_t size, gt_fs_info *fs) {
+    gt_fs_info local;
+    if (!fs) fs = &local;
+    memset(fs, 0, sizeof *fs);
+    if (size) buf[0] = 0;
+    char nominal[PATH_MAX_LEN];
+    gt_status s = gt_db_default_path(nominal, sizeof nominal);
+    if (s != GT_SUCCESS) return s;
+    gt_fs_probe(nominal, fs);
+    return user_file_of(nominal, fs, buf, size);
+}
+
+gt_status gt_layers_open_file(const char *path, int readonly, int timings, gt_db **out,
+                              char *msg, size_t msgsize) {
+    gt_fs_info fs;
+    gt_fs_probe(path ? path : "", &fs);
+    if (!fs.per_host) return gt_db_open(path, readonly, 0, out, msg, msgsize);
+    if (readonly) return gt_db_open_snapshot(path, timings, out, msg, msgsize);
+    return gt_db_open_host(path, 0, out, msg, msgsize);
+}
+
+/* Adds a layer. A writable one is the user cache (host: this host's file on a shared
+ * filesystem); a read-only one is a snapshot when snapshot != 0. */
+static void open_layer(const char *path, int role, int writable, int host, int snapshot) {
+    layer *l = &layers[nlayers++];
     memset(l, 0, sizeof *l);
     snprintf(l->path, sizeof l->path, "%s", path);
+    l->role = role;
     l->writable = writable;
-    char msg[600];
-    if (gt_db_open(path, !writable, 0, &l->db, msg, sizeof msg) != GT_SUCCESS) {
-        gt_log(GT_LOG_WARN, "%s cache bypassed: %s", writable ? "user" : "shipped", msg);
-        l->db = NULL;
+    char msg[1200];
+    gt_status s = writable ? (host ? gt_db_open_host(path, 0, &l->db, msg, sizeof msg)
+                                   : gt_db_open(path, 0, 0, &l->db, msg, sizeof msg))
+                           : (snapshot ? gt_db_open_snapshot(path, 0, &l->db, msg, sizeof msg)
+                                       : gt_db_open(path, 1, 0, &l->db, msg, sizeof msg));
+    if (s == GT_SUCCESS) return;
+    l->db = NULL;
+    if (role == ROLE_USER) {
+        atomic_store(&mem_said, 1);
+        gt_log(GT_LOG_WARN, "user cache bypassed: %s; " KEPT_IN_MEMORY, msg);
+    } else {
+        gt_log(GT_LOG_WARN, "%s cache bypassed: %s",
+               role == ROLE_HOST ? "another host's" : "shipped", msg);
     }
-    nlayers++;
+}
+
+/* 1 when path is already a layer's. */
+static int is_layer(const char *path) {
+    for (int i = 0; i < nlayers; i++)
+        if (strcmp(layers[i].path, path) == 0) return 1;
+    return 0;
+}
+
+static int add_host_file(const char *path, time_t mtime, void *user) {
+    (void)mtime, (void)user;
+    if (nlayers == 1 + GT_LAYERS_MAX_HOSTS) {
+        hosts_unread++;
+        return 0;
+    }
+    open_layer(path, ROLE_HOST, 0, 0, 1);
+    return 0;
+}
+
+/* Layer 0 and, under a per-host policy, the other hosts' files. */
+static void open_user(void) {
+    memset(&user_fs, 0, sizeof user_fs);
+    named[0] = 0;
+    char path[PATH_MAX_LEN];
+    if (gt_db_default_path(named, sizeof named) != GT_SUCCESS) {
+        named[0] = 0;
+        atomic_store(&mem_said, 1);
+        gt_log(GT_LOG_WARN, "no user cache path (set GEMMTUNE_CACHE or HOME); " KEPT_IN_MEMORY);
+        memset(&layers[0], 0, sizeof layers[0]);
+        nlayers = 1; /* layers[0] stays the user slot, empty */
+        return;
+    }
+    gt_fs_probe(named, &user_fs);
+    gt_status s = user_file_of(named, &user_fs, path, sizeof path);
+    if (s != GT_SUCCESS) {
+        atomic_store(&mem_said, 1);
+        gt_log(GT_LOG_WARN, "user cache '%s' is on %s, where each host writes its own file, "
+                            "and this host has no name to give it; " KEPT_IN_MEMORY,
+               named, user_fs.type);
+        memset(&layers[0], 0, sizeof layers[0]);
+        nlayers = 1;
+        return;
+    }
+    open_layer(path, ROLE_USER, 1, user_fs.per_host, 0);
+    if (!user_fs.per_host) return;
+    gt_log(GT_LOG_INFO, "user cache '%s' is on %s (%s): this host writes %s (rollback journal, "
+                        "host-wide lock) and reads the directory's other files as snapshots",
+           named, user_fs.type, user_fs.source, path);
+    char host[64];
+    if (gt_fs_host(host, sizeof host) != 0) host[0] = 0;
+    if (gt_fs_other_hosts(named, host, add_host_file, NULL) < 0)
+        gt_log(GT_LOG_WARN, "cannot list the other hosts' cache files beside '%s'", named);
+    if (hosts_unread)
+        gt_log(GT_LOG_INFO, "%d older cache files of other hosts beside '%s' are not read "
+                            "(combine them with gemmtune merge)", hosts_unread, named);
 }
 
 void gt_layers_open(void) {
@@ -50,27 +169,23 @@ void gt_layers_open(void) {
         return;
     }
     nlayers = 0;
-    char user_path[PATH_MAX_LEN];
-    if (gt_db_default_path(user_path, sizeof user_path) == GT_SUCCESS) {
-        open_layer(user_path, 1);
-    } else {
-        user_path[0] = 0;
-        gt_log(GT_LOG_WARN, "no user cache path (set GEMMTUNE_CACHE or HOME); tuning results "
-                            "are not kept");
-        memset(&layers[0], 0, sizeof layers[0]);
-        nlayers = 1; /* layers[0] stays the user slot, empty */
-    }
+    hosts_unread = 0;
+    open_user();
     const char *sp = gt_env(GT_ENV_CACHE_PATH);
     if (sp) {
         char *copy = strdup(sp), *save = NULL;
+        int shipped = 0;
         for (char *p = copy ? strtok_r(copy, ":", &save) : NULL; p; p = strtok_r(NULL, ":", &save)) {
-            if (strcmp(p, user_path) == 0) continue; /* already the user cache */
-            if (nlayers == 1 + MAX_SHIPPED) {
+            if (is_layer(p) || strcmp(p, named) == 0) continue; /* already read */
+            if (shipped == GT_LAYERS_MAX_SHIPPED) {
                 gt_log(GT_LOG_WARN, "GEMMTUNE_CACHE_PATH: more than %d files; '%s' and later "
-                                    "ones ignored", MAX_SHIPPED, p);
+                                    "ones ignored", GT_LAYERS_MAX_SHIPPED, p);
                 break;
             }
-            open_layer(p, 0);
+            gt_fs_info fs;
+            gt_fs_probe(p, &fs);
+            open_layer(p, ROLE_SHIPPED, 0, 0, fs.per_host);
+            shipped++;
         }
         free(copy);
     }
@@ -84,8 +199,18 @@ void gt_layers_close(void) {
     atomic_store(&opened, 0);
     memset(layers, 0, sizeof layers);
     nlayers = 0;
+    pthread_mutex_lock(&mem_lock);
+    gt_db_close(mem);
+    mem = NULL;
+    mem_failed = 0;
+    atomic_store(&mem_said, 0);
+    pthread_mutex_unlock(&mem_lock);
     pthread_mutex_unlock(&open_lock);
 }
+
+/* ===================================================================================
+ * Access
+ * =================================================================================== */
 
 /* Layer i when it is open and not bypassed, else NULL. */
 static layer *readable(int i) {
@@ -102,8 +227,31 @@ static layer *writable_user(void) {
 
 /* The one warning of a layer; the handle stays open until gt_layers_close. */
 static void failed(layer *l) {
-    if (!atomic_exchange(&l->failed, 1))
+    if (atomic_exchange(&l->failed, 1)) return;
+    if (l->role == ROLE_USER && !atomic_exchange(&mem_said, 1))
+        gt_log(GT_LOG_WARN, "cache bypassed: %s; " KEPT_IN_MEMORY " from now on",
+               gt_db_errmsg(l->db));
+    else
         gt_log(GT_LOG_WARN, "cache bypassed: %s", gt_db_errmsg(l->db));
+}
+
+/* The in-memory cache: made when make != 0 and there is none yet; NULL when there is
+ * none (or it could not be made: said once). */
+static gt_db *memory(int make) {
+    pthread_mutex_lock(&mem_lock);
+    if (!mem && make && !mem_failed) {
+        char msg[600];
+        if (gt_db_open(":memory:", 0, 0, &mem, msg, sizeof msg) != GT_SUCCESS) {
+            mem = NULL;
+            mem_failed = 1;
+            gt_log(GT_LOG_WARN, "tuning results cannot be kept in memory either: %s", msg);
+        } else if (!atomic_exchange(&mem_said, 1)) {
+            gt_log(GT_LOG_WARN, "no writable cache; " KEPT_IN_MEMORY);
+        }
+    }
+    gt_db *m = mem;
+    pthread_mutex_unlock(&mem_lock);
+    return m;
 }
 
 int gt_layers_count(void) {
@@ -119,27 +267,58 @@ const char *gt_layers_user_path(int *open) {
     return layers[0].path;
 }
 
+const gt_fs_info *gt_layers_user_fs(const char **path) {
+    gt_layers_open();
+    if (path) *path = named;
+    return &user_fs;
+}
+
+/* The i-th layer of role, or NULL. */
+static layer *nth(int role, int i) {
+    for (int j = 0; j < nlayers; j++)
+        if (layers[j].role == role && i-- == 0) return &layers[j];
+    return NULL;
+}
+
+const char *gt_layers_host_path(int i, int *open) {
+    gt_layers_open();
+    layer *l = i >= 0 ? nth(ROLE_HOST, i) : NULL;
+    if (l && open) *open = l->db && !atomic_load(&l->failed);
+    return l ? l->path : NULL;
+}
+
+int gt_layers_hosts_unread(void) {
+    gt_layers_open();
+    return hosts_unread;
+}
+
 const char *gt_layers_shipped_path(int i, int *open) {
     gt_layers_open();
-    if (i < 0 || i + 1 >= nlayers) return NULL;
-    if (open) *open = readable(i + 1) != NULL;
-    return layers[i + 1].path;
+    layer *l = i >= 0 ? nth(ROLE_SHIPPED, i) : NULL;
+    if (l && open) *open = l->db && !atomic_load(&l->failed);
+    return l ? l->path : NULL;
 }
+
+int gt_layers_in_memory(void) { return memory(0) != NULL; }
 
 int gt_layers_lookup(int i, const gt_key *key, const char *src_hash, int lib_major,
                      gt_db_winner *w) {
     layer *l = readable(i);
-    if (!l) return 0;
     int found = 0;
-    if (gt_db_lookup(l->db, key, src_hash, lib_major, w, &found) != GT_SUCCESS) {
+    if (l && gt_db_lookup(l->db, key, src_hash, lib_major, w, &found) != GT_SUCCESS) {
         failed(l);
-        return 0;
+        found = 0;
     }
+    gt_db *m = i == 0 && !found ? memory(0) : NULL;
+    if (m && gt_db_lookup(m, key, src_hash, lib_major, w, &found) != GT_SUCCESS) found = 0;
     return found;
 }
 
 int gt_layers_neighbors(int i, const gt_key *key, const char *src_hash, int lib_major,
                         gt_db_winner_fn fn, void *user) {
+    /* The in-memory rows first: a failing file then drops them with its own, once. */
+    gt_db *m = i == 0 ? memory(0) : NULL;
+    if (m) gt_db_neighbors(m, key, src_hash, lib_major, fn, user);
     layer *l = readable(i);
     if (!l) return 0;
     if (gt_db_neighbors(l->db, key, src_hash, lib_major, fn, user) == GT_SUCCESS) return 0;
@@ -150,23 +329,32 @@ int gt_layers_neighbors(int i, const gt_key *key, const char *src_hash, int lib_
 void gt_layers_store(const gt_key *key, const char *src_hash, int lib_major,
                      const gt_db_winner *w, const gt_db_timing *t, int nt) {
     layer *u = writable_user();
-    if (u && gt_db_store(u->db, key, src_hash, lib_major, w, t, nt) != GT_SUCCESS) failed(u);
+    if (u && gt_db_store(u->db, key, src_hash, lib_major, w, t, nt) == GT_SUCCESS) return;
+    if (u) failed(u);
+    gt_db *m = memory(1);
+    if (m && gt_db_store(m, key, src_hash, lib_major, w, t, nt) != GT_SUCCESS)
+        gt_log(GT_LOG_WARN, "tuning result not kept: %s", gt_db_errmsg(m));
 }
 
 void *gt_layers_bin_get(const gt_db_bin_key *bk, size_t *size) {
-    layer *u = atomic_load(&opened) ? readable(0) : NULL;
-    if (!u) return NULL;
+    if (!atomic_load(&opened)) return NULL;
+    layer *u = readable(0);
     void *image = NULL;
     int found = 0;
-    if (gt_db_cubin_get(u->db, bk, &image, size, &found) != GT_SUCCESS) {
+    if (u && gt_db_cubin_get(u->db, bk, &image, size, &found) != GT_SUCCESS) {
         failed(u);
-        return NULL;
+        found = 0;
     }
+    gt_db *m = !found ? memory(0) : NULL;
+    if (m && gt_db_cubin_get(m, bk, &image, size, &found) != GT_SUCCESS) found = 0;
     return found ? image : NULL;
 }
 
 void gt_layers_bin_put(const gt_db_bin_key *bk, const void *image, size_t size) {
-    layer *u = atomic_load(&opened) ? writable_user() : NULL;
-    if (!u || !image || !size) return;
-    if (gt_db_cubin_put(u->db, bk, image, size) != GT_SUCCESS) failed(u);
+    if (!atomic_load(&opened) || !image || !size) return;
+    layer *u = writable_user();
+    if (u && gt_db_cubin_put(u->db, bk, image, size) == GT_SUCCESS) return;
+    if (u) failed(u);
+    gt_db *m = memory(1);
+    if (m) gt_db_cubin_put(m, bk, image, size);
 }

@@ -1,20 +1,33 @@
 /*
  * layers.h: the cache files one process reads and writes, in lookup order.
  *
- * Layer 0 is the writable user cache: GEMMTUNE_CACHE, else the default path
- * (gt_db_default_path). Then come the read-only files of GEMMTUNE_CACHE_PATH, in path
- * order (shipped by an admin; the user cache's own path is skipped there). The layers
- * are opened once, on first use, and closed by gt_layers_close (gt_release).
+ * The user cache is named by GEMMTUNE_CACHE, else the default path (gt_db_default_path);
+ * the policy of its directory (fs.h) says which file layer 0 is:
+ *   - local: that file, shared by the machine's processes in WAL mode;
+ *   - per host (a network or parallel filesystem): this host's file beside it,
+ *     `<stem>.<host><ext>` (gt_db_open_host), followed by snapshots (gt_db_open_snapshot)
+ *     of the directory's other hosts' files and of the named file itself when it exists,
+ *     newest first, at most GT_LAYERS_MAX_HOSTS of them.
+ * Then come the read-only files of GEMMTUNE_CACHE_PATH, in path order (shipped by an
+ * admin; a file already read as a layer is skipped there), each opened read-only, or as a
+ * snapshot when its own directory's policy is per host. The layers are opened once, on
+ * first use, and closed by gt_layers_close (gt_release).
  *
- * Owns: the layers' handles and their failure state. Must not touch: CUDA, the kernel
+ * Owns: the layers' handles and their failure state, and the process's in-memory cache
+ * for what the writable cache cannot take. Must not touch: CUDA, the kernel
  * configurations (a winner's configuration is text here; the caller validates it).
  *
  * Invariants:
  *   1. A layer that fails in any way (open, read, write: corrupt, locked past the busy
  *      timeout, full) is reported once, with the reason, and bypassed from then on.
- *   2. Binaries are read from and written to the user cache only, never a shipped file.
+ *   2. Binaries are read from and written to the user cache only (or the in-memory one),
+ *      never a shipped file or another host's.
  *   3. A handle stays open until gt_layers_close, even once bypassed: another thread may
  *      be using it.
+ *   4. No tuning result is dropped without a word: when there is no usable writable
+ *      cache (no path, it fails to open, or a write fails), one warning says so, and from
+ *      then on winners, their timings and binaries go to an in-memory cache that layer 0
+ *      reads as well, for the rest of the process.
  */
 #ifndef GT_LAYERS_H
 #define GT_LAYERS_H
@@ -22,12 +35,17 @@
 #include <stddef.h>
 
 #include "db.h"
+#include "fs.h"
 #include "key.h"
+
+#define GT_LAYERS_MAX_HOSTS 16
+#define GT_LAYERS_MAX_SHIPPED 16
 
 /* Opens the layers unless they are open (thread-safe); a layer that cannot be opened is
  * reported (warning) and left out. */
 void gt_layers_open(void);
-/* Closes every layer (gt_release); a later gt_layers_open opens them afresh. */
+/* Closes every layer and the in-memory cache (gt_release); a later gt_layers_open opens
+ * them afresh. */
 void gt_layers_close(void);
 
 /* The number of layers (the user slot counts even when it has no file) and the path of
@@ -35,29 +53,55 @@ void gt_layers_close(void);
 int gt_layers_count(void);
 const char *gt_layers_path(int i);
 
-/* The user cache's path and whether it is open ("" when none could be formed). */
+/* The user cache's path (this host's file under a per-host policy) and whether it is
+ * open ("" when none could be formed). */
 const char *gt_layers_user_path(int *open);
-/* The read-only files in lookup order: the path of the i-th (0-based) and whether it is
- * usable; NULL past the last. */
+/* The policy of the user cache's directory (fs.h), and in *named (may be NULL) the path
+ * the user cache is named by ("" when none). */
+const gt_fs_info *gt_layers_user_fs(const char **named);
+/* Under a per-host policy, the other hosts' files read as snapshots, newest first: the
+ * path of the i-th (0-based) and whether it is usable; NULL past the last. */
+const char *gt_layers_host_path(int i, int *open);
+/* How many of the other hosts' files were left unread (beyond GT_LAYERS_MAX_HOSTS). */
+int gt_layers_hosts_unread(void);
+/* The read-only files of GEMMTUNE_CACHE_PATH in lookup order: the path of the i-th
+ * (0-based) and whether it is usable; NULL past the last. */
 const char *gt_layers_shipped_path(int i, int *open);
+/* 1 when tuning results go to the in-memory cache (invariant 4). */
+int gt_layers_in_memory(void);
 
 /* Layer i's winner of key: 1 with *w, 0 when it has none or is unusable (a failing read
- * bypasses it). */
+ * bypasses it). Layer 0 includes the in-memory cache. */
 int gt_layers_lookup(int i, const gt_key *key, const char *src_hash, int lib_major,
                      gt_db_winner *w);
 /* gt_db_neighbors over layer i; 0, or -1 when it failed (the layer is then bypassed and
  * rows it gave before failing must be dropped by the caller). */
 int gt_layers_neighbors(int i, const gt_key *key, const char *src_hash, int lib_major,
                         gt_db_winner_fn fn, void *user);
-/* Stores a winner and its candidates' timings in the user cache when it is writable. */
+/* Stores a winner and its candidates' timings in the user cache, else in memory
+ * (invariant 4). */
 void gt_layers_store(const gt_key *key, const char *src_hash, int lib_major,
                      const gt_db_winner *w, const gt_db_timing *t, int nt);
 
-/* A binary from the user cache (malloc'd), or NULL when there is none, the cache is
- * unusable, or the layers are not open (a process in mode off opens none: these two
- * never open them). */
+/* A binary from the user cache or the in-memory one (malloc'd), or NULL when there is
+ * none or the layers are not open (a process in mode off opens none: these two never
+ * open them). */
 void *gt_layers_bin_get(const gt_db_bin_key *bk, size_t *size);
-/* Stores a binary in the user cache when it is writable. */
+/* Stores a binary in the user cache, else in memory. */
 void gt_layers_bin_put(const gt_db_bin_key *bk, const void *image, size_t size);
+
+/* ===== for the command (cli/cache.c): one file at a time, by the same rules ===== */
+
+/* The user cache's file as this process writes it: the named path, or, under a per-host
+ * policy, this host's file beside it. fs (may be NULL) gets the policy. GT_CACHE_ERROR
+ * when no path can be formed (GEMMTUNE_CACHE and HOME unset, or this host has no name),
+ * GT_INVALID_VALUE when it does not fit in size. */
+gt_status gt_layers_user_file(char *buf, size_t size, gt_fs_info *fs);
+
+/* Opens the cache file at path by the policy of its directory: gt_db_open on a local
+ * filesystem; on a network or parallel one a read-only open is a snapshot (with the
+ * timings when timings != 0) and a writable one gt_db_open_host. */
+gt_status gt_layers_open_file(const char *path, int readonly, int timings, gt_db **out,
+                              char *msg, size_t msgsize);
 
 #endif

@@ -12,10 +12,14 @@
  * anywhere that a process would compile it from; a bad entry is named on stderr with
  * the reason, counted and skipped, and the other entries go on.
  *
+ * Every file is opened by the policy of its directory (gt_layers_open_file): on a network
+ * or parallel filesystem an input is read as a snapshot, and a file written is this
+ * host's alone (gt_db_open_host); "the cache" there is this host's file (cli_cache_path).
+ *
  * Owns the files it writes (the new file of export and merge, the cache for import and
- * prune). Touches a cache only through cache/db.h and knows no SQL; loads the driver
- * only to learn its version (prune), never a device. Includes parse.h of cli/, nothing
- * else of it.
+ * prune). Touches a cache only through cache/db.h and cache/layers.h and knows no SQL;
+ * loads the driver only to learn its version (prune), never a device. Includes parse.h
+ * of cli/, nothing else of it.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -39,6 +43,7 @@
 #include "kcfg.h"
 #include "kernel_sources.h"
 #include "key.h"
+#include "layers.h"
 #include "rtc.h"
 
 #include "parse.h"
@@ -310,7 +315,7 @@ static int open_input(const char *verb, const char *path, gt_db **db) {
         fprintf(stderr, "gemmtune %s: cannot read %s: it is a directory\n", verb, path);
         return -1;
     }
-    if (gt_db_open(path, 1, 0, db, msg, sizeof msg) != GT_SUCCESS) {
+    if (gt_layers_open_file(path, 1, 1, db, msg, sizeof msg) != GT_SUCCESS) {
         fprintf(stderr, "gemmtune %s: cannot read %s: %s\n", verb, path, msg);
         *db = NULL;
         return -1;
@@ -368,7 +373,7 @@ static int newfile_begin(const char *verb, const char *path, newfile *f) {
         return -1;
     }
     char msg[512];
-    if (gt_db_open(f->tmp, 0, 0, &f->db, msg, sizeof msg) != GT_SUCCESS) {
+    if (gt_layers_open_file(f->tmp, 0, 0, &f->db, msg, sizeof msg) != GT_SUCCESS) {
         fprintf(stderr, "gemmtune %s: cannot write %s: %s\n", verb, path, msg);
         f->db = NULL;
         remove_tmp(f);
@@ -575,7 +580,7 @@ int cli_import(int argc, char **argv) {
     gt_db *in;
     if (open_input("import", path, &in) != 0) return 1;
     gt_db *out;
-    if (gt_db_open(cache, 0, 0, &out, msg, sizeof msg) != GT_SUCCESS) {
+    if (gt_layers_open_file(cache, 0, 0, &out, msg, sizeof msg) != GT_SUCCESS) {
         fprintf(stderr, "gemmtune import: cannot write the cache %s: %s\n", cache, msg);
         gt_db_close(in);
         return 1;
@@ -731,7 +736,7 @@ int cli_prune(int argc, char **argv) {
     int found = find_cache("prune", cache, sizeof cache, "nothing to prune");
     if (found <= 0) return found < 0 ? 1 : 0;
     gt_db *db;
-    if (gt_db_open(cache, 0, 0, &db, msg, sizeof msg) != GT_SUCCESS) {
+    if (gt_layers_open_file(cache, 0, 0, &db, msg, sizeof msg) != GT_SUCCESS) {
         fprintf(stderr, "gemmtune prune: cannot write the cache %s: %s\n", cache, msg);
         return 1;
     }

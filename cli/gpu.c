@@ -94,6 +94,41 @@ static const char *source_name(int s) {
 
 /* ===== info ===== */
 
+/* Where the cache files are, the filesystem of the user cache's directory and the policy
+ * taken there (cache/fs.h), and each file's state. */
+static void print_cache_lines(void) {
+    int open = 0;
+    const char *named = "";
+    const char *path = gt_layers_user_path(&open);
+    const gt_fs_info *fs = gt_layers_user_fs(&named);
+    const char *state = open ? "usable"
+                             : "not usable; bypassed: tuning results are kept in this process only";
+    if (*path && fs->per_host)
+        printf("cache: %s (%s; this host's file beside %s)\n", path, state, named);
+    else
+        printf("cache: %s (%s)\n", *path ? path : "none", state);
+    if (*named) {
+        printf("cache filesystem: %s, %s (%s)\n", fs->type,
+               fs->shared ? "network or parallel" : "local", fs->source);
+        if (fs->per_host)
+            printf("cache policy: one file per host (rollback journal, host-wide lock, no WAL); "
+                   "the other hosts' files beside it are read as snapshots; gemmtune merge "
+                   "combines them\n");
+        else
+            printf("cache policy: one file for this machine's processes (WAL journal)\n");
+    }
+    const char *hp;
+    for (int i = 0; (hp = gt_layers_host_path(i, &open)); i++)
+        printf("host cache %d: %s (%s)\n", i + 1, hp,
+               open ? "usable, read-only snapshot" : "not usable; bypassed");
+    int unread = gt_layers_hosts_unread();
+    if (unread) printf("host caches not read: %d older files (merge them)\n", unread);
+    const char *sp;
+    for (int i = 0; (sp = gt_layers_shipped_path(i, &open)); i++)
+        printf("shipped cache %d: %s (%s)\n", i + 1, sp,
+               open ? "usable, read-only" : "not usable; bypassed");
+}
+
 int cli_info(int argc, char **argv) {
     if (argc > 1) {
         if (strcmp(argv[1], "--help") == 0) return cli_usage(stdout, 0);
@@ -103,12 +138,7 @@ int cli_info(int argc, char **argv) {
     printf("gemmtune %s\n", GT_VERSION_STRING);
     printf("kernel source hash: %s\n", gt_kernel_source_hash);
     printf("NVRTC: %s\n", gt_rtc_version());
-    int open = 0;
-    const char *path = gt_layers_user_path(&open);
-    printf("cache: %s (%s)\n", *path ? path : "none", open ? "usable" : "not usable; bypassed");
-    const char *sp;
-    for (int i = 0; (sp = gt_layers_shipped_path(i, &open)); i++)
-        printf("shipped cache %d: %s (%s)\n", i + 1, sp, open ? "usable, read-only" : "not usable; bypassed");
+    print_cache_lines();
     static const char *modes[] = {"tune", "cached", "off"};
     printf("mode: %s%s\n", modes[gt_get_mode()], gt_dispatch_async() ? ", tuning in the background" : "");
     gt_status s = gt_cu_load();

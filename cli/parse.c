@@ -19,6 +19,7 @@
 #include "env.h"
 #include "kcfg.h"
 #include "key.h"
+#include "layers.h"
 
 /* ===== shapes ===== */
 
@@ -142,9 +143,14 @@ int cli_parse_finite(const char *s, double *out) {
 /* ===== the cache ===== */
 
 int cli_cache_path(const char *verb, char *buf, size_t size) {
-    if (gt_db_default_path(buf, size) != GT_SUCCESS) {
+    gt_status s = gt_layers_user_file(buf, size, NULL);
+    if (s == GT_CACHE_ERROR) {
         fprintf(stderr, "gemmtune %s: no cache path (set GEMMTUNE_CACHE or HOME, or give "
-                        "--cache FILE)\n", verb);
+                        "--cache FILE; on a shared filesystem the host needs a name)\n", verb);
+        return -1;
+    }
+    if (s != GT_SUCCESS) {
+        fprintf(stderr, "gemmtune %s: the cache path is too long\n", verb);
         return -1;
     }
     return 0;

@@ -45,7 +45,8 @@ int cli_parse_index(const char *s, int *out);
  * after it): 0, else -1. */
 int cli_parse_finite(const char *s, double *out);
 
-/* The user cache's path (--cache / GEMMTUNE_CACHE / default) into buf; prints why not
+/* The user cache's path (--cache / GEMMTUNE_CACHE / default; on a network or parallel
+ * filesystem this host's file beside it, cache/layers.h) into buf; prints why not
  * (prefixed with verb) and returns -1 when none can be formed. */
 int cli_cache_path(const char *verb, char *buf, size_t size);
 
