@@ -30,8 +30,8 @@
       "GPFS, BeeGFS, CephFS, SMB, FUSE and other network filesystems); test aid: a type "     \
       "name (nfs, lustre, ext4, ...) acts as if the directory were on it")                    \
     X(GT_ENV_MODE, "GEMMTUNE_MODE", "tune",                                                    \
-      "tune|cached|off: on a miss tune, run the nearest tuned shape's winner, or always the " \
-      "safe default kernel (API gt_set_mode)")                                                 \
+      "tune|cached|off: on a miss tune, run the selector's choice (tuned shapes of the class " \
+      "and the cost model), or always the safe default kernel (API gt_set_mode)")             \
     X(GT_ENV_TUNE_ASYNC, "GEMMTUNE_TUNE_ASYNC", "0",                                           \
       "1: a miss runs the default kernel and is tuned on a worker thread, over candidates "   \
       "with bit-identical results (API gt_set_tune_async)")                                   \

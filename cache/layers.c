@@ -84,7 +84,9 @@ gt_status gt_layers_open_file(const char *path, int readonly, int timings, gt_db
 }
 
 /* Adds a layer. A writable one is the user cache (host: this host's file on a shared
- * filesystem); a read-only one is a snapshot when snapshot != 0. */
+ * filesystem); a read-only one is a snapshot when snapshot != 0, with the candidates'
+ * timings for a shipped file (the selector of mode cached reads them; other hosts' files
+ * give their winners only, which keeps opening them cheap). */
 static void open_layer(const char *path, int role, int writable, int host, int snapshot) {
     layer *l = &layers[nlayers++];
     memset(l, 0, sizeof *l);
@@ -94,7 +96,8 @@ static void open_layer(const char *path, int role, int writable, int host, int s
     char msg[1200];
     gt_status s = writable ? (host ? gt_db_open_host(path, 0, &l->db, msg, sizeof msg)
                                    : gt_db_open(path, 0, 0, &l->db, msg, sizeof msg))
-                           : (snapshot ? gt_db_open_snapshot(path, 0, &l->db, msg, sizeof msg)
+                           : (snapshot ? gt_db_open_snapshot(path, role == ROLE_SHIPPED, &l->db,
+                                                             msg, sizeof msg)
                                        : gt_db_open(path, 1, 0, &l->db, msg, sizeof msg));
     if (s == GT_SUCCESS) return;
     l->db = NULL;
@@ -357,4 +360,15 @@ void gt_layers_bin_put(const gt_db_bin_key *bk, const void *image, size_t size) 
     if (u) failed(u);
     gt_db *m = memory(1);
     if (m) gt_db_cubin_put(m, bk, image, size);
+}
+
+int gt_layers_timings(int i, const gt_key *key, const char *src_hash, int lib_major,
+                      gt_db_timing_fn fn, void *user) {
+    gt_db *m = i == 0 ? memory(0) : NULL;
+    if (m) gt_db_timings(m, key, src_hash, lib_major, fn, user);
+    layer *l = readable(i);
+    if (!l) return 0;
+    if (gt_db_timings(l->db, key, src_hash, lib_major, fn, user) == GT_SUCCESS) return 0;
+    failed(l);
+    return -1;
 }

@@ -174,9 +174,11 @@ void gt_set_tune_memory_limit(size_t bytes);
 /* What a call does when its shape is in no cache (GEMMTUNE_MODE=tune|cached|off sets
  * it from the environment; gt_set_mode overrides):
  *   GT_MODE_TUNE    tune now (the default), store the winner, run it;
- *   GT_MODE_CACHED  never tune: run the winner of the nearest tuned shape of the same
- *                   device, types, ops and alignment class (distance in log M, log N,
- *                   log K), else the safe default kernel;
+ *   GT_MODE_CACHED  never tune: run the selector's choice from every candidate's timing
+ *                   on the tuned shapes of the same device, types, ops and alignment
+ *                   class (the nearer in log M, log N, log K, the more it counts) and the
+ *                   cost model; with no tuned shape of the class, the cost model's choice;
+ *                   the same on every rank that sees the same files;
  *   GT_MODE_OFF     no cache and no tuning: always the safe default kernel.
  * A change applies to shapes first seen afterwards (gt_release forgets the others). */
 typedef enum { GT_MODE_TUNE = 0, GT_MODE_CACHED = 1, GT_MODE_OFF = 2 } gt_mode;

@@ -33,6 +33,7 @@
 #include "log.h"
 #include "measure.h"
 #include "rtc.h"
+#include "select.h"
 
 /* ===================================================================================
  * Settings
@@ -124,6 +125,8 @@ typedef struct near_acc {
         double dist;     /* < 0 once tried */
         int beta_diff;
         int layer;
+        gt_key key;      /* the tuned shape's key */
+        double time_us;  /* its winner's time */
     } *rows;
 } near_acc;
 
@@ -148,22 +151,93 @@ static int collect_near(const gt_key *key, const char *src_hash, int lib_major,
     r->dist = log_dist(key, a->key);
     r->beta_diff = key->beta0 != a->key->beta0;
     r->layer = a->layer;
+    r->key = *key;
+    r->time_us = w->time_us;
     return 0;
 }
 
-/* Mode cached: the winner of the nearest tuned shape of the same device, type, ops and
- * alignment (Euclidean distance of log M, log N, log K; ties: the same beta0 first,
- * then layer order, then the order of gt_db_neighbors), validated for this key. Every
- * rank that sees the same files picks the same one. 0 when none. */
-static int from_nearest(gt_devctx *dc, const gt_key *key, gt_kern *k) {
-    near_acc a = {.key = key};
+/* Every tuned shape of key's class in the layers (gt_db_neighbors), into *a. */
+static void collect_class(const gt_key *key, near_acc *a) {
     for (int i = 0, n = gt_layers_count(); i < n; i++) {
-        int before = a.nrows;
-        a.layer = i;
-        if (gt_layers_neighbors(i, key, gt_kernel_source_hash, GT_VERSION_MAJOR, collect_near,
-                                &a) != 0)
-            a.nrows = before;
+        int before = a->nrows;
+        a->layer = i;
+        if (gt_layers_neighbors(i, key, gt_kernel_source_hash, GT_VERSION_MAJOR, collect_near, a) != 0)
+            a->nrows = before;
     }
+}
+
+typedef struct sel_acc {
+    const gt_key *shape;  /* the measured shape whose timings are read */
+    int nrows, cap;
+    gt_select_row *rows;
+} sel_acc;
+
+static int add_row(sel_acc *a, const char *config, int ok, double time_us) {
+    if (a->nrows == a->cap) {
+        int cap = a->cap ? 2 * a->cap : 256;
+        gt_select_row *r = realloc(a->rows, sizeof *r * (size_t)cap);
+        if (!r) return 1;
+        a->rows = r, a->cap = cap;
+    }
+    gt_select_row *r = &a->rows[a->nrows++];
+    memset(r, 0, sizeof *r);
+    r->m = a->shape->m, r->n = a->shape->n, r->k = a->shape->k, r->beta0 = a->shape->beta0;
+    snprintf(r->config, sizeof r->config, "%s", config);
+    r->ok = ok, r->time_us = time_us;
+    return 0;
+}
+
+static int collect_timing(const gt_db_timing *t, void *user) {
+    /* Not timed (the budget ran out) says nothing either way. */
+    if (strcmp(t->status, "not_timed") == 0) return 0;
+    return add_row(user, t->config, strcmp(t->status, "ok") == 0, t->time_us);
+}
+
+/* Mode cached (and shapes first met under capture): the selector's choice (tuner/select.h)
+ * from every candidate's timing of every tuned shape of key's class in the layers and
+ * the cost model, loaded. 0 when it has none or it does not build. */
+static int from_selector(gt_devctx *dc, const gt_key *key, gt_kern *k) {
+    near_acc a = {.key = key};
+    collect_class(key, &a);
+    sel_acc s = {0};
+    for (int j = 0; j < a.nrows; j++) {
+        s.shape = &a.rows[j].key;
+        /* The winner counts even where a file kept no timings. */
+        add_row(&s, a.rows[j].config, 1, a.rows[j].time_us);
+        gt_layers_timings(a.rows[j].layer, &a.rows[j].key, gt_kernel_source_hash,
+                          GT_VERSION_MAJOR, collect_timing, &s);
+    }
+    free(a.rows);
+    gt_klimits lim;
+    gt_kern_limits(dc, &lim);
+    gt_kcfg cfg;
+    gt_select_info info;
+    int found = gt_select(key, &lim, s.rows, s.nrows, &cfg, &info) == 0;
+    free(s.rows);
+    if (!found) return 0;
+    char text[GT_DB_CONFIG_MAX], kt[200];
+    gt_kcfg_format(&cfg, text, sizeof text);
+    gt_key_format(key, kt, sizeof kt);
+    if (gt_kern_get(&cfg, key, dc->arch, 1, k) != GT_SUCCESS) {
+        gt_log(GT_LOG_WARN, "%s: the selector's %s does not build: %s", kt, text, gt_last_error());
+        return 0;
+    }
+    gt_log(GT_LOG_INFO, "%s: selected %s (score %.3f, %s; %d candidates, %d measured, %d excluded)",
+           kt, text, info.score, info.from_model ? "cost model" : "measured", info.pool,
+           info.measured, info.excluded);
+    gt_stat_add(GT_STAT_NEAREST, 1);
+    return 1;
+}
+
+/* Mode cached: the selector's choice (from_selector); where it has none that builds, the
+ * winner of the nearest tuned shape of the same device, type, ops and alignment
+ * (Euclidean distance of log M, log N, log K; ties: the same beta0 first, then layer
+ * order, then the order of gt_db_neighbors), validated for this key. Every rank that
+ * sees the same files picks the same one. 0 when none. */
+static int from_nearest(gt_devctx *dc, const gt_key *key, gt_kern *k) {
+    if (from_selector(dc, key, k)) return 1;
+    near_acc a = {.key = key};
+    collect_class(key, &a);
     int found = 0;
     /* Best first; a row that does not validate or build gives way to the next best. */
     for (int tries = 0; tries < a.nrows && !found; tries++) {

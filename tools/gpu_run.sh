@@ -8,6 +8,8 @@
 #   sweep       the sweep suite: tunings with every candidate timed and verified
 #   multigpu    the multigpu suite: two GPUs driven at once by two threads (run it on a
 #               machine with two; with one it is skipped)
+#   heldout     bench/heldout.txt in mode cached, from a file tuned on bench/suite.txt and
+#               from no file at all (the selector), against cuBLAS
 #   capture-memcheck  test_capture (CUDA Graph capture, many streams, gt_set_workspace)
 #               under compute-sanitizer's memcheck, but for the one case the tool breaks
 #   quick       a few `gemmtune run` checks, a second process from the cache
@@ -97,6 +99,32 @@ if [ "$what" = capture-memcheck ]; then
     ./$B/tests/test_capture >"$OUT/capture-memcheck.log" 2>&1
   r=$?; echo "memcheck test_capture: exit $r"; [ $r -eq 0 ] || rc=1
   grep -E "^not ok|FAILED|ERROR SUMMARY" "$OUT/capture-memcheck.log" | head -40
+fi
+if [ "$what" = heldout ]; then
+  # Shapes not tuned (issue 25's protocol): bench/suite.txt tuned into a file shipped
+  # read-only, then bench/heldout.txt in mode cached, with that file on GEMMTUNE_CACHE_PATH
+  # and with no cache file at all, each from a fresh user cache, against cuBLAS's default
+  # (--no-lt). $HELDOUT_DTYPES (default f32 bf16); $HELDOUT_SHIPPED: a file to ship instead
+  # of tuning one; $HELDOUT_SHIPS: which runs (default "shipped none").
+  S=${HELDOUT_SHIPPED:-$OUT/shipped.db}
+  if [ -z "${HELDOUT_SHIPPED:-}" ]; then
+    rm -f "$S"*
+    for dt in ${HELDOUT_DTYPES:-f32 bf16}; do
+      GEMMTUNE_CACHE=$S ./$B/gemmtune tune --file bench/suite.txt --dtype "$dt" >>"$OUT/heldout.txt" 2>&1 || rc=1
+    done
+  fi
+  for dt in ${HELDOUT_DTYPES:-f32 bf16}; do
+    for ship in ${HELDOUT_SHIPS:-shipped none}; do
+      rm -f "$OUT/fresh.db"*
+      path=; [ "$ship" = shipped ] && path=$S
+      echo "=== $dt, mode cached, shipped file: ${path:-none}" | tee -a "$OUT/heldout.txt"
+      GEMMTUNE_MODE=cached GEMMTUNE_CACHE="$OUT/fresh.db" GEMMTUNE_CACHE_PATH="$path" \
+        ./$B/gemmtune-bench --no-lt --dtype "$dt" --file bench/heldout.txt \
+        --json "$OUT/heldout-$ship-$dt.json" >>"$OUT/heldout.txt" 2>&1 || rc=1
+      tail -14 "$OUT/heldout.txt"
+    done
+  done
+  rm -f "$OUT/fresh.db"*
 fi
 if [ "$what" = dmma-edges ]; then
   # f64 DMMA tiles whose last row or column of tiles leaves whole warps idle (admitted by

@@ -7,6 +7,7 @@
 #include "select.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -120,9 +121,10 @@ int gt_select(const gt_key *key, const gt_klimits *lim, const gt_select_row *in,
             w += wi;
         }
         if (w > 0) info->measured++;
-        double prior = (pool[c].est_us > 0 && est_min > 0 ? log(pool[c].est_us / est_min) : 0) +
-                       GT_SELECT_DOUBT;
-        double s = (e + GT_SELECT_W0 * prior) / (w + GT_SELECT_W0);
+        /* The model's word fades as measurements of c gather (lambda = W0 / (w + W0)). */
+        double model = pool[c].est_us > 0 && est_min > 0 ? log(pool[c].est_us / est_min) : 0;
+        double lambda = GT_SELECT_W0 / (w + GT_SELECT_W0);
+        double s = (e + GT_SELECT_W0 * (GT_SELECT_DOUBT + lambda * model)) / (w + GT_SELECT_W0);
         if (chosen < 0 || s < chosen_score ||
             (s == chosen_score && strcmp(pool[c].text, pool[chosen].text) < 0)) {
             chosen = c, chosen_score = s, chosen_measured = w > 0;

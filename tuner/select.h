@@ -8,11 +8,14 @@
  * that failed on any measured shape (did not compile, load, run or verify) is never
  * chosen. Each candidate c gets a score, the log of its expected time relative to the
  * best, lower is better:
- *   S(c) = (sum_j w_j ln(t_jc / best_j) + W0 (ln(est_c / est_min) + U)) / (sum_j w_j + W0)
+ *   S(c) = (sum_j w_j ln(t_jc / best_j) + W0 (U + lambda ln(est_c / est_min))) / (W + W0)
  * over the measured shapes j that timed c, where best_j is shape j's fastest time, w_j =
  * exp(-(d_j / SIGMA)^2) with d_j the distance of (log M, log N, log K) from the new
- * shape, est the cost model's estimate for the new shape, and U the doubt about a
- * configuration that no nearby shape has timed. Ties go to the configuration text that
+ * shape, W = sum_j w_j, est the cost model's estimate for the new shape, U the doubt
+ * about a configuration that no nearby shape has timed, and lambda = W0 / (W + W0): the
+ * model speaks for an unmeasured configuration and fades as measurements of it gather
+ * (a close shape's measured winner beats what the model merely prefers; the model's
+ * estimates are rough, measurements are not). Ties go to the configuration text that
  * sorts first; the rows are sorted before they are read, so the same rows in any order
  * give the same choice on every rank.
  */
