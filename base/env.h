@@ -33,8 +33,8 @@
       "tune|cached|off: on a miss tune, run the selector's choice (tuned shapes of the class " \
       "and the cost model), or always the safe default kernel (API gt_set_mode)")             \
     X(GT_ENV_TUNE_ASYNC, "GEMMTUNE_TUNE_ASYNC", "0",                                           \
-      "1: a miss runs the default kernel and is tuned on a worker thread, over candidates "   \
-      "with bit-identical results (API gt_set_tune_async)")                                   \
+      "1: a miss runs the selector's choice among kernels bit-identical to the default one " \
+      "and is tuned on a worker thread over those (API gt_set_tune_async)")                   \
     X(GT_ENV_TUNE_MAX_CANDIDATES, "GEMMTUNE_TUNE_MAX_CANDIDATES", "32",                        \
       "candidates compiled and timed per shape, best ranked first")                           \
     X(GT_ENV_TUNE_BUDGET_S, "GEMMTUNE_TUNE_BUDGET_S", "1.5",                                   \

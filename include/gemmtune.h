@@ -187,10 +187,11 @@ gt_status gt_set_mode(gt_mode mode);
 gt_mode gt_get_mode(void);
 
 /* Background tuning (GEMMTUNE_TUNE_ASYNC=1 sets it from the environment): in mode tune,
- * a shape found in no cache runs the safe default kernel at once and is tuned on a
- * worker thread; later calls pick up the winner. Results are identical bit for bit
- * before and after the switch: the worker only considers kernels that sum over K in the
- * default kernel's order (no split-K, no tensor cores), so its winner, which it also
+ * a shape found in no cache runs at once the selector's choice (as mode cached's) among
+ * the kernels that sum over K in the default kernel's order (no split-K, no tensor
+ * cores), else the default kernel, and is tuned on a worker thread over the same kernels;
+ * later calls pick up the winner. Results are identical bit for bit before and after the
+ * switch, since every one of those kernels gives the same bits; the winner, which it also
  * stores in the cache, may be slower than a foreground tuning's (`gemmtune tune --force`
  * tunes over every kernel). 0 turns it off. */
 void gt_set_tune_async(int on);
@@ -203,12 +204,12 @@ void gt_set_tune_async(int on);
  * tunes inside capture, and makes its own non-stream calls (loading a kernel, allocating
  * its workspace) in relaxed capture mode, so they never invalidate a capture.
  *   - A shape with a plan or a cached winner runs it.
- *   - A shape in no cache runs what mode GT_MODE_CACHED would (the nearest tuned shape's
- *     winner, else the safe default kernel). In mode GT_MODE_TUNE it is tuned after the
- *     capture: at its first call outside capture, or, when async tuning is on, on the
- *     background worker, in which case it runs the safe default kernel meanwhile (as
- *     every pending shape does, so that the worker's winner gives the same bits). The
- *     graph keeps the kernel it captured.
+ *   - A shape in no cache runs what mode GT_MODE_CACHED would (the selector's choice).
+ *     In mode GT_MODE_TUNE it is tuned after the capture: at its first call outside
+ *     capture, or, when async tuning is on, on the background worker, in which case it
+ *     runs what every pending shape runs (the selector's choice among kernels bit-identical
+ *     to the default kernel, so that the worker's winner gives the same bits). The graph
+ *     keeps the kernel it captured.
  *   - A kernel that needs a workspace (split-K partials, operand copies) takes the one
  *     given with gt_set_workspace for the stream when it is large enough; else memory the
  *     graph itself allocates and frees in each replay (stream-ordered allocation: the
@@ -247,7 +248,8 @@ typedef struct gt_stats {
     uint64_t fallbacks;     /* calls that ran the fallback kernel (tuning skipped or failed) */
     uint64_t compiles;      /* NVRTC compilations */
     uint64_t cubin_hits;    /* kernels loaded from the binary cache (no NVRTC) */
-    uint64_t nearest;       /* shapes given the winner of a nearest tuned shape */
+    uint64_t nearest;       /* shapes given the selector's choice (mode cached, under capture,
+                               async tuning's pending plans) or a nearest shape's winner */
     uint64_t rejected;      /* cache entries refused (bad configuration or binary) */
     uint64_t async_tunes;   /* shapes tuned on the background worker */
     uint64_t captured;      /* calls made on a stream under CUDA Graph capture */

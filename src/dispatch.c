@@ -195,8 +195,9 @@ static int collect_timing(const gt_db_timing *t, void *user) {
 
 /* Mode cached (and shapes first met under capture): the selector's choice (tuner/select.h)
  * from every candidate's timing of every tuned shape of key's class in the layers and
- * the cost model, loaded. 0 when it has none or it does not build. */
-static int from_selector(gt_devctx *dc, const gt_key *key, gt_kern *k) {
+ * the cost model, loaded. flags: GT_SPACE_SAME_ORDER for async tuning's pending plans.
+ * 0 when it has none or it does not build. */
+static int from_selector(gt_devctx *dc, const gt_key *key, int flags, gt_kern *k) {
     near_acc a = {.key = key};
     collect_class(key, &a);
     sel_acc s = {0};
@@ -212,7 +213,7 @@ static int from_selector(gt_devctx *dc, const gt_key *key, gt_kern *k) {
     gt_kern_limits(dc, &lim);
     gt_kcfg cfg;
     gt_select_info info;
-    int found = gt_select(key, &lim, s.rows, s.nrows, &cfg, &info) == 0;
+    int found = gt_select(key, &lim, flags, s.rows, s.nrows, &cfg, &info) == 0;
     free(s.rows);
     if (!found) return 0;
     char text[GT_DB_CONFIG_MAX], kt[200];
@@ -235,7 +236,7 @@ static int from_selector(gt_devctx *dc, const gt_key *key, gt_kern *k) {
  * order, then the order of gt_db_neighbors), validated for this key. Every rank that
  * sees the same files picks the same one. 0 when none. */
 static int from_nearest(gt_devctx *dc, const gt_key *key, gt_kern *k) {
-    if (from_selector(dc, key, k)) return 1;
+    if (from_selector(dc, key, 0, k)) return 1;
     near_acc a = {.key = key};
     collect_class(key, &a);
     int found = 0;
@@ -346,8 +347,8 @@ static int worker_started, worker_stop;
 static pthread_t worker;
 
 /* The worker's promise (gemmtune.h, gt_set_tune_async): while a shape is pending the
- * application runs the default kernel, and the winner that replaces it gives the same
- * results bit for bit, so an application cannot see when the switch happened (an
+ * application runs a kernel that sums over K in the default kernel's order (pending()),
+ * and the winner that replaces it gives the same results bit for bit, so an application cannot see when the switch happened (an
  * iterative solver does not change its trajectory part-way). Hence same_order = 1: only
  * candidates that sum over K in the default kernel's order (no split-K, no tensor cores)
  * take part. The cost: the winner stored in the cache is the best of that smaller space;
@@ -366,7 +367,7 @@ static void run_job(job *j) {
     if (won) {
         gt_plan_replace(&p);
     } else if (st == GT_SUCCESS && default_kern(dc, &j->key, 1, &p.kern) == GT_SUCCESS) {
-        /* The pending plan already runs the default kernel; say it is final. */
+        /* The default kernel, final: the same bits as the pending plan's. */
         p.source = GT_SRC_FALLBACK;
         gt_plan_replace(&p);
     }
@@ -463,6 +464,20 @@ static gt_status fallback(gt_devctx *dc, const gt_key *key, int use_cache, int s
     return plan_of(dc, key, &k, source, retune, out);
 }
 
+/* Async tuning's miss (dc->resolve_lock held): queued for the worker, which replaces this
+ * plan once the key is tuned (it takes resolve_lock, held here, so the pending plan is in
+ * the table before it can). Meanwhile the selector's choice among the configurations
+ * whose results are bit-identical to the default kernel's (the worker tunes over the same
+ * ones), so the switch never changes a value; the default kernel where it has none. Not
+ * queued (no thread or memory): that plan stays, and says so. */
+static gt_status pending(gt_devctx *dc, const gt_key *key, const gt_plan **out) {
+    int queued = enqueue(dc, key);
+    int source = queued ? GT_SRC_PENDING : GT_SRC_FALLBACK;
+    gt_kern k;
+    if (from_selector(dc, key, GT_SPACE_SAME_ORDER, &k)) return plan_of(dc, key, &k, source, 0, out);
+    return fallback(dc, key, 1, source, 0, out);
+}
+
 /* Under graph capture (dc->resolve_lock held, dc's context current, relaxed capture
  * mode): no tuning, no synchronization (gt_dispatch says what runs). */
 static gt_status resolve_captured(gt_devctx *dc, const gt_key *key, const gt_plan **out) {
@@ -474,10 +489,7 @@ static gt_status resolve_captured(gt_devctx *dc, const gt_key *key, const gt_pla
     int retune = 0;
     if (mode == GT_MODE_TUNE) {
         gt_stat_add(GT_STAT_DEFERRED, 1);
-        if (gt_dispatch_async()) {
-            int queued = enqueue(dc, key);
-            return fallback(dc, key, 1, queued ? GT_SRC_PENDING : GT_SRC_FALLBACK, 0, out);
-        }
+        if (gt_dispatch_async()) return pending(dc, key, out);
         retune = 1;
     }
     if (from_nearest(dc, key, &k)) return plan_of(dc, key, &k, GT_SRC_NEAREST, retune, out);
@@ -495,13 +507,7 @@ static gt_status resolve(gt_devctx *dc, const gt_key *key, CUstream stream, cons
         if (from_nearest(dc, key, &k)) return plan_of(dc, key, &k, GT_SRC_NEAREST, 0, out);
         return fallback(dc, key, 1, GT_SRC_FALLBACK, 0, out);
     }
-    if (gt_dispatch_async()) {
-        /* The worker replaces this plan once the key is tuned. It takes resolve_lock,
-         * held here, so the pending plan is in the table before it can. Not queued (no
-         * thread or memory): the default kernel stays, and the plan says so. */
-        int queued = enqueue(dc, key);
-        return fallback(dc, key, 1, queued ? GT_SRC_PENDING : GT_SRC_FALLBACK, 0, out);
-    }
+    if (gt_dispatch_async()) return pending(dc, key, out);
     /* Tuning works on its own stream and buffers; wait for the caller's work so its
      * timings are not disturbed. */
     CUresult r = gt_cu.stream_synchronize(stream);

@@ -11,6 +11,8 @@
  *   select_prefers_measured             a configuration measured near the best on a close
  *                                       shape beats an unmeasured one the model rates a
  *                                       little better
+ *   select_same_order                   with GT_SPACE_SAME_ORDER only configurations
+ *                                       bit-identical to the default kernel, measured or not
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -52,11 +54,14 @@ static void model_pick(const gt_key *key, int i, char *text, size_t size) {
     free(c);
 }
 
+/* The flags the next gt_select calls pass (select_same_order sets them). */
+static int flags_in_use;
+
 static void chosen(const gt_key *key, const gt_select_row *rows, int n, char *text, size_t size,
                    gt_select_info *info) {
     gt_kcfg cfg;
     text[0] = 0;
-    if (gt_select(key, &h100, rows, n, &cfg, info) == 0) gt_kcfg_format(&cfg, text, size);
+    if (gt_select(key, &h100, flags_in_use, rows, n, &cfg, info) == 0) gt_kcfg_format(&cfg, text, size);
 }
 
 static void select_without_rows_is_model_best(void) {
@@ -176,6 +181,30 @@ static void select_prefers_measured(void) {
               info.measured);
 }
 
+/* Async tuning's first call: only configurations bit-identical to the default kernel's,
+ * even where a split-K one was measured much faster. */
+static void select_same_order(void) {
+    gt_key key = key_f32(64, 64, 65536);
+    char split[GT_SELECT_CONFIG_MAX] = "", got[GT_SELECT_CONFIG_MAX];
+    gt_cand *c = NULL;
+    gt_space_counts counts;
+    int n = gt_space_build(&key, &h100, 200, 0, &c, &counts);
+    for (int i = 0; i < n && !split[0]; i++)
+        if (c[i].cfg.split >= 8) gt_kcfg_format(&c[i].cfg, split, sizeof split);
+    free(c);
+    gt_select_row rows[] = {row(64, 64, 65536, split, 1, 1)};
+    chosen(&key, rows, 1, got, sizeof got, NULL);
+    TAP_CHECK(strcmp(got, split) == 0, "without flags chose '%s', want the measured '%s'", got, split);
+    flags_in_use = GT_SPACE_SAME_ORDER;
+    gt_kcfg cfg;
+    chosen(&key, rows, 1, got, sizeof got, NULL);
+    flags_in_use = 0;
+    char why[256];
+    TAP_CHECK(got[0] && gt_kcfg_validate(got, &key, &h100, &cfg, why, sizeof why) == 0 &&
+                  gt_kcfg_same_order(&cfg, &key),
+              "same order chose '%s'", got);
+}
+
 int main(void) {
     TAP_RUN(select_without_rows_is_model_best);
     TAP_RUN(select_nearest_shape_wins);
@@ -183,5 +212,6 @@ int main(void) {
     TAP_RUN(select_illegal_never_chosen);
     TAP_RUN(select_same_choice_any_order);
     TAP_RUN(select_prefers_measured);
+    TAP_RUN(select_same_order);
     return tap_done();
 }

@@ -56,15 +56,15 @@ static int in_pool(const pooled *p, int n, const char *text) {
     return 0;
 }
 
-int gt_select(const gt_key *key, const gt_klimits *lim, const gt_select_row *in, int nrows,
-              gt_kcfg *out, gt_select_info *info) {
+int gt_select(const gt_key *key, const gt_klimits *lim, int flags, const gt_select_row *in,
+              int nrows, gt_kcfg *out, gt_select_info *info) {
     gt_select_info local;
     if (!info) info = &local;
     memset(info, 0, sizeof *info);
     gt_select_row *rows = malloc(sizeof *rows * (size_t)(nrows > 0 ? nrows : 1));
     gt_cand *cands = NULL;
     gt_space_counts counts;
-    int ncand = gt_space_build(key, lim, GT_SELECT_POOL, 0, &cands, &counts);
+    int ncand = gt_space_build(key, lim, GT_SELECT_POOL, flags, &cands, &counts);
     pooled *pool = malloc(sizeof *pool * (size_t)((ncand > 0 ? ncand : 0) + nrows + 1));
     double *best = malloc(sizeof *best * (size_t)(nrows > 0 ? nrows : 1));
     int ret = -1;
@@ -90,6 +90,7 @@ int gt_select(const gt_key *key, const gt_klimits *lim, const gt_select_row *in,
         if (!rows[i].ok || in_pool(pool, np, rows[i].config)) continue;
         char why[256];
         if (gt_kcfg_validate(rows[i].config, key, lim, &pool[np].cfg, why, sizeof why) != 0) continue;
+        if ((flags & GT_SPACE_SAME_ORDER) && !gt_kcfg_same_order(&pool[np].cfg, key)) continue;
         snprintf(pool[np].text, sizeof pool[np].text, "%s", rows[i].config);
         np++;
     }

@@ -49,9 +49,11 @@ typedef struct gt_select_info {
 } gt_select_info;
 
 /* The choice for key on a device of limits lim, from rows (of key's device, dtype, ops
- * and alignment class; rows of key's own shape are used too). 0 with *out set; -1 when
- * no candidate is legal (or out of memory). info may be NULL. */
-int gt_select(const gt_key *key, const gt_klimits *lim, const gt_select_row *rows, int nrows,
-              gt_kcfg *out, gt_select_info *info);
+ * and alignment class; rows of key's own shape are used too). flags: space.h's
+ * (GT_SPACE_SAME_ORDER: only configurations whose results are bit-identical to the
+ * default kernel's, measured ones included). 0 with *out set; -1 when no candidate is
+ * legal (or out of memory). info may be NULL. */
+int gt_select(const gt_key *key, const gt_klimits *lim, int flags, const gt_select_row *rows,
+              int nrows, gt_kcfg *out, gt_select_info *info);
 
 #endif
