@@ -20,6 +20,9 @@
     X(GT_ENV_CACHE_PATH, "GEMMTUNE_CACHE_PATH", "none",                                        \
       "colon-separated read-only cache files (shipped by an admin), read after the user "     \
       "cache in path order")                                                                   \
+    X(GT_ENV_DEFAULTS, "GEMMTUNE_DEFAULTS", "1",                                               \
+      "0: do not read the built-in defaults (the tuned sets of data/defaults/ built into the " \
+      "library, read after every cache file)")                                                \
     X(GT_ENV_CACHE_TIMEOUT_MS, "GEMMTUNE_CACHE_TIMEOUT_MS", "5000",                            \
       "how long a cache access waits for another process's lock")                             \
     X(GT_ENV_CACHE_MAX_MB, "GEMMTUNE_CACHE_MAX_MB", "none",                                    \

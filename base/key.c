@@ -4,7 +4,9 @@
  */
 #include "key.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ===== API ===== */
@@ -83,6 +85,92 @@ int gt_key_format(const gt_key *key, char *buf, size_t size) {
     int m = gt_key_problem(key, (size_t)n < size ? buf + n : NULL,
                            (size_t)n < size ? size - (size_t)n : 0);
     return m < 0 ? m : n + m;
+}
+
+/* A decimal number of the digits at *p, at least 0, at most max: its value, with *p
+ * past it; -1 when there is no digit or it is larger than max. */
+static long long take_number(const char **p, long long max) {
+    if (**p < '0' || **p > '9') return -1;
+    errno = 0;
+    char *end;
+    long long v = strtoll(*p, &end, 10);
+    if (errno || v > max) return -1;
+    *p = end;
+    return v;
+}
+
+static int parse_fail(char *why, size_t whysize, const char *what) {
+    if (why && whysize) snprintf(why, whysize, "%s", what);
+    return -1;
+}
+
+int gt_key_parse(const char *text, gt_key *key, char *why, size_t whysize) {
+    memset(key, 0, sizeof *key);
+    /* The device part may hold '|': the seven fixed fields are counted from the right. */
+    const char *bar[7];
+    size_t len = strlen(text);
+    int found = 0;
+    for (size_t i = len; i-- > 0 && found < 7;)
+        if (text[i] == '|') bar[6 - found++] = text + i;
+    if (found < 7) return parse_fail(why, whysize, "not a key: want device|smXY|SMs|dtype|AB|MxNxK|aN|bN");
+    size_t dlen = (size_t)(bar[0] - text);
+    if (dlen == 0) return parse_fail(why, whysize, "key: empty device name");
+    if (dlen >= sizeof key->device) return parse_fail(why, whysize, "key: device name too long");
+    memcpy(key->device, text, dlen);
+    key->device[dlen] = 0;
+
+    const char *p = bar[0] + 1;
+    if (strncmp(p, "sm", 2) != 0) return parse_fail(why, whysize, "key: compute capability is not smXY");
+    p += 2;
+    long long cc = take_number(&p, 9999);
+    if (cc < 10 || p != bar[1]) return parse_fail(why, whysize, "key: compute capability is not smXY");
+    key->cc_major = (int)(cc / 10), key->cc_minor = (int)(cc % 10);
+
+    p = bar[1] + 1;
+    long long sms = take_number(&p, 1 << 30);
+    if (sms < 1 || p != bar[2]) return parse_fail(why, whysize, "key: SM count is not a number from 1");
+    key->sm_count = (int)sms;
+
+    char name[32];
+    size_t nlen = (size_t)(bar[3] - bar[2] - 1);
+    if (nlen >= sizeof name) return parse_fail(why, whysize, "key: unknown data type");
+    memcpy(name, bar[2] + 1, nlen);
+    name[nlen] = 0;
+    key->dtype = gt_dtype_parse(name);
+    if (key->dtype < 0) return parse_fail(why, whysize, "key: unknown data type");
+
+    p = bar[3] + 1;
+    if (bar[4] - p != 2 || (p[0] != 'N' && p[0] != 'T') || (p[1] != 'N' && p[1] != 'T'))
+        return parse_fail(why, whysize, "key: ops are not two of N and T");
+    key->opa = p[0] == 'T', key->opb = p[1] == 'T';
+
+    p = bar[4] + 1;
+    int64_t *dims[3] = {&key->m, &key->n, &key->k};
+    for (int d = 0; d < 3; d++) {
+        long long v = take_number(&p, INT64_MAX);
+        if (v < 1 || (d < 2 ? *p != 'x' : p != bar[5]))
+            return parse_fail(why, whysize, "key: size is not MxNxK, each from 1");
+        *dims[d] = v;
+        p++;
+    }
+
+    p = bar[5] + 1;
+    long long a = *p == 'a' ? (p++, take_number(&p, 16)) : -1;
+    if ((a != 1 && a != 2 && a != 4 && a != 8 && a != 16) || p != bar[6])
+        return parse_fail(why, whysize, "key: alignment class is not a1, a2, a4, a8 or a16");
+    key->align = (int)a;
+
+    p = bar[6] + 1;
+    if ((strcmp(p, "b0") != 0 && strcmp(p, "b1") != 0))
+        return parse_fail(why, whysize, "key: beta part is not b0 or b1");
+    key->beta0 = p[1] == '1';
+
+    /* One text per key: anything else (leading zeros, a sign) is not this key's text. */
+    char again[512];
+    int n = gt_key_format(key, again, sizeof again);
+    if (n < 0 || (size_t)n >= sizeof again || strcmp(again, text) != 0)
+        return parse_fail(why, whysize, "key: not in the one text form (leading zeros?)");
+    return 0;
 }
 
 /* FNV-1a over the fields, not the struct bytes: padding and the bytes after the

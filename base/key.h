@@ -66,6 +66,13 @@ int gt_key_align_class(const uintptr_t *ptrs, int nptrs, const int64_t *lds, int
  * "NVIDIA H100 80GB HBM3|sm90|132|f32|NT|4096x4096x4096|a16|b0": the device part, then
  * the problem part. Returns the length that the full text needs (like snprintf). */
 int gt_key_format(const gt_key *key, char *buf, size_t size);
+/* The inverse of gt_key_format: 0 with *key, or -1 with the reason in why (may be NULL)
+ * when text is not a key's one text. The device is everything before the last seven
+ * '|'; the text must be exactly what gt_key_format writes for the key it names (no
+ * leading zeros or signs, "sm" then the compute capability's major and its one-digit
+ * minor), with a non-empty device that fits GT_DEVICE_NAME_MAX, a known data type, ops
+ * N or T, sizes from 1 to 2^63-1, an alignment class of 1, 2, 4, 8 or 16 and b0 or b1. */
+int gt_key_parse(const char *text, gt_key *key, char *why, size_t whysize);
 /* Its problem part alone ("f32|NT|4096x4096x4096|a16|b0"): what reaches the compiler,
  * so the binary cache names programs by it. */
 int gt_key_problem(const gt_key *key, char *buf, size_t size);

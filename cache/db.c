@@ -1393,6 +1393,12 @@ void gt_db_close(gt_db *db) {
     destroy(db);
 }
 
+void gt_db_seal(gt_db *db) {
+    if (!db || lock_db(db) != GT_SUCCESS) return;
+    db->readonly = 1;
+    unlock_db(db);
+}
+
 const char *gt_db_errmsg(gt_db *db) { return db ? db->errmsg : "no cache handle"; }
 
 gt_status gt_db_lookup(gt_db *db, const gt_key *key, const char *src_hash, int lib_major,

@@ -97,6 +97,11 @@ gt_status gt_db_open_snapshot(const char *path, int timings, gt_db **out, char *
 
 void gt_db_close(gt_db *db);
 
+/* From now on db is read-only, as if opened so: every write is refused (GT_CACHE_ERROR)
+ * and no cubin is yielded. For an in-memory cache filled once and then only read (the
+ * built-in defaults, cache/layers.h). */
+void gt_db_seal(gt_db *db);
+
 /* The message of the last error on this handle ("" when none). */
 const char *gt_db_errmsg(gt_db *db);
 

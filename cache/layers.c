@@ -1,25 +1,28 @@
 /*
- * layers.c: the process's cache layers (layers.h).
+ * layers.c: the process's cache layers (layers.h): the user cache, other hosts' files,
+ * the shipped files and the built-in defaults, opened once in lookup order.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include "layers.h"
 
+#include <assert.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "defaults_data.h"
 #include "env.h"
 #include "log.h"
 
 #define PATH_MAX_LEN 4096
-#define MAX_LAYERS (1 + GT_LAYERS_MAX_HOSTS + GT_LAYERS_MAX_SHIPPED)
+#define MAX_LAYERS (1 + GT_LAYERS_MAX_HOSTS + GT_LAYERS_MAX_SHIPPED + 1)
 
 /* What a layer is. */
-enum { ROLE_USER, ROLE_HOST, ROLE_SHIPPED };
+enum { ROLE_USER, ROLE_HOST, ROLE_SHIPPED, ROLE_DEFAULTS };
 
 typedef struct layer {
     gt_db *db;
@@ -45,6 +48,13 @@ static int mem_failed;
 static atomic_int mem_said;
 
 #define KEPT_IN_MEMORY "tuning results are kept in this process only"
+
+/* The built-in defaults: the texts read (those built in, or a test's), and what became
+ * of them at the last opening. Under open_lock. */
+static const gt_text_file *defaults_files = gt_defaults_files;
+static int defaults_nfiles = -1;      /* -1: gt_defaults_files_count */
+static int defaults_state = GT_DEFAULTS_NONE;
+static int defaults_loaded;
 
 /* ===================================================================================
  * Opening
@@ -165,6 +175,69 @@ static void open_user(void) {
                             "(combine them with gemmtune merge)", hosts_unread, named);
 }
 
+/* The texts of the built-in defaults, their number in *n. */
+static const gt_text_file *defaults_texts(int *n) {
+    *n = defaults_nfiles < 0 ? gt_defaults_files_count : defaults_nfiles;
+    return defaults_nfiles < 0 ? gt_defaults_files : defaults_files;
+}
+
+/* The last layer: every built-in text loaded into one in-memory cache, then sealed
+ * (invariant 5). A text that fails is reported and left out; the layer is added when one
+ * loads. */
+static void open_defaults(void) {
+    int n;
+    const gt_text_file *files = defaults_texts(&n);
+    defaults_loaded = 0;
+    const char *v = gt_env(GT_ENV_DEFAULTS);
+    if (v && strcmp(v, "0") == 0) {
+        defaults_state = GT_DEFAULTS_OFF;
+        return;
+    }
+    if (v && strcmp(v, "1") != 0)
+        gt_log(GT_LOG_WARN, "GEMMTUNE_DEFAULTS='%s' is neither 0 nor 1; the built-in defaults "
+                            "are read", v);
+    if (n <= 0) {
+        defaults_state = GT_DEFAULTS_NONE;
+        return;
+    }
+    defaults_state = GT_DEFAULTS_FAILED;
+    char msg[1200];
+    gt_db *db = NULL;
+    if (gt_db_open(":memory:", 0, 0, &db, msg, sizeof msg) != GT_SUCCESS) {
+        gt_log(GT_LOG_WARN, "built-in defaults bypassed: %s", msg);
+        return;
+    }
+    layer *l = &layers[nlayers];
+    memset(l, 0, sizeof *l);
+    size_t used = (size_t)snprintf(l->path, sizeof l->path, "built-in defaults (");
+    for (int i = 0; i < n; i++) {
+        gt_text_counts c;
+        const char *name = files[i].name ? files[i].name : "?";
+        if (gt_text_load(db, files[i].text, files[i].size, name, &c, msg, sizeof msg) !=
+            GT_SUCCESS) {
+            gt_log(GT_LOG_WARN, "built-in defaults: %s left out: %s", name, msg);
+            continue;
+        }
+        gt_log(GT_LOG_DEBUG, "built-in defaults: %s: %lld winners, %lld timings", name,
+               c.winners, c.timings);
+        if (used < sizeof l->path)
+            used += (size_t)snprintf(l->path + used, sizeof l->path - used, "%s%s",
+                                     defaults_loaded ? ", " : "", name);
+        defaults_loaded++;
+    }
+    if (used < sizeof l->path) snprintf(l->path + used, sizeof l->path - used, ")");
+    if (!defaults_loaded) {
+        gt_db_close(db);
+        memset(l, 0, sizeof *l);
+        return;
+    }
+    gt_db_seal(db);
+    l->db = db;
+    l->role = ROLE_DEFAULTS;
+    nlayers++;
+    defaults_state = GT_DEFAULTS_LOADED;
+}
+
 void gt_layers_open(void) {
     pthread_mutex_lock(&open_lock);
     if (atomic_load(&opened)) {
@@ -192,6 +265,7 @@ void gt_layers_open(void) {
         }
         free(copy);
     }
+    open_defaults();
     atomic_store(&opened, 1);
     pthread_mutex_unlock(&open_lock);
 }
@@ -303,6 +377,43 @@ const char *gt_layers_shipped_path(int i, int *open) {
 }
 
 int gt_layers_in_memory(void) { return memory(0) != NULL; }
+
+int gt_layers_defaults(int *files, int *loaded) {
+    gt_layers_open();
+    pthread_mutex_lock(&open_lock);
+    int n, state = defaults_state;
+    defaults_texts(&n);
+    if (files) *files = n;
+    if (loaded) *loaded = defaults_loaded;
+    pthread_mutex_unlock(&open_lock);
+    return state;
+}
+
+const char *gt_layers_defaults_name(int i) {
+    pthread_mutex_lock(&open_lock);
+    int n;
+    const gt_text_file *files = defaults_texts(&n);
+    const char *name = i >= 0 && i < n ? (files[i].name ? files[i].name : "?") : NULL;
+    pthread_mutex_unlock(&open_lock);
+    return name;
+}
+
+gt_status gt_layers_defaults_list(gt_db_winner_fn fn, void *user) {
+    gt_layers_open();
+    layer *l = nth(ROLE_DEFAULTS, 0);
+    if (!l || !l->db) return GT_SUCCESS;
+    gt_status s = gt_db_list(l->db, fn, user);
+    if (s != GT_SUCCESS) failed(l);
+    return s;
+}
+
+void gt_layers_set_defaults(const gt_text_file *files, int n) {
+    pthread_mutex_lock(&open_lock);
+    assert(!atomic_load(&opened) && "gt_layers_set_defaults with the layers open");
+    defaults_files = n < 0 ? gt_defaults_files : files;
+    defaults_nfiles = n < 0 ? -1 : n;
+    pthread_mutex_unlock(&open_lock);
+}
 
 int gt_layers_lookup(int i, const gt_key *key, const char *src_hash, int lib_major,
                      gt_db_winner *w) {

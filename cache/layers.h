@@ -10,8 +10,11 @@
  *     newest first, at most GT_LAYERS_MAX_HOSTS of them.
  * Then come the read-only files of GEMMTUNE_CACHE_PATH, in path order (shipped by an
  * admin; a file already read as a layer is skipped there), each opened read-only, or as a
- * snapshot when its own directory's policy is per host. The layers are opened once, on
- * first use, and closed by gt_layers_close (gt_release).
+ * snapshot when its own directory's policy is per host. Last come the built-in defaults:
+ * the cache texts of data/defaults/ embedded in the library at build time (data/embed.py,
+ * cache/text.h), loaded into one in-memory cache, unless GEMMTUNE_DEFAULTS=0 or none is
+ * built in; every file above wins over them for the same key. The layers are opened once,
+ * on first use, and closed by gt_layers_close (gt_release).
  *
  * Owns: the layers' handles and their failure state, and the process's in-memory cache
  * for what the writable cache cannot take. Must not touch: CUDA, the kernel
@@ -28,6 +31,9 @@
  *      cache (no path, it fails to open, or a write fails), one warning says so, and from
  *      then on winners, their timings and binaries go to an in-memory cache that layer 0
  *      reads as well, for the rest of the process.
+ *   5. The built-in defaults are read-only once loaded (gt_db_seal): never written, never
+ *      a source of binaries. A built-in text that does not parse is reported once, with
+ *      its name and line, and left out whole; the others still load.
  */
 #ifndef GT_LAYERS_H
 #define GT_LAYERS_H
@@ -37,6 +43,7 @@
 #include "db.h"
 #include "fs.h"
 #include "key.h"
+#include "text.h"
 
 #define GT_LAYERS_MAX_HOSTS 16
 #define GT_LAYERS_MAX_SHIPPED 16
@@ -69,6 +76,27 @@ int gt_layers_hosts_unread(void);
 const char *gt_layers_shipped_path(int i, int *open);
 /* 1 when tuning results go to the in-memory cache (invariant 4). */
 int gt_layers_in_memory(void);
+
+/* What became of the built-in defaults at the layers' opening (opens them). */
+enum {
+    GT_DEFAULTS_OFF = 0,    /* GEMMTUNE_DEFAULTS=0 */
+    GT_DEFAULTS_NONE = 1,   /* no text is built in */
+    GT_DEFAULTS_FAILED = 2, /* none of the texts could be loaded (reported) */
+    GT_DEFAULTS_LOADED = 3, /* the last layer holds them */
+};
+/* The state; *files (may be NULL) the texts built in, *loaded (may be NULL) how many of
+ * them the layer holds. */
+int gt_layers_defaults(int *files, int *loaded);
+/* The name of the i-th (0-based) built-in text, e.g. "h100.txt"; NULL past the last. */
+const char *gt_layers_defaults_name(int i);
+/* gt_db_list over the built-in defaults: every winner they hold, of any kernel source
+ * (fn must not call back into the layers' reads). GT_SUCCESS without a call when they
+ * are not loaded. */
+gt_status gt_layers_defaults_list(gt_db_winner_fn fn, void *user);
+/* Test aid: from the next gt_layers_open on, the n texts at files are read as the
+ * built-in defaults instead of those built in (n < 0: those built in again). The texts
+ * must live until then. Call while the layers are closed. */
+void gt_layers_set_defaults(const gt_text_file *files, int n);
 
 /* Layer i's winner of key: 1 with *w, 0 when it has none or is unusable (a failing read
  * bypasses it). Layer 0 includes the in-memory cache. */

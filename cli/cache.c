@@ -2,6 +2,11 @@
  * cache.c: the verbs of the gemmtune command that work on cache files and need no GPU
  * (cache.h): list, show, export, import, merge, prune.
  *
+ * A cache file is an SQLite file or a cache text (cache/text.h: the form of the built-in
+ * defaults, data/defaults/): every input is read as either, told by its first line (a
+ * text is loaded into a private in-memory cache first), and export and merge write a text
+ * with --text.
+ *
  * "The cache" is the user cache: --cache FILE, else GEMMTUNE_CACHE, else the default
  * (gt_db_default_path). Exported and merged files carry configurations and timings of
  * the current kernel source hash and library major only, never cubins, and are written
@@ -45,6 +50,7 @@
 #include "key.h"
 #include "layers.h"
 #include "rtc.h"
+#include "text.h"
 
 #include "parse.h"
 
@@ -302,7 +308,61 @@ static int same_file(const char *a, const char *b) {
            sa.st_ino == sb.st_ino;
 }
 
-/* Opens an existing cache file read-only. 0, or -1 after a message naming it. */
+/* 1 when the file at path begins as a cache text (text.h), 0 when not or unreadable (the
+ * SQLite open then says why). */
+static int is_text_file(const char *path) {
+    char head[64];
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    size_t n = fread(head, 1, sizeof head, f);
+    fclose(f);
+    return gt_text_is(head, n);
+}
+
+/* A cache text file read into a private in-memory cache, *db. 0, or -1 after a message
+ * naming the file (and the line, for a malformed one). */
+static int open_text_input(const char *verb, const char *path, gt_db **db) {
+    FILE *f = fopen(path, "rb");
+    char *text = NULL;
+    size_t len = 0, cap = 0;
+    int err = 0;
+    if (!f) err = errno;
+    while (f && !err) {
+        if (len == cap) {
+            size_t ncap = cap ? 2 * cap : 65536;
+            char *nt = realloc(text, ncap);
+            if (!nt) {
+                err = ENOMEM;
+                break;
+            }
+            text = nt, cap = ncap;
+        }
+        size_t got = fread(text + len, 1, cap - len, f);
+        len += got;
+        if (got == 0) {
+            if (ferror(f)) err = errno ? errno : EIO;
+            break;
+        }
+    }
+    if (f) fclose(f);
+    if (err) {
+        fprintf(stderr, "gemmtune %s: cannot read %s: %s\n", verb, path, strerror(err));
+        free(text);
+        return -1;
+    }
+    char msg[1024];
+    gt_status s = gt_text_open(text, len, path, db, NULL, msg, sizeof msg);
+    free(text);
+    if (s != GT_SUCCESS) {
+        fprintf(stderr, "gemmtune %s: cannot read %s\n", verb, msg);
+        *db = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+/* Opens an existing cache file (SQLite, or a cache text) read-only. 0, or -1 after a
+ * message naming it. */
 static int open_input(const char *verb, const char *path, gt_db **db) {
     char msg[512];
     struct stat st;
@@ -315,6 +375,7 @@ static int open_input(const char *verb, const char *path, gt_db **db) {
         fprintf(stderr, "gemmtune %s: cannot read %s: it is a directory\n", verb, path);
         return -1;
     }
+    if (is_text_file(path)) return open_text_input(verb, path, db);
     if (gt_layers_open_file(path, 1, 1, db, msg, sizeof msg) != GT_SUCCESS) {
         fprintf(stderr, "gemmtune %s: cannot read %s: %s\n", verb, path, msg);
         *db = NULL;
@@ -334,11 +395,13 @@ static int find_cache(const char *verb, char *path, size_t size, const char *abs
 }
 
 /* A file written whole: built at <path>.tmp.<pid>, renamed over path on success,
- * removed on failure. */
+ * removed on failure. A text (text != 0) is built in a private in-memory cache and
+ * written at the commit. */
 typedef struct newfile {
     char path[PATH_MAX];
     char tmp[PATH_MAX + 32];
     gt_db *db;
+    int text;
 } newfile;
 
 static void remove_tmp(const newfile *f) {
@@ -351,9 +414,10 @@ static void remove_tmp(const newfile *f) {
 }
 
 /* 0, or -1 after a message. The directory of path must exist: nothing is created but
- * the file. */
-static int newfile_begin(const char *verb, const char *path, newfile *f) {
+ * the file. text != 0: the file is a cache text (text.h). */
+static int newfile_begin(const char *verb, const char *path, int text, newfile *f) {
     f->db = NULL;
+    f->text = text;
     if (strlen(path) >= sizeof f->path - 1) {
         fprintf(stderr, "gemmtune %s: path too long: %s\n", verb, path);
         return -1;
@@ -373,7 +437,9 @@ static int newfile_begin(const char *verb, const char *path, newfile *f) {
         return -1;
     }
     char msg[512];
-    if (gt_layers_open_file(f->tmp, 0, 0, &f->db, msg, sizeof msg) != GT_SUCCESS) {
+    gt_status s = text ? gt_db_open(":memory:", 0, 0, &f->db, msg, sizeof msg)
+                       : gt_layers_open_file(f->tmp, 0, 0, &f->db, msg, sizeof msg);
+    if (s != GT_SUCCESS) {
         fprintf(stderr, "gemmtune %s: cannot write %s: %s\n", verb, path, msg);
         f->db = NULL;
         remove_tmp(f);
@@ -388,6 +454,29 @@ static void newfile_abort(newfile *f) {
     remove_tmp(f);
 }
 
+/* The text of f's in-memory cache into f->tmp, synced. 0, or -1 after a message. */
+static int write_text(const char *verb, const newfile *f) {
+    char *text = NULL, msg[600];
+    size_t len = 0;
+    if (gt_text_write(f->db, NULL, &text, &len, NULL, msg, sizeof msg) != GT_SUCCESS) {
+        fprintf(stderr, "gemmtune %s: cannot write %s: %s\n", verb, f->path, msg);
+        return -1;
+    }
+    FILE *out = fopen(f->tmp, "wb");
+    int err = out ? 0 : errno;
+    if (out && fwrite(text, 1, len, out) != len) err = errno ? errno : EIO;
+    if (out && !err && fflush(out) != 0) err = errno;
+    if (out && !err && fsync(fileno(out)) != 0) err = errno;
+    if (out && fclose(out) != 0 && !err) err = errno;
+    free(text);
+    if (err) {
+        fprintf(stderr, "gemmtune %s: cannot write %s: %s: %s\n", verb, f->path, f->tmp,
+                strerror(err));
+        return -1;
+    }
+    return 0;
+}
+
 /* Closes the new file and renames it over path. 0, or -1 after a message (the
  * temporary file removed). */
 static int newfile_commit(const char *verb, newfile *f) {
@@ -396,6 +485,10 @@ static int newfile_commit(const char *verb, newfile *f) {
         /* Never: nothing here writes cubins. A shipped file must not carry binaries. */
         fprintf(stderr, "gemmtune %s: internal error: %s would carry %lld cubins\n", verb,
                 f->path, (long long)cubins);
+        newfile_abort(f);
+        return -1;
+    }
+    if (f->text && write_text(verb, f) != 0) {
         newfile_abort(f);
         return -1;
     }
@@ -430,18 +523,21 @@ static int parse_options(const char *verb, int argc, char **argv, int *dtype) {
     return -1;
 }
 
-/* The options of export and merge: -o FILE, --device, --dtype, --help. Returns -1 to go
- * on (optind at the first operand), else the exit code (0 after --help, 2 on bad usage). */
+/* The options of export and merge: -o FILE, --text (into *text), --device, --dtype,
+ * --help. Returns -1 to go on (optind at the first operand), else the exit code (0 after
+ * --help, 2 on bad usage). */
 static int parse_output_options(const char *verb, int argc, char **argv, const char **outpath,
-                                filter *flt) {
+                                int *text, filter *flt) {
     static const struct option longs[] = {
         {"output", required_argument, 0, 'o'}, {"device", required_argument, 0, 'D'},
-        {"dtype", required_argument, 0, 't'},  {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
+        {"dtype", required_argument, 0, 't'},  {"text", no_argument, 0, 'x'},
+        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     int c;
     optind = 1;
+    *text = 0;
     while ((c = getopt_long(argc, argv, "o:h", longs, NULL)) != -1) {
         if (c == 'o') *outpath = optarg;
+        else if (c == 'x') *text = 1;
         else if (c == 'D') flt->device = optarg;
         else if (c == 't') {
             if (cli_parse_dtype(verb, optarg, &flt->dtype)) return 2;
@@ -456,7 +552,8 @@ static int parse_output_options(const char *verb, int argc, char **argv, const c
 int cli_export(int argc, char **argv) {
     const char *outpath = NULL;
     filter flt = {NULL, -1};
-    int code = parse_output_options("export", argc, argv, &outpath, &flt);
+    int text = 0;
+    int code = parse_output_options("export", argc, argv, &outpath, &text, &flt);
     if (code >= 0) return code;
     if (optind < argc) {
         fprintf(stderr, "gemmtune export: unexpected argument '%s' (want -o FILE)\n",
@@ -477,7 +574,7 @@ int cli_export(int argc, char **argv) {
     gt_db *in;
     if (open_input("export", cache, &in) != 0) return 1;
     newfile out;
-    if (newfile_begin("export", outpath, &out) != 0) {
+    if (newfile_begin("export", outpath, text, &out) != 0) {
         gt_db_close(in);
         return 1;
     }
@@ -500,7 +597,8 @@ int cli_export(int argc, char **argv) {
 int cli_merge(int argc, char **argv) {
     const char *outpath = NULL;
     filter flt = {NULL, -1};
-    int code = parse_output_options("merge", argc, argv, &outpath, &flt);
+    int text = 0;
+    int code = parse_output_options("merge", argc, argv, &outpath, &text, &flt);
     if (code >= 0) return code;
     int nin = argc - optind;
     if (!outpath || !*outpath) {
@@ -526,7 +624,7 @@ int cli_merge(int argc, char **argv) {
         if (open_input("merge", inputs[i], &in[i]) != 0) rc = -1;
     newfile out;
     out.db = NULL;
-    if (rc == 0 && newfile_begin("merge", outpath, &out) != 0) rc = -1;
+    if (rc == 0 && newfile_begin("merge", outpath, text, &out) != 0) rc = -1;
     counts total;
     memset(&total, 0, sizeof total);
     for (int i = 0; i < nin && rc == 0; i++) {

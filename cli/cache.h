@@ -3,9 +3,12 @@
  *
  *   gemmtune list [--dtype T]                             what the cache holds
  *   gemmtune show SHAPE [--dtype T]                       every candidate of SHAPE's keys
- *   gemmtune export -o FILE [--device NAME] [--dtype T]   the cache's winners -> new FILE
+ *   gemmtune export -o FILE [--text] [--device NAME] [--dtype T]  the cache's winners -> new FILE
  *   gemmtune import FILE                                  FILE's entries -> the cache
- *   gemmtune merge A B... -o C [--device NAME] [--dtype T] fastest per key -> new C
+ *   gemmtune merge A B... -o C [--text] [--device NAME] [--dtype T]  fastest per key -> new C
+ *
+ * Every input may be an SQLite cache file or a cache text (cache/text.h); --text writes
+ * a cache text instead of an SQLite file.
  *   gemmtune prune                                        drop entries of old sources
  *
  * Each takes its argv with argv[0] the verb, prints, and returns the command's exit

@@ -94,6 +94,78 @@ static const char *source_name(int s) {
 
 /* ===== info ===== */
 
+/* The entries of the built-in defaults per device and kernel source (info). */
+#define MAX_GROUPS 32
+typedef struct defaults_group {
+    gt_key dev;            /* the device part of the key */
+    long long entries;     /* of the current kernel source and library major */
+    long long stale;       /* of another: ignored */
+} defaults_group;
+
+typedef struct defaults_groups {
+    defaults_group g[MAX_GROUPS];
+    int n;
+    long long more;        /* entries of devices beyond MAX_GROUPS */
+} defaults_groups;
+
+static int count_default(const gt_key *key, const char *src_hash, int lib_major,
+                         const gt_db_winner *w, void *user) {
+    (void)w;
+    defaults_groups *gs = user;
+    int current = strcmp(src_hash, gt_kernel_source_hash) == 0 && lib_major == GT_VERSION_MAJOR;
+    defaults_group *g = NULL;
+    for (int i = 0; i < gs->n && !g; i++)
+        if (strcmp(gs->g[i].dev.device, key->device) == 0 &&
+            gs->g[i].dev.cc_major == key->cc_major && gs->g[i].dev.cc_minor == key->cc_minor &&
+            gs->g[i].dev.sm_count == key->sm_count)
+            g = &gs->g[i];
+    if (!g && gs->n < MAX_GROUPS) {
+        g = &gs->g[gs->n++];
+        memset(g, 0, sizeof *g);
+        g->dev = *key;
+    }
+    if (!g) gs->more++;
+    else if (current) g->entries++;
+    else g->stale++;
+    return 0;
+}
+
+/* The built-in defaults (cache/layers.h): whether they are read, from which texts, and
+ * how many entries for which devices. */
+static void print_defaults_lines(void) {
+    int files = 0, loaded = 0;
+    int state = gt_layers_defaults(&files, &loaded);
+    if (state == GT_DEFAULTS_OFF) {
+        printf("built-in defaults: off (GEMMTUNE_DEFAULTS=0)\n");
+        return;
+    }
+    if (state == GT_DEFAULTS_NONE) {
+        printf("built-in defaults: none built in (data/defaults/ held no file at build time)\n");
+        return;
+    }
+    printf("built-in defaults: %d of %d files loaded (", loaded, files);
+    for (int i = 0; i < files; i++) printf("%s%s", i ? ", " : "", gt_layers_defaults_name(i));
+    printf(")%s\n", state == GT_DEFAULTS_FAILED ? "; not usable" : "");
+    if (state != GT_DEFAULTS_LOADED) return;
+    defaults_groups gs;
+    memset(&gs, 0, sizeof gs);
+    if (gt_layers_defaults_list(count_default, &gs) != GT_SUCCESS) {
+        printf("built-in defaults: not usable; bypassed\n");
+        return;
+    }
+    if (gs.n == 0) printf("built-in defaults: no entries\n");
+    for (int i = 0; i < gs.n; i++) {
+        const defaults_group *g = &gs.g[i];
+        printf("built-in defaults: %s, sm_%d%d, %d SMs: %lld entries", g->dev.device,
+               g->dev.cc_major, g->dev.cc_minor, g->dev.sm_count, g->entries);
+        if (g->stale)
+            printf(", and %lld of another kernel source or library version (ignored until "
+                   "the file is made again)", g->stale);
+        printf("\n");
+    }
+    if (gs.more) printf("built-in defaults: %lld entries for further devices\n", gs.more);
+}
+
 /* Where the cache files are, the filesystem of the user cache's directory and the policy
  * taken there (cache/fs.h), and each file's state. */
 static void print_cache_lines(void) {
@@ -127,6 +199,7 @@ static void print_cache_lines(void) {
     for (int i = 0; (sp = gt_layers_shipped_path(i, &open)); i++)
         printf("shipped cache %d: %s (%s)\n", i + 1, sp,
                open ? "usable, read-only" : "not usable; bypassed");
+    print_defaults_lines();
 }
 
 int cli_info(int argc, char **argv) {

@@ -1,7 +1,8 @@
 /*
  * gpu.h: the verbs of the gemmtune command that drive a GPU through the library.
  *
- *   gemmtune info                     GPU, driver, NVRTC, cache, kernel source hash
+ *   gemmtune info                     GPU, driver, NVRTC, cache files, built-in defaults,
+ *                                     kernel source hash
  *   gemmtune tune SHAPE... | --file F pre-warm the cache (tune what is missing), on one
  *                                     GPU or on several at once (--devices), on this
  *                                     node's share of a shape list (--shard, Slurm)

@@ -3,9 +3,11 @@
  * --cache FILE) and the table of verbs, each handed its own argv (argv[0] the verb).
  *
  * Owns nothing but that table: the verbs are in gpu.c (info, tune, run: they drive a
- * GPU) and cache.c (list, show, export, import, merge, prune: cache files only), the
- * shared words and the usage text in parse.c. main.c includes all three headers; none
- * of them includes main.c's, and only parse.h is included by the other verb files.
+ * GPU), cache.c (list, show, export, import, merge, prune: cache files only) and
+ * defaults.c (defaults: tune, then export, composed), the shared words and the usage
+ * text in parse.c. main.c includes every verb header; none of them includes main.c's,
+ * gpu.c and cache.c include only parse.h of cli/, and defaults.c also the two verb
+ * headers it composes.
  * Exit status: 0 success, 1 failure (no GPU, a failed check), 2 bad usage.
  * The command may print; the library it drives never does.
  */
@@ -20,6 +22,7 @@
 #include "gemmtune.h"
 
 #include "cache.h"
+#include "defaults.h"
 #include "gpu.h"
 #include "parse.h"
 
@@ -35,7 +38,7 @@ static const struct {
     {"info", cli_info},     {"tune", cli_tune},     {"list", cli_list},
     {"show", cli_show},     {"run", cli_run},       {"export", cli_export},
     {"import", cli_import}, {"merge", cli_merge},   {"prune", cli_prune},
-    {"help", cli_help},
+    {"defaults", cli_defaults}, {"help", cli_help},
 };
 
 #define NVERBS (int)(sizeof verbs / sizeof verbs[0])

@@ -19,6 +19,14 @@
  * (faster replaces, slower kept, bad file leaves the cache's bytes alone), show, prune;
  * tune --shard / --dry-run with Slurm's variables (unset unless a case sets them), and
  * tune --devices (usage without a GPU; on one, every shape tuned and listed).
+ * Cache texts (cache/text.h): export --text (current source only, timings and provenance
+ * carried, --device/--dtype), a text read by import and merge like an SQLite file, text
+ * -> cache -> text the same bytes, a malformed text refused with its line and the cache
+ * untouched; defaults: usage errors (no --file, no -o, a bad type, a bad or missing shape
+ * file, a stray argument) and, without a driver, exit 1 with nothing written and no
+ * private cache left; info names the built-in defaults (off with GEMMTUNE_DEFAULTS=0);
+ * with a GPU, defaults tunes two shapes without creating the user's cache and writes
+ * this GPU's entries of the current kernel source, which import takes.
  * Data types (--dtype, every name of key.h): an unknown name lists all of them on every
  * verb that takes one; without a driver each type gets as far as the device; run's float
  * scalars for all but f64; list --dtype and show --dtype on a cache holding several
@@ -198,6 +206,10 @@ static int write_file(const char *path, const void *data, size_t len) {
     return fclose(f) == 0 && w == len ? 0 : -1;
 }
 
+static int write_text(const char *path, const char *text) {
+    return write_file(path, text, strlen(text));
+}
+
 static int exists(const char *path) {
     struct stat st;
     return stat(path, &st) == 0;
@@ -257,8 +269,8 @@ static void cli_help(void) {
         CHECK_RUN(&r, r.code == 0, "%s: exit %d", variants[v][0], r.code);
         static const char *verbs[] = {
             "info", "tune", "list", "run", "show", "export", "import", "merge", "prune",
-            "usage", "SHAPE", "--cache", "--devices", "--shard", "--dry-run", "--force",
-            "--device", "--dtype", "-o FILE"};
+            "defaults", "usage", "SHAPE", "--cache", "--devices", "--shard", "--dry-run",
+            "--force", "--device", "--dtype", "-o FILE", "--text", "data/defaults/"};
         for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
             CHECK_RUN(&r, strstr(r.out, verbs[i]) != NULL, "%s: help lacks '%s'", variants[v][0],
                       verbs[i]);
@@ -283,12 +295,12 @@ static void cli_help(void) {
         result_free(&r);
     }
     /* Verbs take --help too. */
-    const char *const *verbs[9] = {ARGS("info", "--help"),   ARGS("tune", "--help"),
-                                   ARGS("list", "--help"),   ARGS("run", "--help"),
-                                   ARGS("show", "--help"),   ARGS("export", "--help"),
-                                   ARGS("import", "--help"), ARGS("merge", "--help"),
-                                   ARGS("prune", "--help")};
-    for (int v = 0; v < 9; v++) {
+    const char *const *verbs[10] = {ARGS("info", "--help"),   ARGS("tune", "--help"),
+                                    ARGS("list", "--help"),   ARGS("run", "--help"),
+                                    ARGS("show", "--help"),   ARGS("export", "--help"),
+                                    ARGS("import", "--help"), ARGS("merge", "--help"),
+                                    ARGS("prune", "--help"),  ARGS("defaults", "--help")};
+    for (int v = 0; v < 10; v++) {
         result r;
         run_cmd(&r, NULL, verbs[v]);
         CHECK_RUN(&r, r.code == 0 && strstr(r.out, "usage") != NULL, "%s --help: exit %d",
@@ -1202,6 +1214,193 @@ static void cli_export(void) {
     result_free(&r);
 }
 
+/* ===== cache texts: export --text, and texts as inputs ===== */
+
+/* Lines of text starting with prefix. */
+static int lines_starting(const char *text, const char *prefix) {
+    int n = 0;
+    size_t len = strlen(prefix);
+    for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+        if (strncmp(p, prefix, len) == 0) n++;
+    return n;
+}
+
+static void cli_export_text(void) {
+    char cache[PATH_MAX], env[PATH_MAX + 32], txt[PATH_MAX], txt2[PATH_MAX], txt3[PATH_MAX];
+    case_path("text-cache.db", cache, sizeof cache);
+    gt_db *db = fx_open(cache);
+    if (!db) return;
+    gt_key h1, h2, a1, old;
+    fixture_key(&h1, 90, 0, 0, 64, 64, 64, 16, 1);
+    fixture_key(&h2, 90, 1, 0, 128, 256, 512, 16, 0);
+    fixture_key(&a1, 80, 0, 0, 64, 64, 64, 16, 1);
+    fixture_key(&old, 90, 1, 0, 17, 33, 65, 4, 1);
+    fx_put(db, &h1, gt_kernel_source_hash, CFG_64, 10.5, "node h", 1700000000, GT_VERSION_STRING);
+    fx_put(db, &h2, gt_kernel_source_hash, CFG_128x64, 80.25, "node-h", 1700000100,
+           GT_VERSION_STRING);
+    fx_put(db, &a1, gt_kernel_source_hash, CFG_128, 12.75, "", 1700000200, GT_VERSION_STRING);
+    fx_put(db, &old, OLD_SRC, "f0_32x32x8_w16x8_t2x2_s2_v1_k1_r1", 3.0, "node-h", 1600000000,
+           "0.0.1");
+    fx_cubin(db, gt_kernel_source_hash, gt_rtc_version(), "13000");
+    gt_db_close(db);
+    cache_env(env, sizeof env, cache);
+
+    /* Everything of the current source, as text: a W line per key, its two T lines. */
+    case_path("export.txt", txt, sizeof txt);
+    result r;
+    run_cmd(&r, ENV(env), ARGS("export", "--text", "-o", txt));
+    CHECK_RUN(&r, r.code == 0 && strstr(r.out, "exported 3 entries") != NULL,
+              "export --text: exit %d", r.code);
+    CHECK_RUN(&r, strstr(r.err, "left out 1 ") != NULL, "old-source entry not reported");
+    result_free(&r);
+    char *text = slurp(txt);
+    TAP_CHECK(strncmp(text, "gemmtune-cache-text\t1\n", 22) == 0, "no first line: %.40s", text);
+    TAP_CHECK(lines_starting(text, "W\t") == 3 && lines_starting(text, "T\t") == 6,
+              "%d W and %d T lines, want 3 and 6", lines_starting(text, "W\t"),
+              lines_starting(text, "T\t"));
+    TAP_CHECK(strstr(text, "NVIDIA H100 80GB HBM3|sm90|132|f32|TN|128x256x512|a16|b0\t") &&
+                  strstr(text, gt_kernel_source_hash) && !strstr(text, OLD_SRC) &&
+                  strstr(text, "\tnode h\t") && strstr(text, "fixture: ptxas said no"),
+              "the text lacks an entry, its source or its provenance:\n%s", text);
+
+    /* One device and type. */
+    case_path("export-a100.txt", txt2, sizeof txt2);
+    run_cmd(&r, ENV(env), ARGS("export", "--text", "--device", A100_NAME, "--dtype", "f32", "-o", txt2));
+    CHECK_RUN(&r, r.code == 0 && strstr(r.out, "exported 1 entries") != NULL,
+              "export --text --device: exit %d", r.code);
+    result_free(&r);
+    char *t2 = slurp(txt2);
+    TAP_CHECK(lines_starting(t2, "W\t") == 1 && strstr(t2, A100_NAME "|sm80|108|f32|NN|64x64x64"),
+              "export --text --device: %s", t2);
+    free(t2);
+
+    /* A text is an input like any cache file: import it into a fresh cache, and its
+     * text is the same bytes; merge reads it too. */
+    char fresh[PATH_MAX], fenv[PATH_MAX + 32], merged[PATH_MAX];
+    case_path("text-fresh.db", fresh, sizeof fresh);
+    cache_env(fenv, sizeof fenv, fresh);
+    run_cmd(&r, ENV(fenv), ARGS("import", txt));
+    CHECK_RUN(&r, r.code == 0 && strstr(r.out, "imported 3 entries") != NULL,
+              "import of a text: exit %d", r.code);
+    result_free(&r);
+    fx_rows rows;
+    int64_t cubins = -1;
+    TAP_CHECK(fx_read(fresh, &rows, &cubins) == 0 && rows.n == 3 && cubins == 0,
+              "the imported cache holds %d entries, %lld cubins", rows.n, (long long)cubins);
+    const fx_row *e = fx_find(&rows, &a1);
+    TAP_CHECK(e && strcmp(e->w.config, CFG_128) == 0 && e->w.time_us == 12.75 &&
+                  e->w.tuned_at == 1700000200 && e->w.host[0] == 0,
+              "a1 not carried as it was");
+    TAP_CHECK(fx_ntimings(fresh, &h2) == 2, "timings of h2: %d", fx_ntimings(fresh, &h2));
+    case_path("export-again.txt", txt3, sizeof txt3);
+    run_cmd(&r, ENV(fenv), ARGS("export", "--text", "-o", txt3));
+    CHECK_RUN(&r, r.code == 0, "export --text again: exit %d", r.code);
+    result_free(&r);
+    char *t3 = slurp(txt3);
+    TAP_CHECK(strcmp(text, t3) == 0 && text[0], "text -> cache -> text changed the bytes");
+    free(t3);
+    case_path("text-merged.db", merged, sizeof merged);
+    run_cmd(&r, ENV(env), ARGS("merge", txt, cache, "-o", merged));
+    CHECK_RUN(&r, r.code == 0 && strstr(r.out, "merged 3 entries from 2 files") != NULL,
+              "merge of a text and a cache: exit %d", r.code);
+    result_free(&r);
+
+    /* A malformed text: refused with its line, the cache's bytes untouched. */
+    char bad[PATH_MAX], want[PATH_MAX + 16];
+    case_path("bad.txt", bad, sizeof bad);
+    const char bad_text[] = "gemmtune-cache-text\t1\n# fine\nW\tnot enough fields\n";
+    TAP_CHECK(write_file(bad, bad_text, sizeof bad_text - 1) == 0, "write %s", bad);
+    size_t nb = 0, na = 0;
+    unsigned char *before = read_all(fresh, &nb);
+    run_cmd(&r, ENV(fenv), ARGS("import", bad));
+    snprintf(want, sizeof want, "%s:3: ", bad);
+    CHECK_RUN(&r, r.code == 1 && strstr(r.err, want) != NULL, "bad text: exit %d, want '%s'",
+              r.code, want);
+    result_free(&r);
+    unsigned char *after = read_all(fresh, &na);
+    TAP_CHECK(before && after && nb == na && memcmp(before, after, nb) == 0,
+              "a refused text changed the cache");
+    free(before), free(after);
+    TAP_CHECK(leftover_tmp() == 0, "temporary files left behind");
+    free(text);
+}
+
+/* gemmtune defaults: its usage, and without a driver it says so, writes nothing and
+ * leaves no private cache behind. */
+static void cli_defaults_usage(void) {
+    char shapes[PATH_MAX], badshapes[PATH_MAX], out[PATH_MAX];
+    case_path("defaults-shapes.txt", shapes, sizeof shapes);
+    case_path("defaults-bad-shapes.txt", badshapes, sizeof badshapes);
+    case_path("defaults-out.txt", out, sizeof out);
+    TAP_CHECK(write_text(shapes, "64x64x64\n96 96 96 T N\n") == 0, "write %s", shapes);
+    TAP_CHECK(write_text(badshapes, "64x64x64\n64xx\n") == 0, "write %s", badshapes);
+    expect_usage_error(NULL, ARGS("defaults", "-o", out), "--file", "defaults without --file");
+    expect_usage_error(NULL, ARGS("defaults", "--file", shapes), "-o FILE",
+                       "defaults without -o");
+    expect_usage_error(NULL, ARGS("defaults", "--file", shapes, "-o", out, "--dtype", "f99"),
+                       "f99", "defaults --dtype f99");
+    expect_usage_error(NULL, ARGS("defaults", "--file", badshapes, "-o", out), ":2",
+                       "defaults with a bad shape file");
+    expect_usage_error(NULL, ARGS("defaults", "--file", shapes, "-o", out, "64x64x64"),
+                       "64x64x64", "defaults with a shape argument");
+    char missing[PATH_MAX];
+    case_path("defaults-missing.txt", missing, sizeof missing);
+    expect_usage_error(NULL, ARGS("defaults", "--file", missing, "-o", out), missing,
+                       "defaults with a missing shape file");
+    result r;
+    run_cmd(&r, ENV(NO_DRIVER_ENV),
+            ARGS("defaults", "--file", shapes, "--dtype", "f32", "--dtype", "bf16", "-o", out));
+    CHECK_RUN(&r, r.code == 1 && strstr(r.err, gt_status_string(GT_NO_DRIVER)) != NULL,
+              "defaults without a driver: exit %d", r.code);
+    result_free(&r);
+    TAP_CHECK(!exists(out), "defaults without a driver wrote %s", out);
+    TAP_CHECK(leftover_tmp() == 0, "a private cache was left behind");
+}
+
+/* info names the built-in defaults: off with GEMMTUNE_DEFAULTS=0, else what is built in. */
+static void cli_info_defaults(void) {
+    result r;
+    run_cmd(&r, ENV(NO_DRIVER_ENV, "GEMMTUNE_DEFAULTS=0"), ARGS("info"));
+    CHECK_RUN(&r, strstr(r.out, "built-in defaults: off (GEMMTUNE_DEFAULTS=0)") != NULL,
+              "info does not say the defaults are off");
+    result_free(&r);
+    run_cmd(&r, ENV(NO_DRIVER_ENV, "GEMMTUNE_DEFAULTS"), ARGS("info"));
+    const char *line = strstr(r.out, "built-in defaults: ");
+    CHECK_RUN(&r, line && strncmp(line, "built-in defaults: off", 22) != 0 &&
+                      (strstr(line, "none built in") || strstr(line, "files loaded")),
+              "info does not name the built-in defaults");
+    if (line) printf("# %.*s\n", (int)strcspn(line, "\n"), line);
+    result_free(&r);
+}
+
+/* With a GPU: defaults tunes into a private cache (the user's cache is not created) and
+ * writes this GPU's entries of the current kernel source as a text that import reads. */
+static void cli_defaults_here(void) {
+    NEED_GPU();
+    char shapes[PATH_MAX], out[PATH_MAX], user[PATH_MAX], uenv[PATH_MAX + 32];
+    case_path("defaults-here-shapes.txt", shapes, sizeof shapes);
+    case_path("defaults-here.txt", out, sizeof out);
+    case_path("defaults-here-user.db", user, sizeof user);
+    cache_env(uenv, sizeof uenv, user);
+    TAP_CHECK(write_text(shapes, "# two\n64x64x64\n96 96 96 T N\n") == 0, "write");
+    result r;
+    run_cmd(&r, ENV(uenv, "GEMMTUNE_DEFAULTS"), ARGS("defaults", "--file", shapes, "-o", out));
+    CHECK_RUN(&r, r.code == 0 && strstr(r.out, "exported 2 entries") != NULL,
+              "defaults: exit %d", r.code);
+    result_free(&r);
+    TAP_CHECK(!exists(user), "defaults created the user's cache %s", user);
+    TAP_CHECK(leftover_tmp() == 0, "a private cache was left behind");
+    char *text = slurp(out);
+    TAP_CHECK(lines_starting(text, "W\t") == 2 && strstr(text, "|f32|NN|64x64x64|a16|b1\t") &&
+                  strstr(text, "|f32|TN|96x96x96|a16|b1\t") && strstr(text, gt_kernel_source_hash),
+              "the text lacks a shape or the kernel source:\n%.2000s", text);
+    free(text);
+    run_cmd(&r, ENV(uenv), ARGS("import", out));
+    CHECK_RUN(&r, r.code == 0 && strstr(r.out, "imported 2 entries") != NULL,
+              "import of the defaults: exit %d", r.code);
+    result_free(&r);
+}
+
 /* ===== merge ===== */
 
 static void cli_merge(void) {
@@ -2080,6 +2279,10 @@ int main(void) {
     TAP_RUN(cli_list_random_bytes);
     TAP_RUN(cli_list_shows_winners);
     TAP_RUN(cli_export);
+    TAP_RUN(cli_export_text);
+    TAP_RUN(cli_defaults_usage);
+    TAP_RUN(cli_info_defaults);
+    TAP_RUN(cli_defaults_here);
     TAP_RUN(cli_merge);
     TAP_RUN(cli_import);
     TAP_RUN(cli_show);

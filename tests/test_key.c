@@ -4,7 +4,10 @@
  * Cases: the alignment class from pointers and leading dimensions; the canonical text
  * of a key and of its shape (exact strings, truncation like snprintf); hashing and
  * equality (equal keys hash equal whatever lies after the device name's terminator or in
- * padding; every field takes part); data type names, sizes and the f64 key text.
+ * padding; every field takes part); data type names, sizes and the f64 key text; the
+ * key's text parsed back (gt_key_parse: every field, every type, a device name holding
+ * '|', sm100 and sm120, the largest sizes) and every malformed or non-canonical text
+ * refused with a reason.
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -350,6 +353,94 @@ static void key_f64_text(void) {
               "even lds of doubles: %d", gt_key_align_class(ptrs, 3, even, 3, 8));
 }
 
+/* ===== parsing the text ===== */
+
+/* gt_key_parse(gt_key_format(k)) == k, field by field, for keys that vary every field. */
+static void key_parse_round_trip(void) {
+    static const struct {
+        const char *device;
+        int major, minor, sms;
+    } devs[] = {{"NVIDIA H100 80GB HBM3", 9, 0, 132}, {"NVIDIA A100-SXM4-80GB", 8, 0, 108},
+                {"NVIDIA B200", 10, 0, 148},          {"NVIDIA GeForce RTX 5090", 12, 0, 170},
+                {"Odd|Name|With|Bars", 8, 6, 1},       {"x", 5, 2, 2}};
+    int n = 0;
+    for (size_t d = 0; d < sizeof devs / sizeof devs[0]; d++)
+        for (int t = 0; t < GT_NDTYPES; t++)
+            for (int ops = 0; ops < 4; ops++) {
+                gt_key k, back;
+                sample_key(&k, 0);
+                strcpy(k.device, devs[d].device);
+                k.cc_major = devs[d].major, k.cc_minor = devs[d].minor;
+                k.sm_count = devs[d].sms;
+                k.dtype = t;
+                k.opa = ops & 1, k.opb = ops >> 1;
+                k.m = 1 + ops, k.n = INT64_MAX - t, k.k = 17 * (int64_t)(d + 1);
+                k.align = 1 << ((t + ops) % 5);
+                k.beta0 = (int)(d & 1);
+                char text[256], why[128] = "";
+                gt_key_format(&k, text, sizeof text);
+                int rc = gt_key_parse(text, &back, why, sizeof why);
+                TAP_CHECK(rc == 0 && gt_key_equal(&k, &back), "'%s': %s", text, why);
+                n++;
+            }
+    TAP_CHECK(n == 6 * GT_NDTYPES * 4, "%d keys", n);
+    gt_key k;
+    TAP_CHECK(gt_key_parse("NVIDIA H100 80GB HBM3|sm90|132|bf16_f32|TN|1x2x3|a2|b0", &k, NULL,
+                           0) == 0 &&
+                  k.cc_major == 9 && k.cc_minor == 0 && k.sm_count == 132 &&
+                  k.dtype == GT_DT_BF16_F32 && k.opa == 1 && k.opb == 0 && k.m == 1 &&
+                  k.n == 2 && k.k == 3 && k.align == 2 && k.beta0 == 0,
+              "fields of a known text");
+}
+
+static void key_parse_refuses(void) {
+    static const struct {
+        const char *text, *why;
+    } bad[] = {
+        {"", "not a key"},
+        {"NVIDIA H100|sm90|132|f32|NT|64x64x64|a16", "not a key"},
+        {"|sm90|132|f32|NT|64x64x64|a16|b0", "empty device"},
+        {"H100|90|132|f32|NT|64x64x64|a16|b0", "compute capability"},
+        {"H100|sm9|132|f32|NT|64x64x64|a16|b0", "compute capability"},
+        {"H100|smx0|132|f32|NT|64x64x64|a16|b0", "compute capability"},
+        {"H100|sm090|132|f32|NT|64x64x64|a16|b0", "one text"},
+        {"H100|sm90|0|f32|NT|64x64x64|a16|b0", "SM count"},
+        {"H100|sm90|-4|f32|NT|64x64x64|a16|b0", "SM count"},
+        {"H100|sm90|0132|f32|NT|64x64x64|a16|b0", "one text"},
+        {"H100|sm90|132|f99|NT|64x64x64|a16|b0", "data type"},
+        {"H100|sm90|132|F32|NT|64x64x64|a16|b0", "data type"},
+        {"H100|sm90|132|f32|NC|64x64x64|a16|b0", "ops"},
+        {"H100|sm90|132|f32|N|64x64x64|a16|b0", "ops"},
+        {"H100|sm90|132|f32|NT|64x64|a16|b0", "size"},
+        {"H100|sm90|132|f32|NT|0x64x64|a16|b0", "size"},
+        {"H100|sm90|132|f32|NT|64x64x64x1|a16|b0", "size"},
+        {"H100|sm90|132|f32|NT|64x+64x64|a16|b0", "size"},
+        {"H100|sm90|132|f32|NT|64x64x99999999999999999999|a16|b0", "size"},
+        {"H100|sm90|132|f32|NT|064x64x64|a16|b0", "one text"},
+        {"H100|sm90|132|f32|NT|64x64x64|a3|b0", "alignment"},
+        {"H100|sm90|132|f32|NT|64x64x64|a32|b0", "alignment"},
+        {"H100|sm90|132|f32|NT|64x64x64|16|b0", "alignment"},
+        {"H100|sm90|132|f32|NT|64x64x64|a16|b2", "beta"},
+        {"H100|sm90|132|f32|NT|64x64x64|a16|b0 ", "beta"},
+        {"H100|sm90|132|f32|NT|64x64x64|a16|", "beta"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        gt_key k;
+        char why[128] = "";
+        int rc = gt_key_parse(bad[i].text, &k, why, sizeof why);
+        TAP_CHECK(rc == -1 && strstr(why, bad[i].why), "'%s': rc %d, why '%s', want '%s'",
+                  bad[i].text, rc, why, bad[i].why);
+    }
+    char longname[200];
+    memset(longname, 'D', sizeof longname);
+    snprintf(longname + GT_DEVICE_NAME_MAX, sizeof longname - GT_DEVICE_NAME_MAX,
+             "|sm90|132|f32|NT|64x64x64|a16|b0");
+    gt_key k;
+    char why[128] = "";
+    TAP_CHECK(gt_key_parse(longname, &k, why, sizeof why) == -1 && strstr(why, "too long"),
+              "a device name of %d bytes: '%s'", GT_DEVICE_NAME_MAX, why);
+}
+
 int main(void) {
     TAP_RUN(key_align_class_pointers);
     TAP_RUN(key_align_class_leading_dims);
@@ -362,5 +453,7 @@ int main(void) {
     TAP_RUN(key_hash_spreads);
     TAP_RUN(key_dtype_names);
     TAP_RUN(key_f64_text);
+    TAP_RUN(key_parse_round_trip);
+    TAP_RUN(key_parse_refuses);
     return tap_done();
 }
