@@ -102,23 +102,26 @@ if [ "$what" = capture-memcheck ]; then
 fi
 if [ "$what" = heldout ]; then
   # Shapes not tuned (issue 25's protocol): bench/suite.txt tuned into a file shipped
-  # read-only, then bench/heldout.txt in mode cached, with that file on GEMMTUNE_CACHE_PATH
-  # and with no cache file at all, each from a fresh user cache, against cuBLAS's default
-  # (--no-lt). $HELDOUT_DTYPES (default f32 bf16); $HELDOUT_SHIPPED: a file to ship instead
-  # of tuning one; $HELDOUT_SHIPS: which runs (default "shipped none").
+  # read-only, then bench/heldout.txt in mode cached, each from a fresh user cache, against
+  # cuBLAS's default (--no-lt): "shipped", that file on GEMMTUNE_CACHE_PATH and the
+  # built-in defaults off; "none", no cache file at all but the built-in defaults (a fresh
+  # install); "bare", neither (the cost model alone). $HELDOUT_DTYPES (default f32 bf16);
+  # $HELDOUT_SHIPPED: a file to ship instead of tuning one; $HELDOUT_SHIPS: which runs
+  # (default "shipped none").
   S=${HELDOUT_SHIPPED:-$OUT/shipped.db}
   if [ -z "${HELDOUT_SHIPPED:-}" ]; then
     rm -f "$S"*
     for dt in ${HELDOUT_DTYPES:-f32 bf16}; do
-      GEMMTUNE_CACHE=$S ./$B/gemmtune tune --file bench/suite.txt --dtype "$dt" >>"$OUT/heldout.txt" 2>&1 || rc=1
+      GEMMTUNE_DEFAULTS=0 GEMMTUNE_CACHE=$S ./$B/gemmtune tune --file bench/suite.txt --dtype "$dt" >>"$OUT/heldout.txt" 2>&1 || rc=1
     done
   fi
   for dt in ${HELDOUT_DTYPES:-f32 bf16}; do
     for ship in ${HELDOUT_SHIPS:-shipped none}; do
       rm -f "$OUT/fresh.db"*
       path=; [ "$ship" = shipped ] && path=$S
-      echo "=== $dt, mode cached, shipped file: ${path:-none}" | tee -a "$OUT/heldout.txt"
-      GEMMTUNE_MODE=cached GEMMTUNE_CACHE="$OUT/fresh.db" GEMMTUNE_CACHE_PATH="$path" \
+      defaults=0; [ "$ship" = none ] && defaults=1
+      echo "=== $dt, mode cached, shipped file: ${path:-none}, built-in defaults: $defaults" | tee -a "$OUT/heldout.txt"
+      GEMMTUNE_MODE=cached GEMMTUNE_CACHE="$OUT/fresh.db" GEMMTUNE_CACHE_PATH="$path" GEMMTUNE_DEFAULTS=$defaults \
         ./$B/gemmtune-bench --no-lt --dtype "$dt" --file bench/heldout.txt \
         --json "$OUT/heldout-$ship-$dt.json" >>"$OUT/heldout.txt" 2>&1 || rc=1
       tail -14 "$OUT/heldout.txt"
@@ -198,7 +201,7 @@ bench_suite() {
   local plot_in=()
   for dt in "$@"; do
     rm -f "$OUT/bench-cache-$dt.db"* "$OUT/bench_$dt.json"
-    GEMMTUNE_CACHE="$OUT/bench-cache-$dt.db" ./$B/gemmtune-bench --dtype "$dt" --file "$BENCH_FILE" \
+    GEMMTUNE_DEFAULTS=0 GEMMTUNE_CACHE="$OUT/bench-cache-$dt.db" ./$B/gemmtune-bench --dtype "$dt" --file "$BENCH_FILE" \
       --json "$OUT/bench_$dt.json" 2>&1 | tee "$OUT/bench_$dt.txt" || rc=1
     [ -s "$OUT/bench_$dt.json" ] && plot_in+=("$OUT/bench_$dt.json")
     # The winner of each shape, for the record next to the table.
