@@ -123,6 +123,19 @@ static const char *graphs_missing(void) {
     return NULL;
 }
 
+/* The opening of every case: a GPU (NEED_GPU), what graphs_missing names (else skipped),
+ * and the current context's state in dc (a failure to get it fails the case). */
+#define NEED_GRAPHS(dc)                                                          \
+    do {                                                                         \
+        NEED_GPU();                                                              \
+        const char *missing_ = graphs_missing();                                 \
+        if (missing_) TAP_SKIP("skipped: no %s", missing_);                      \
+        if (current_devctx(&(dc)) != GT_SUCCESS) {                               \
+            TAP_CHECK(0, "context state: %s", gt_last_error());                  \
+            return;                                                              \
+        }                                                                        \
+    } while (0)
+
 /* One problem to capture: A, B and C0 (job.p; p.dC holds C0 on the device and is never
  * written), its reference, the GEMM's C and D, the application's copy of C after the GEMM. */
 typedef struct {
@@ -301,14 +314,8 @@ static int capture_pinned(gt_devctx *dc, job *j, const char *cfg, CUstream s, in
 /* f32, split-K pinned: the workspace of the captured kernel is the graph's own. K differs
  * per mode so that each capture meets its shape first. */
 static void capture_cached_splitk(void) {
-    NEED_GPU();
-    const char *missing = graphs_missing();
-    if (missing) TAP_SKIP("skipped: no %s", missing);
-    gt_devctx *dc;
-    if (current_devctx(&dc) != GT_SUCCESS) {
-        TAP_CHECK(0, "context state: %s", gt_last_error());
-        return;
-    }
+    gt_devctx *dc = NULL;
+    NEED_GRAPHS(dc);
     CUstream s = new_stream();
     for (int mode = 0; mode < 3; mode++) {
         job j;
@@ -327,14 +334,8 @@ static void capture_cached_splitk(void) {
  * with cuLaunchKernelEx) in the global capture, split-K (a 5 MB workspace the graph owns)
  * in the thread-local one, a plain kernel in the relaxed one. */
 static void capture_cached_wgmma(void) {
-    NEED_GPU();
-    const char *missing = graphs_missing();
-    if (missing) TAP_SKIP("skipped: no %s", missing);
-    gt_devctx *dc;
-    if (current_devctx(&dc) != GT_SUCCESS) {
-        TAP_CHECK(0, "context state: %s", gt_last_error());
-        return;
-    }
+    gt_devctx *dc = NULL;
+    NEED_GRAPHS(dc);
     if (dc->arch != 90) TAP_SKIP("skipped: WGMMA needs a 9.0 device (this one is sm_%d)", dc->arch);
     static const char *const cfgs[3] = {"f3_64x128x64_w64x64_t2x1_s4_v8_k1_r1",
                                         "f3_64x128x64_w64x64_t1x1_s4_v8_k2_r1",
@@ -402,14 +403,8 @@ static void capture_new_one(gt_devctx *dc, job *j, CUstream s, int mode) {
 /* Fresh shapes in every mode: f32 NT (its nearest tuned shape, if the f32 cases ran first,
  * is a split-K one), f64 NT through gemm_tuned_d, f32 TN. */
 static void capture_new_shape(void) {
-    NEED_GPU();
-    const char *missing = graphs_missing();
-    if (missing) TAP_SKIP("skipped: no %s", missing);
-    gt_devctx *dc;
-    if (current_devctx(&dc) != GT_SUCCESS) {
-        TAP_CHECK(0, "context state: %s", gt_last_error());
-        return;
-    }
+    gt_devctx *dc = NULL;
+    NEED_GRAPHS(dc);
     static const struct {
         int dt, opa, opb;
         long long m, n, k;
@@ -430,14 +425,8 @@ static void capture_new_shape(void) {
 /* Background tuning on: a new shape captured runs untuned and is queued for the worker,
  * which tunes it after the capture; the graph replays right before and after. */
 static void capture_new_shape_async(void) {
-    NEED_GPU();
-    const char *missing = graphs_missing();
-    if (missing) TAP_SKIP("skipped: no %s", missing);
-    gt_devctx *dc;
-    if (current_devctx(&dc) != GT_SUCCESS) {
-        TAP_CHECK(0, "context state: %s", gt_last_error());
-        return;
-    }
+    gt_devctx *dc = NULL;
+    NEED_GRAPHS(dc);
     gt_set_tune_async(1);
     CUstream s = new_stream();
     job j;
@@ -482,14 +471,8 @@ static void capture_new_shape_async(void) {
  * tile counters: the results show it. Each replay's D is copied out on its stream after
  * it; each eager call has its own C. */
 static void capture_graphs_beside_eager_calls(void) {
-    NEED_GPU();
-    const char *missing = graphs_missing();
-    if (missing) TAP_SKIP("skipped: no %s", missing);
-    gt_devctx *dc;
-    if (current_devctx(&dc) != GT_SUCCESS) {
-        TAP_CHECK(0, "context state: %s", gt_last_error());
-        return;
-    }
+    gt_devctx *dc = NULL;
+    NEED_GRAPHS(dc);
     /* Three problems of one shape (so one key), each with its own data. */
     job jg[2], je;
     for (int i = 0; i < 2; i++) job_init(&jg[i], dc, GT_DT_F32, 0, 1, 64, 96, 4099, 1.5, -0.5);
@@ -660,14 +643,8 @@ static void *t3_body(void *arg) {
 }
 
 static void capture_from_another_thread(void) {
-    NEED_GPU();
-    const char *missing = graphs_missing();
-    if (missing) TAP_SKIP("skipped: no %s", missing);
-    gt_devctx *dc;
-    if (current_devctx(&dc) != GT_SUCCESS) {
-        TAP_CHECK(0, "context state: %s", gt_last_error());
-        return;
-    }
+    gt_devctx *dc = NULL;
+    NEED_GRAPHS(dc);
     job j, j3;
     job_init(&j, dc, GT_DT_F32, 0, 1, 64, 96, 4099, 1.5, -0.5);
     job_init(&j3, dc, GT_DT_F32, 1, 0, 160, 144, 600, 1.0, 0.75);
@@ -889,14 +866,8 @@ static void workspace_too_small(job *j, CUstream s, CUdeviceptr ws) {
 }
 
 static void capture_set_workspace(void) {
-    NEED_GPU();
-    const char *missing = graphs_missing();
-    if (missing) TAP_SKIP("skipped: no %s", missing);
-    gt_devctx *dc;
-    if (current_devctx(&dc) != GT_SUCCESS) {
-        TAP_CHECK(0, "context state: %s", gt_last_error());
-        return;
-    }
+    gt_devctx *dc = NULL;
+    NEED_GRAPHS(dc);
     job j;
     job_init(&j, dc, GT_DT_F32, 0, 1, 64, 96, 4099, 1.5, -0.5);
     CUstream s = new_stream(), s2 = new_stream();
