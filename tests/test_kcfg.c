@@ -318,7 +318,7 @@ static void kcfg_parse_rejects(void) {
         {"f0_128x64x8_w32x32_t8x4_s3_v16_k1_r8", "VEC"},
         {"f0_128x64x8_w32x32_t8x4_s3_v0_k1_r8", "VEC"},
         {"f0_128x64x8_w32x32_t8x4_s3_v4_k5_r8", "SPLIT"},
-        {"f0_128x64x8_w32x32_t8x4_s3_v4_k96_r8", "SPLIT"},
+        {"f0_128x64x8_w32x32_t8x4_s3_v4_k1024_r8", "SPLIT"},
         {"f0_128x64x8_w32x32_t8x4_s3_v4_k0_r8", "SPLIT"},
         {"f0_128x64x8_w32x32_t8x4_s3_v4_k1_r2", "RASTER"},
         {"f0_128x64x8_w32x32_t8x4_s3_v4_k1_r32", "RASTER"},

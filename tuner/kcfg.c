@@ -39,7 +39,8 @@ const gt_kparam gt_kparams[] = {
      "shared-memory stages (cp.async runs STAGES - 1 steps ahead on sm_80+)"},
     {"VEC", "_v", offsetof(gt_kcfg, vec), {1, 2, 4, 8}, 4,
      "global vector width in elements (the alignment class must allow it)"},
-    {"SPLIT", "_k", offsetof(gt_kcfg, split), {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64}, 12,
+    {"SPLIT", "_k", offsetof(gt_kcfg, split),
+     {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512}, 18,
      "split-K factor: blocks per tile, reduced in order in the library's workspace"},
     {"RASTER", "_r", offsetof(gt_kcfg, raster), {1, 4, 8, 16}, 4,
      "tile rows per rasterization group (L2 reuse); 1: column order"},
@@ -284,7 +285,7 @@ int gt_kcfg_same_order(const gt_kcfg *c, const gt_key *key) {
 /* Every value of the table is below TABLE_BITS: a bit set per parameter makes in_table
  * a lookup (the space checks it for every configuration it generates, hundreds of
  * thousands per key; the loop over the values was 40% of building the space). */
-#define TABLE_BITS 512
+#define TABLE_BITS 1024
 static unsigned long long table_bits[sizeof gt_kparams / sizeof gt_kparams[0]][TABLE_BITS / 64];
 static pthread_once_t table_once = PTHREAD_ONCE_INIT;
 static void table_init(void) {
