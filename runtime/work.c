@@ -55,15 +55,19 @@ static void leave(CUcontext restore) {
     if (restore) gt_cu.ctx_set_current(restore);
 }
 
+/* Waits for the last launch on w's own buffer and forgets its event. */
+static void wait_done(work *w) {
+    if (!w->done) return;
+    gt_cu.event_synchronize(w->done);
+    gt_cu.event_destroy(w->done);
+    w->done = NULL;
+}
+
 /* Frees w's own buffer once its last launch is done, and its event. wait 0: only when
  * that launch is already done; returns 0 when it is not (nothing freed). */
 static int free_own(work *w, int wait) {
-    if (w->done) {
-        CUresult r = wait ? gt_cu.event_synchronize(w->done) : gt_cu.event_query(w->done);
-        if (r == CUDA_ERROR_NOT_READY) return 0;
-        gt_cu.event_destroy(w->done);
-        w->done = NULL;
-    }
+    if (w->done && !wait && gt_cu.event_query(w->done) == CUDA_ERROR_NOT_READY) return 0;
+    wait_done(w);
     if (w->own) gt_cu.mem_free(w->own);
     w->own = 0;
     w->own_bytes = 0;
@@ -107,11 +111,7 @@ static work *find(CUcontext ctx, CUstream stream, int make, gt_status *st) {
     if (w && make && w->sid != sid) {
         /* The handle of a destroyed stream, reused: the application's workspace was for
          * the old stream; the library's buffer may serve once the old launch is done. */
-        if (w->done) {
-            gt_cu.event_synchronize(w->done);
-            gt_cu.event_destroy(w->done);
-            w->done = NULL;
-        }
+        wait_done(w);
         w->app = 0, w->app_bytes = 0, w->warned = 0;
         w->sid = sid;
     }

@@ -66,7 +66,7 @@ static gt_status gemm(const gt_arg_pos *pos, const gt_gemm *g) {
         goto out;
     }
     gt_stat_add(GT_STAT_CALLS, 1);
-    s = gt_kern_run(&plan->kern, g);
+    s = gt_kern_run(&plan->kern, g, capturing);
 out:
     gt_cu_leave(pushed);
     gt_cu_relaxed_end(capture_mode);

@@ -130,12 +130,6 @@ typedef struct near_acc {
     } *rows;
 } near_acc;
 
-static double log_dist(const gt_key *a, const gt_key *b) {
-    double dm = log((double)a->m) - log((double)b->m), dn = log((double)a->n) - log((double)b->n),
-           dk = log((double)a->k) - log((double)b->k);
-    return sqrt(dm * dm + dn * dn + dk * dk);
-}
-
 static int collect_near(const gt_key *key, const char *src_hash, int lib_major,
                         const gt_db_winner *w, void *user) {
     (void)src_hash, (void)lib_major;
@@ -148,7 +142,7 @@ static int collect_near(const gt_key *key, const char *src_hash, int lib_major,
     }
     struct near_row *r = &a->rows[a->nrows++];
     snprintf(r->config, sizeof r->config, "%s", w->config);
-    r->dist = log_dist(key, a->key);
+    r->dist = sqrt(gt_select_log_dist2(a->key, key->m, key->n, key->k));
     r->beta_diff = key->beta0 != a->key->beta0;
     r->layer = a->layer;
     r->key = *key;
@@ -193,22 +187,19 @@ static int collect_timing(const gt_db_timing *t, void *user) {
     return add_row(user, t->config, strcmp(t->status, "ok") == 0, t->time_us);
 }
 
-/* Mode cached (and shapes first met under capture): the selector's choice (tuner/select.h)
- * from every candidate's timing of every tuned shape of key's class in the layers and
- * the cost model, loaded. flags: GT_SPACE_SAME_ORDER for async tuning's pending plans.
- * 0 when it has none or it does not build. */
-static int from_selector(gt_devctx *dc, const gt_key *key, int flags, gt_kern *k) {
-    near_acc a = {.key = key};
-    collect_class(key, &a);
+/* The selector's choice (tuner/select.h) for key, from every candidate's timing of the
+ * tuned shapes of its class that a (collect_class) holds and the cost model, loaded.
+ * flags: GT_SPACE_SAME_ORDER for async tuning's pending plans. 0 when it has none or it
+ * does not build. */
+static int select_from(gt_devctx *dc, const gt_key *key, int flags, const near_acc *a, gt_kern *k) {
     sel_acc s = {0};
-    for (int j = 0; j < a.nrows; j++) {
-        s.shape = &a.rows[j].key;
+    for (int j = 0; j < a->nrows; j++) {
+        s.shape = &a->rows[j].key;
         /* The winner counts even where a file kept no timings. */
-        add_row(&s, a.rows[j].config, 1, a.rows[j].time_us);
-        gt_layers_timings(a.rows[j].layer, &a.rows[j].key, gt_kernel_source_hash,
+        add_row(&s, a->rows[j].config, 1, a->rows[j].time_us);
+        gt_layers_timings(a->rows[j].layer, &a->rows[j].key, gt_kernel_source_hash,
                           GT_VERSION_MAJOR, collect_timing, &s);
     }
-    free(a.rows);
     gt_klimits lim;
     gt_kern_limits(dc, &lim);
     gt_kcfg cfg;
@@ -230,15 +221,28 @@ static int from_selector(gt_devctx *dc, const gt_key *key, int flags, gt_kern *k
     return 1;
 }
 
-/* Mode cached: the selector's choice (from_selector); where it has none that builds, the
- * winner of the nearest tuned shape of the same device, type, ops and alignment
- * (Euclidean distance of log M, log N, log K; ties: the same beta0 first, then layer
- * order, then the order of gt_db_neighbors), validated for this key. Every rank that
- * sees the same files picks the same one. 0 when none. */
-static int from_nearest(gt_devctx *dc, const gt_key *key, gt_kern *k) {
-    if (from_selector(dc, key, 0, k)) return 1;
+/* Async tuning's pending plans: the selector's choice among the kernels that sum in the
+ * default kernel's order (select_from with GT_SPACE_SAME_ORDER). */
+static int from_selector_same_order(gt_devctx *dc, const gt_key *key, gt_kern *k) {
     near_acc a = {.key = key};
     collect_class(key, &a);
+    int found = select_from(dc, key, GT_SPACE_SAME_ORDER, &a, k);
+    free(a.rows);
+    return found;
+}
+
+/* Mode cached (and shapes first met under capture): the selector's choice (select_from);
+ * where it has none that builds, the winner of the nearest tuned shape of the same
+ * device, type, ops and alignment (Euclidean distance of log M, log N, log K; ties: the
+ * same beta0 first, then layer order, then the order of gt_db_neighbors), validated for
+ * this key. Every rank that sees the same files picks the same one. 0 when none. */
+static int from_nearest(gt_devctx *dc, const gt_key *key, gt_kern *k) {
+    near_acc a = {.key = key};
+    collect_class(key, &a);
+    if (select_from(dc, key, 0, &a, k)) {
+        free(a.rows);
+        return 1;
+    }
     int found = 0;
     /* Best first; a row that does not validate or build gives way to the next best. */
     for (int tries = 0; tries < a.nrows && !found; tries++) {
@@ -474,7 +478,7 @@ static gt_status pending(gt_devctx *dc, const gt_key *key, const gt_plan **out) 
     int queued = enqueue(dc, key);
     int source = queued ? GT_SRC_PENDING : GT_SRC_FALLBACK;
     gt_kern k;
-    if (from_selector(dc, key, GT_SPACE_SAME_ORDER, &k)) return plan_of(dc, key, &k, source, 0, out);
+    if (from_selector_same_order(dc, key, &k)) return plan_of(dc, key, &k, source, 0, out);
     return fallback(dc, key, 1, source, 0, out);
 }
 

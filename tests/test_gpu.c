@@ -872,7 +872,7 @@ static void sweep_problem(prob *p, const char *name, sweep_counts *out) {
         if (ks != GT_SUCCESS) continue;
         prob_reset_c(p);
         const gt_gemm g = prob_gemm(p, p->dC);
-        ks = gt_kern_run(&k, &g);
+        ks = gt_kern_run(&k, &g, 0);
         if (ks == GT_SUCCESS && gt_cu.ctx_synchronize() != CUDA_SUCCESS) ks = GT_CUDA_ERROR;
         gt_kern_unload(&k);
         TAP_CHECK(ks == GT_SUCCESS, "%s: %s does not run: %s", name, text, gt_last_error());

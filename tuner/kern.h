@@ -56,9 +56,10 @@ gt_status gt_kern_get(const gt_kcfg *cfg, const gt_key *key, int arch, int use_c
  * same time. */
 gt_status gt_kern_launch(const gt_kern *k, const gt_gemm *g, CUdeviceptr ws);
 
-/* gt_kern_launch with the library's workspace for g's stream (runtime/work.c), as
- * gemm_tuned and gemm_tuned_d run a plan. */
-gt_status gt_kern_run(const gt_kern *k, const gt_gemm *g);
+/* gt_kern_launch with a workspace from runtime/work.c for g's stream, as gemm_tuned and
+ * gemm_tuned_d run a plan. capturing: the stream is under graph capture (the caller has
+ * asked, gt_cu_capturing; the workspace is then the graph's own or the application's). */
+gt_status gt_kern_run(const gt_kern *k, const gt_gemm *g, int capturing);
 void gt_kern_unload(gt_kern *k);
 
 

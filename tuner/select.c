@@ -37,10 +37,14 @@ static int same_shape(const gt_select_row *a, const gt_select_row *b) {
 
 /* The weight of a measured shape for key: exp(-(d / SIGMA)^2), d the distance of
  * (ln M, ln N, ln K), a different beta0 counting as 0.3 more. */
+double gt_select_log_dist2(const gt_key *key, long long m, long long n, long long k) {
+    double dm = log((double)m) - log((double)key->m), dn = log((double)n) - log((double)key->n),
+           dk = log((double)k) - log((double)key->k);
+    return dm * dm + dn * dn + dk * dk;
+}
+
 static double weight(const gt_key *key, const gt_select_row *r) {
-    double dm = log((double)r->m) - log((double)key->m), dn = log((double)r->n) - log((double)key->n),
-           dk = log((double)r->k) - log((double)key->k);
-    double d2 = dm * dm + dn * dn + dk * dk + (r->beta0 != key->beta0 ? 0.09 : 0.0);
+    double d2 = gt_select_log_dist2(key, r->m, r->n, r->k) + (r->beta0 != key->beta0 ? 0.09 : 0.0);
     return exp(-d2 / (GT_SELECT_SIGMA * GT_SELECT_SIGMA));
 }
 

@@ -48,6 +48,10 @@ typedef struct gt_select_info {
     int from_model;             /* 1: no measured shape timed the chosen one */
 } gt_select_info;
 
+/* The squared distance of (ln M, ln N, ln K) between key's shape and m x n x k: how far
+ * a measured shape is, for the selector's weights and mode cached's nearest winner. */
+double gt_select_log_dist2(const gt_key *key, long long m, long long n, long long k);
+
 /* The choice for key on a device of limits lim, from rows (of key's device, dtype, ops
  * and alignment class; rows of key's own shape are used too). flags: space.h's
  * (GT_SPACE_SAME_ORDER: only configurations whose results are bit-identical to the
