@@ -78,6 +78,11 @@ int gt_key_problem(const gt_key *key, char *buf, size_t size) {
                     (long long)key->n, (long long)key->k, key->align, key->beta0);
 }
 
+int gt_key_class(const gt_key *key, char *buf, size_t size) {
+    return snprintf(buf, size, "%s|%c%c|a%d|b%d", gt_dtype_name(key->dtype), key->opa ? 'T' : 'N',
+                    key->opb ? 'T' : 'N', key->align, key->beta0);
+}
+
 int gt_key_format(const gt_key *key, char *buf, size_t size) {
     int n = snprintf(buf, size, "%s|sm%d%d|%d|", key->device, key->cc_major, key->cc_minor,
                      key->sm_count);

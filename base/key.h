@@ -76,6 +76,9 @@ int gt_key_parse(const char *text, gt_key *key, char *why, size_t whysize);
 /* Its problem part alone ("f32|NT|4096x4096x4096|a16|b0"): what reaches the compiler,
  * so the binary cache names programs by it. */
 int gt_key_problem(const gt_key *key, char *buf, size_t size);
+/* Its class, the problem part without the sizes ("f32|NT|a16|b0"): what reaches the
+ * compiler for a shape-generic kernel (one binary per class and configuration). */
+int gt_key_class(const gt_key *key, char *buf, size_t size);
 
 /* The shape as the command takes it (MxNxK:AB), e.g. "4096x4096x4096:NT": the
  * command's input syntax, not a form of the key. */

@@ -1751,6 +1751,46 @@ gt_status gt_db_cubin_put(gt_db *db, const gt_db_bin_key *bk, const void *image,
     return s;
 }
 
+gt_status gt_db_cubin_programs(gt_db *db, const gt_db_bin_key *bk, gt_db_program_fn fn,
+                               void *user) {
+    if (!db) return GT_INVALID_VALUE;
+    gt_status s = lock_db(db);
+    if (s != GT_SUCCESS) return s;
+    s = check_bin_key(db, bk, "cubin list");
+    if (s == GT_SUCCESS && !fn) {
+        set_error(db, "cache file '%s': cubin list: fn is NULL", db->path);
+        s = GT_INVALID_VALUE;
+    }
+    if (s != GT_SUCCESS || db->readonly) {
+        unlock_db(db);
+        return s;
+    }
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db->conn,
+                                "SELECT program FROM cubins WHERE src_hash = ?1 AND "
+                                "substr(program, 1, length(?2)) = ?2 AND arch = ?3 AND "
+                                "nvrtc = ?4 AND driver = ?5 ORDER BY program",
+                                -1, &st, NULL);
+    if (rc == SQLITE_OK) rc = bind_bin_key(st, bk);
+    if (rc == SQLITE_OK) {
+        for (rc = step_first(db, st); rc == SQLITE_ROW; rc = sqlite3_step(st)) {
+            const char *program = (const char *)sqlite3_column_text(st, 0);
+            if (program && fn(program, user) != 0) {
+                rc = SQLITE_DONE;
+                break;
+            }
+        }
+    }
+    if (rc != SQLITE_DONE) {
+        char what[320];
+        snprintf(what, sizeof what, "cannot list the cubins of '%s'", bk->program);
+        s = fail_rc(db, rc, what);
+    }
+    sqlite3_finalize(st);
+    unlock_db(db);
+    return s;
+}
+
 int64_t gt_db_cubin_count(gt_db *db) {
     if (!db) return -1;
     if (lock_db(db) != GT_SUCCESS) return -1;

@@ -185,6 +185,13 @@ gt_status gt_db_cubin_get(gt_db *db, const gt_db_bin_key *bk, void **image, size
  * handle (GT_CACHE_ERROR). */
 gt_status gt_db_cubin_put(gt_db *db, const gt_db_bin_key *bk, const void *image, size_t size);
 
+/* Calls fn(program, user) for every cubin of bk's source hash, arch, NVRTC and driver
+ * whose program text starts with bk->program, in text order, until fn returns nonzero.
+ * A read-only handle lists none. */
+typedef int (*gt_db_program_fn)(const char *program, void *user);
+gt_status gt_db_cubin_programs(gt_db *db, const gt_db_bin_key *bk, gt_db_program_fn fn,
+                               void *user);
+
 /* Number of cubins the file holds (for tests and `gemmtune info`), read-only handles
  * included; -1 on error. */
 int64_t gt_db_cubin_count(gt_db *db);

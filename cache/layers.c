@@ -473,6 +473,14 @@ void gt_layers_bin_put(const gt_db_bin_key *bk, const void *image, size_t size) 
     if (m) gt_db_cubin_put(m, bk, image, size);
 }
 
+void gt_layers_bin_programs(const gt_db_bin_key *bk, gt_db_program_fn fn, void *user) {
+    if (!atomic_load(&opened)) return;
+    layer *u = readable(0);
+    if (u && gt_db_cubin_programs(u->db, bk, fn, user) != GT_SUCCESS) failed(u);
+    gt_db *m = memory(0);
+    if (m) gt_db_cubin_programs(m, bk, fn, user);
+}
+
 int gt_layers_timings(int i, const gt_key *key, const char *src_hash, int lib_major,
                       gt_db_timing_fn fn, void *user) {
     gt_db *m = i == 0 ? memory(0) : NULL;

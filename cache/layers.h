@@ -121,6 +121,9 @@ void gt_layers_store(const gt_key *key, const char *src_hash, int lib_major,
 void *gt_layers_bin_get(const gt_db_bin_key *bk, size_t *size);
 /* Stores a binary in the user cache, else in memory. */
 void gt_layers_bin_put(const gt_db_bin_key *bk, const void *image, size_t size);
+/* gt_db_cubin_programs over the user cache and the in-memory one (a program may be
+ * listed by both). */
+void gt_layers_bin_programs(const gt_db_bin_key *bk, gt_db_program_fn fn, void *user);
 
 /* ===== for the command (cli/cache.c): one file at a time, by the same rules ===== */
 

@@ -5,7 +5,8 @@
 // described once, in the parameter table of tuner/kcfg.c, which also mirrors the derived
 // sizes used here (shared memory, workspace, grid):
 //   problem: GT_DT (base/key.h's gt_dtype: 0 f32, 1 f64, 2 tf32, 3 f16, 4 f16_f32, 5 bf16,
-//            6 bf16_f32, 7 f32_3xtf32) GT_M GT_N GT_K (exact sizes) GT_OPA GT_OPB
+//            6 bf16_f32, 7 f32_3xtf32) GT_M GT_N GT_K (exact sizes; absent with
+//            GT_GENERIC) GT_OPA GT_OPB
 //            (0 N, 1 T) GT_BETA0 (beta == 0: C is never read) GT_ALIGN (the alignment
 //            class in bytes: every pointer and leading dimension is a multiple of it)
 //   config:  GT_BM GT_BN GT_BK (block tile and K step) GT_WM GT_WN (warp tile) GT_TM GT_TN
@@ -13,6 +14,8 @@
 //            GT_VEC (global vector width in elements) GT_SPLIT (split-K factor)
 //            GT_RASTER (tile rows per rasterization group; 1 = plain column order)
 //            GT_MINB (minimum resident blocks per SM, for __launch_bounds__)
+//            GT_GENERIC (1: a shape-generic kernel, M, N and K its last arguments; 0 or
+//            absent: an exact-shape kernel, M, N and K compile-time constants)
 //            GT_SMEM_CHECK (the dynamic shared memory the launch gives; each family
 //            static_asserts that it matches its layout)
 //   library: GT_WS_COUNTERS (split-K tile counters at the start of the workspace)
@@ -20,11 +23,18 @@
 // The kernel ABI, the same for every family (TI: elements of A and B, TC: of C, T: the
 // compute type, of alpha, beta and the split-K partials):
 //   gt_gemm(const TI *A, long long lda, const TI *B, long long ldb, TC *C, long long ldc,
-//           T alpha, T beta, T *ws)
+//           T alpha, T beta, T *ws, [WGMMA: its three tensor maps,] long long m,
+//           long long n, long long k)
 //   grid (GM * GN, SPLIT), block NT threads, dynamic shared memory as tuner/kcfg.c says.
+//   m, n and k are read only by a generic kernel; an exact one takes them unread, so
+//   one launch serves both.
 #pragma once
 
 #include "types.cuh"
+
+#ifndef GT_GENERIC
+#define GT_GENERIC 0
+#endif
 
 namespace gt {
 
@@ -49,15 +59,11 @@ typedef bf16 TC;
 typedef T TC;
 #endif
 
-constexpr long long M = GT_M, N = GT_N, K = GT_K;
 constexpr bool TA = GT_OPA != 0, TB = GT_OPB != 0, BETA0 = GT_BETA0 != 0;
 constexpr int BM = GT_BM, BN = GT_BN, BK = GT_BK, WM = GT_WM, WN = GT_WN, TM = GT_TM,
               TN = GT_TN, STAGES = GT_STAGES, VEC = GT_VEC, SPLIT = GT_SPLIT,
               RASTER = GT_RASTER;
 constexpr int WARPS_M = BM / WM, WARPS_N = BN / WN, NT = 32 * WARPS_M * WARPS_N;
-constexpr int GM = (int)((M + BM - 1) / BM), GN = (int)((N + BN - 1) / BN);
-constexpr int KT = (int)((K + BK - 1) / BK);       // K steps of the whole problem
-constexpr int KPS = (KT + SPLIT - 1) / SPLIT;      // K steps per split
 constexpr int ES = (int)sizeof(T);
 // Split-K tile counters at the start of the workspace: tuner/kcfg.c passes its number.
 constexpr int WS_COUNTERS = GT_WS_COUNTERS;
@@ -66,10 +72,43 @@ constexpr int WS_COUNTERS = GT_WS_COUNTERS;
 constexpr int SPLIT_GROUP = GT_SPLIT_GROUP, SPLIT_GROUPS = SPLIT / SPLIT_GROUP;
 
 static_assert(BM % WM == 0 && BN % WN == 0, "warp tile must divide block tile");
-static_assert(SPLIT >= 1 && (SPLIT - 1) * KPS < KT, "every split must have K steps");
 static_assert(SPLIT % SPLIT_GROUP == 0, "split-K's groups divide the splits");
-static_assert(SPLIT == 1 || GM * GN * (SPLIT_GROUPS > 1 ? 1 + SPLIT_GROUPS : 1) <= WS_COUNTERS,
-              "split-K needs a counter per tile and per group of splits");
+
+// ---- the problem's sizes ----
+
+// M, N and K, the tiles of C (GM x GN) and the K steps (KT in all, KPS per split): in an
+// exact-shape kernel static constants (every check against them folds away at compile
+// time), in a generic one the kernel's arguments. Kernels and helpers read them through
+// one `shape` made at the kernel's start, so the same code serves both.
+// M_DIV, N_DIV, K_DIV: BM divides M (BN N, BK K), known at compile time; a generic
+// kernel assumes they may not and keeps every bounds check.
+#if GT_GENERIC
+struct shape {
+    static constexpr bool M_DIV = false, N_DIV = false, K_DIV = false;
+    long long M, N, K;
+    int GM, GN, KT, KPS;
+    __device__ __forceinline__ shape(long long m, long long n, long long k)
+        : M(m), N(n), K(k), GM((int)((m + BM - 1) / BM)), GN((int)((n + BN - 1) / BN)),
+          KT((int)((k + BK - 1) / BK)), KPS((KT + SPLIT - 1) / SPLIT) {}
+#else
+struct shape {
+    static constexpr long long M = GT_M, N = GT_N, K = GT_K;
+    static constexpr bool M_DIV = M % BM == 0, N_DIV = N % BN == 0, K_DIV = K % BK == 0;
+    static constexpr int GM = (int)((M + BM - 1) / BM), GN = (int)((N + BN - 1) / BN);
+    static constexpr int KT = (int)((K + BK - 1) / BK);   // K steps of the whole problem
+    static constexpr int KPS = (KT + SPLIT - 1) / SPLIT;  // K steps per split
+    __device__ __forceinline__ shape(long long, long long, long long) {}
+    // A generic kernel's launch checks these per shape (tuner/kcfg.c's constraints).
+    static_assert(SPLIT >= 1 && (SPLIT - 1) * KPS < KT, "every split must have K steps");
+    static_assert(SPLIT == 1 || GM * GN * (SPLIT_GROUPS > 1 ? 1 + SPLIT_GROUPS : 1) <= WS_COUNTERS,
+                  "split-K needs a counter per tile and per group of splits");
+#endif
+    // A and B as stored: rows (contiguous) x columns.
+    __device__ __forceinline__ long long rows_a() const { return TA ? K : M; }
+    __device__ __forceinline__ long long cols_a() const { return TA ? M : K; }
+    __device__ __forceinline__ long long rows_b() const { return TB ? N : K; }
+    __device__ __forceinline__ long long cols_b() const { return TB ? K : N; }
+};
 
 template <bool C, class X, class Y> struct pick { typedef X type; };
 template <class X, class Y> struct pick<false, X, Y> { typedef Y type; };
@@ -188,9 +227,8 @@ template <int PENDING> __device__ __forceinline__ void cp_wait() {
 // column of tiles after column of tiles. Otherwise tiles come in groups of RASTER tile
 // rows, each group walked column by column, so that the blocks resident at one time share
 // A rows and B columns in L2.
-template <int GMX = GM>
-__device__ __forceinline__ void tile_of(int b, int &im, int &in) {
-    if constexpr (RASTER <= 1 || GMX <= RASTER) {
+__device__ __forceinline__ void tile_of(int GMX, int GN, int b, int &im, int &in) {
+    if (RASTER <= 1 || GMX <= RASTER) {
         im = b % GMX;
         in = b / GMX;
     } else {
@@ -301,8 +339,8 @@ __device__ __forceinline__ void splitk_sum(T (&acc)[NACC], const T *part, int ti
 }
 
 template <int NACC, int P = NT, int BAR = 0>
-__device__ __forceinline__ bool splitk_reduce(T (&acc)[NACC], T *ws, int tile, int z,
-                                              int tid = (int)threadIdx.x) {
+__device__ __forceinline__ bool splitk_reduce(const shape &s, T (&acc)[NACC], T *ws, int tile,
+                                              int z, int tid = (int)threadIdx.x) {
     if constexpr (SPLIT == 1) {
         return true;
     } else {
@@ -318,7 +356,7 @@ __device__ __forceinline__ bool splitk_reduce(T (&acc)[NACC], T *ws, int tile, i
         } else {
             const int g = z / SPLIT_GROUP;
             T *first = part + (long long)g * SPLIT_GROUP * NACC * P;
-            if (!splitk_arrive<BAR, P>(&count[GM * GN + tile * SPLIT_GROUPS + g], SPLIT_GROUP, tid))
+            if (!splitk_arrive<BAR, P>(&count[s.GM * s.GN + tile * SPLIT_GROUPS + g], SPLIT_GROUP, tid))
                 return false;
             splitk_sum<NACC, P, SPLIT_GROUP, 1>(acc, first, tid);
             // Each thread overwrites only the elements it has just read.
@@ -334,17 +372,17 @@ __device__ __forceinline__ bool splitk_reduce(T (&acc)[NACC], T *ws, int tile, i
 // The workspace's layout (tuner/kcfg.c's gt_kcfg_pack_layout and gt_kcfg_workspace_bytes
 // mirror it): WS_COUNTERS split-K tile counters, the split-K partials (splitk_reduce:
 // every split of every tile, in T), then the operands' copies (PACK), from WS_COPIES on,
-// each 256-byte aligned. A and B as stored: rows (contiguous) x columns.
-constexpr long long ROWS_A = TA ? K : M, COLS_A = TA ? M : K, ROWS_B = TB ? N : K,
-                    COLS_B = TB ? K : N;
-constexpr long long WS_PARTIALS = SPLIT > 1 ? (long long)GM * GN * SPLIT * BM * BN * ES : 0;
-constexpr long long WS_COPIES = (4LL * WS_COUNTERS + WS_PARTIALS + 255) / 256 * 256;
+// each 256-byte aligned.
+__device__ __forceinline__ long long ws_copies(const shape &s) {
+    const long long partials = SPLIT > 1 ? (long long)s.GM * s.GN * SPLIT * BM * BN * ES : 0;
+    return (4LL * WS_COUNTERS + partials + 255) / 256 * 256;
+}
 // A copy's leading dimension: `rows` elements of `es` bytes rounded up to 16 bytes.
-constexpr long long pack_ld(long long rows, int es) {
+__host__ __device__ constexpr long long pack_ld(long long rows, int es) {
     return (rows + 16 / es - 1) / (16 / es) * (16 / es);
 }
 // Bytes a copy of `cols` columns takes, up to the next copy (256-byte aligned).
-constexpr long long pack_span(long long ld, long long cols, int es) {
+__host__ __device__ constexpr long long pack_span(long long ld, long long cols, int es) {
     return (ld * cols * es + 255) / 256 * 256;
 }
 
@@ -411,7 +449,9 @@ __device__ __forceinline__ void store_acc(TC *p, const float *acc, float alpha, 
 // M. M_EXACT: the caller knows no row lies past M. Accumulators A are f32 (the tf32, f16
 // and bf16 families: store_acc) or of the compute type T (DMMA's doubles: store_c).
 template <bool M_EXACT, bool PAIR, class A>
-__device__ __forceinline__ void store_rows2(TC *__restrict__ col, int m, const A *acc, A alpha, A beta) {
+__device__ __forceinline__ void store_rows2(const shape &s, TC *__restrict__ col, int m,
+                                            const A *acc, A alpha, A beta) {
+    const long long M = s.M;
     auto store = [&](int r, auto n) {
         if constexpr (sizeof(A) == 8) store_c<decltype(n)::value>(col + r, acc + (r - m), alpha, beta);
         else store_acc<decltype(n)::value>(col + r, acc + (r - m), alpha, beta);

@@ -41,7 +41,9 @@
 // group: the next group of k slices is read from shared memory while the tensor cores work
 // on the current one; 2 * KG * (TM + TN) doubles (KG = k slices of 4 per instruction: 1
 // for m8n8k4 and m16n8k4, 2 for m16n8k8).
-// Where a tile divides the problem every bounds check folds at compile time.
+// In an exact-shape kernel, where a tile divides the problem, every bounds check folds at
+// compile time; a generic kernel (GT_GENERIC) keeps them all and reads M, N and K from its
+// arguments.
 #include "common.cuh"
 
 static_assert(GT_DT == 1, "gemm_dmma is the fp64 family: GT_DT must be 1");
@@ -93,14 +95,14 @@ static_assert(GT_SMEM_CHECK == SMEM_BYTES, "caller's shared-memory size differs 
 
 
 // ---- global -> shared: one operand tile of CONT (contiguous) x STR (strided) ----
-// EC, ES: the matrix's extents along those dimensions; LD: the tile's shared row pitch.
-template <int CONT, int STR, long long EC, long long ES, int LD>
+// EC, ES: the matrix's extents along those dimensions (C_EXACT: CONT divides EC, S_EXACT:
+// STR divides ES); LD: the tile's shared row pitch.
+template <int CONT, int STR, bool C_EXACT, bool S_EXACT, int LD>
 __device__ __forceinline__ void load_tile(double *sm, const double *__restrict__ g, long long ld,
-                                          int c0, int s0, int tid_in) {
+                                          int c0, int s0, int tid_in, long long EC, long long ES) {
     constexpr int VPR = CONT / VEC;  // copies per stored row
     constexpr int TOTAL = VPR * STR;
     constexpr int PER = (TOTAL + NT - 1) / NT;
-    constexpr bool C_EXACT = EC % CONT == 0, S_EXACT = ES % STR == 0;
     static_assert(CONT % VEC == 0, "tile rows hold whole vectors");
     // The thread index through an opaque move: the compiler then recomputes each copy's
     // address at each K step (a few integer instructions) instead of keeping PER 64-bit
@@ -158,9 +160,11 @@ __device__ __forceinline__ void mma1688(double *d0, double *d1, const double (&a
 extern "C" __global__ void __launch_bounds__(gt::NT, GT_MINB)
     gt_gemm(const double *__restrict__ A, long long lda, const double *__restrict__ B,
             long long ldb, double *__restrict__ C, long long ldc, double alpha, double beta,
-            double *ws) {
+            double *ws, long long gt_m, long long gt_n, long long gt_k) {
     using namespace gt;
     using namespace gt::dmma;
+    const shape sh(gt_m, gt_n, gt_k);
+    const long long M = sh.M, N = sh.N, K = sh.K;
     extern __shared__ __align__(16) unsigned char smem[];
     double *const sm = reinterpret_cast<double *>(smem);
 
@@ -168,24 +172,24 @@ extern "C" __global__ void __launch_bounds__(gt::NT, GT_MINB)
     const int wm = warp % WARPS_M, wn = warp / WARPS_M;
     const int g = lane >> 2, t = lane & 3;
     int im, in;
-    tile_of(blockIdx.x, im, in);
+    tile_of(sh.GM, sh.GN, blockIdx.x, im, in);
     const int m0 = im * BM, n0 = in * BN;
     const int z = SPLIT > 1 ? (int)blockIdx.y : 0;
-    const int kbeg = z * KPS;
-    const int nk = SPLIT == 1 ? KT : (KT - kbeg < KPS ? KT - kbeg : KPS);
+    const int kbeg = z * sh.KPS;
+    const int nk = SPLIT == 1 ? sh.KT : (sh.KT - kbeg < sh.KPS ? sh.KT - kbeg : sh.KPS);
 
     // One stage: K step ks (absolute) into stage st.
     auto load_stage = [&](int st, int ks) {
         double *sa = sm + st * STAGE, *sb = sa + SA;
         const int k0 = ks * BK;
         if constexpr (TA)
-            load_tile<BK, BM, K, M, LDA>(sa, A, lda, k0, m0, tid);
+            load_tile<BK, BM, shape::K_DIV, shape::M_DIV, LDA>(sa, A, lda, k0, m0, tid, K, M);
         else
-            load_tile<BM, BK, M, K, LDA>(sa, A, lda, m0, k0, tid);
+            load_tile<BM, BK, shape::M_DIV, shape::K_DIV, LDA>(sa, A, lda, m0, k0, tid, M, K);
         if constexpr (TB)
-            load_tile<BN, BK, N, K, LDB>(sb, B, ldb, n0, k0, tid);
+            load_tile<BN, BK, shape::N_DIV, shape::K_DIV, LDB>(sb, B, ldb, n0, k0, tid, N, K);
         else
-            load_tile<BK, BN, K, N, LDB>(sb, B, ldb, k0, n0, tid);
+            load_tile<BK, BN, shape::K_DIV, shape::N_DIV, LDB>(sb, B, ldb, k0, n0, tid, K, N);
     };
 
     // This thread's fragment element offsets inside a stage (k slice 0, fragment 0).
@@ -298,10 +302,10 @@ extern "C" __global__ void __launch_bounds__(gt::NT, GT_MINB)
     }
     cp_wait<0>();
 
-    if (!splitk_reduce<NACC>(acc, ws, (int)blockIdx.x, z)) return;
+    if (!splitk_reduce<NACC>(sh, acc, ws, (int)blockIdx.x, z)) return;
 
     // Epilogue: fragment (i, j) of this thread holds C rows m, m + 1 of column n.
-    constexpr bool M_EXACT = M % BM == 0, N_EXACT = N % BN == 0;
+    constexpr bool M_EXACT = shape::M_DIV, N_EXACT = shape::N_DIV;
     const int mb = m0 + wm * WM + 2 * t, nb = n0 + wn * WN + g;
 #pragma unroll
     for (int j = 0; j < TN; ++j) {
@@ -311,7 +315,7 @@ extern "C" __global__ void __launch_bounds__(gt::NT, GT_MINB)
 #pragma unroll
         for (int i = 0; i < TM; ++i) {
             const int m = mb + i * 8;
-            store_rows2<M_EXACT, VEC == 2>(col, m, &acc[(i * TN + j) * 2], alpha, beta);
+            store_rows2<M_EXACT, VEC == 2>(sh, col, m, &acc[(i * TN + j) * 2], alpha, beta);
         }
     }
 }

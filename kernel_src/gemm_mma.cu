@@ -41,7 +41,8 @@
 // slice is read while the tensor cores work on the current one). Copies narrower than 4
 // bytes (16-bit elements with a 2-byte alignment class) go through registers: loaded at
 // the start of a K step, stored at its end (load_tile's FETCH and STORE).
-// Where a tile divides the problem every bounds check folds at compile time.
+// In an exact-shape kernel, where a tile divides the problem, every bounds check folds at
+// compile time; a shape-generic kernel (GT_GENERIC) keeps them all.
 //
 // f32_3xtf32 (X3): fp32 operands read as tf32 ones are; each fragment register x is split
 // in registers into its high part (x itself) and low part (common.cuh's low_part), and each
@@ -107,14 +108,15 @@ enum { COPY = 0, FETCH = 1, STORE = 2 };
 // Copies per thread of a tile of E elements.
 template <int E> struct per_thread { static constexpr int value = (E / VEC + NT - 1) / NT; };
 
-// EC, ES: the matrix's extents along those dimensions; LD: the tile's shared row pitch.
-template <int CONT, int STR, long long EC, long long ES, int LD, int MODE = COPY>
+// EC, ES: the matrix's extents along those dimensions (C_EXACT: CONT divides EC, S_EXACT:
+// STR divides ES, known at compile time); LD: the tile's shared row pitch.
+template <int CONT, int STR, bool C_EXACT, bool S_EXACT, int LD, int MODE = COPY>
 __device__ __forceinline__ void load_tile(TI *sm, const TI *__restrict__ g, long long ld, int c0,
-                                          int s0, int tid_in, TI *r = nullptr) {
+                                          int s0, int tid_in, long long EC, long long ES,
+                                          TI *r = nullptr) {
     constexpr int VPR = CONT / VEC;  // copies per stored row
     constexpr int TOTAL = VPR * STR;
     constexpr int PER = per_thread<CONT * STR>::value;
-    constexpr bool C_EXACT = EC % CONT == 0, S_EXACT = ES % STR == 0;
     static_assert(CONT % VEC == 0, "tile rows hold whole vectors");
     // Through an opaque move: addresses are recomputed per K step rather than kept live
     // (as in gemm_dmma.cu).
@@ -203,9 +205,11 @@ __device__ __forceinline__ void mma_op(float *d, const unsigned (&a)[4], const u
 extern "C" __global__ void __launch_bounds__(gt::NT, GT_MINB)
     gt_gemm(const gt::TI *__restrict__ A, long long lda, const gt::TI *__restrict__ B,
             long long ldb, gt::TC *__restrict__ C, long long ldc, float alpha, float beta,
-            float *ws) {
+            float *ws, long long gt_m, long long gt_n, long long gt_k) {
     using namespace gt;
     using namespace gt::mma;
+    const shape sh(gt_m, gt_n, gt_k);
+    const long long M = sh.M, N = sh.N, K = sh.K;
     extern __shared__ __align__(16) unsigned char smem[];
     TI *const sm = reinterpret_cast<TI *>(smem);
 
@@ -213,11 +217,11 @@ extern "C" __global__ void __launch_bounds__(gt::NT, GT_MINB)
     const int wm = warp % WARPS_M, wn = warp / WARPS_M;
     const int g = lane >> 2, t = lane & 3;
     int im, in;
-    tile_of(blockIdx.x, im, in);
+    tile_of(sh.GM, sh.GN, blockIdx.x, im, in);
     const int m0 = im * BM, n0 = in * BN;
     const int z = SPLIT > 1 ? (int)blockIdx.y : 0;
-    const int kbeg = z * KPS;
-    const int nk = SPLIT == 1 ? KT : (KT - kbeg < KPS ? KT - kbeg : KPS);
+    const int kbeg = z * sh.KPS;
+    const int nk = SPLIT == 1 ? sh.KT : (sh.KT - kbeg < sh.KPS ? sh.KT - kbeg : sh.KPS);
 
     // Registers of the staged copies (STAGED only).
     TI ra[STAGED ? per_thread<BM * BK>::value : 1], rb[STAGED ? per_thread<BN * BK>::value : 1];
@@ -226,13 +230,13 @@ extern "C" __global__ void __launch_bounds__(gt::NT, GT_MINB)
         TI *sa = sm + st * STAGE, *sb = sa + SA;
         const int k0 = ks * BK;
         if constexpr (TA)
-            load_tile<BK, BM, K, M, LDA, MODE>(sa, A, lda, k0, m0, tid, ra);
+            load_tile<BK, BM, shape::K_DIV, shape::M_DIV, LDA, MODE>(sa, A, lda, k0, m0, tid, K, M, ra);
         else
-            load_tile<BM, BK, M, K, LDA, MODE>(sa, A, lda, m0, k0, tid, ra);
+            load_tile<BM, BK, shape::M_DIV, shape::K_DIV, LDA, MODE>(sa, A, lda, m0, k0, tid, M, K, ra);
         if constexpr (TB)
-            load_tile<BN, BK, N, K, LDB, MODE>(sb, B, ldb, n0, k0, tid, rb);
+            load_tile<BN, BK, shape::N_DIV, shape::K_DIV, LDB, MODE>(sb, B, ldb, n0, k0, tid, N, K, rb);
         else
-            load_tile<BK, BN, K, N, LDB, MODE>(sb, B, ldb, k0, n0, tid, rb);
+            load_tile<BK, BN, shape::K_DIV, shape::N_DIV, LDB, MODE>(sb, B, ldb, k0, n0, tid, K, N, rb);
     };
 
     // This lane's ldmatrix row address inside a stage (slice 0, fragment 0), in elements.
@@ -368,10 +372,10 @@ extern "C" __global__ void __launch_bounds__(gt::NT, GT_MINB)
     }
     cp_wait<0>();
 
-    if (!splitk_reduce<NACC>(acc, ws, (int)blockIdx.x, z)) return;
+    if (!splitk_reduce<NACC>(sh, acc, ws, (int)blockIdx.x, z)) return;
 
     // Epilogue: fragment (i, j) holds rows m, m + 1 of columns n (d0, d1) and n + 8 (d2, d3).
-    constexpr bool M_EXACT = M % BM == 0, N_EXACT = N % BN == 0;
+    constexpr bool M_EXACT = shape::M_DIV, N_EXACT = shape::N_DIV;
     const int mb = m0 + wm * WM + 2 * t, nb = n0 + wn * WN + g;
 #pragma unroll
     for (int j = 0; j < TN; ++j) {
@@ -383,7 +387,7 @@ extern "C" __global__ void __launch_bounds__(gt::NT, GT_MINB)
 #pragma unroll
             for (int i = 0; i < TM; ++i) {
                 const int m = mb + i * 8;
-                store_rows2<M_EXACT, PAIR>(col, m, &acc[(i * TN + j) * 4 + h * 2], alpha, beta);
+                store_rows2<M_EXACT, PAIR>(sh, col, m, &acc[(i * TN + j) * 4 + h * 2], alpha, beta);
             }
         }
     }

@@ -41,8 +41,6 @@ constexpr int STAGE_A = BK * LDSA, STAGE_B = BK * LDSB;
 // layout; the launch passes the copies as A and B). C is accessed within the class.
 constexpr bool PACK = VEC * ES == 16 && GT_ALIGN < 16;
 constexpr int CVEC = !PACK ? VEC : GT_ALIGN >= ES ? GT_ALIGN / ES : 1;
-constexpr long long LDA_P = pack_ld(ROWS_A, ES), LDB_P = pack_ld(ROWS_B, ES);
-constexpr long long OFF_A = WS_COPIES, OFF_B = OFF_A + pack_span(LDA_P, COLS_A, ES);
 // Width of the epilogue's accesses to C.
 constexpr int SV = RVM < CVEC ? RVM : CVEC;
 constexpr int NACC = TM * TN;
@@ -52,12 +50,14 @@ static_assert(GT_SMEM_CHECK == STAGES * (STAGE_A + STAGE_B) * ES,
 #endif
 
 // Copies one operand tile, BK x BX of op(X), whose stored contiguous dimension is x (A as
-// stored, B transposed) into shared memory laid out [k][x], by cp.async. EX: the
-// operand's extent along x. EDGE: the tile may reach past the operand (the caller knows;
-// interior tiles, most of them, skip the checks and their instructions).
-template <int BX, long long EX, int LDS, bool EDGE>
+// stored, B transposed) into shared memory laid out [k][x], by cp.async. XN: x is N (op(B)),
+// else M (op(A)); the operand's extents come from sh. EDGE: the tile may reach past the
+// operand (the caller knows; interior tiles, most of them, skip the checks and their
+// instructions).
+template <int BX, bool XN, int LDS, bool EDGE>
 __device__ __forceinline__ void copy_tile(T *s, const T *__restrict__ g, long long ld, int x0,
-                                          int k0, int tid) {
+                                          int k0, int tid, const shape &sh) {
+    constexpr bool XDIV = XN ? shape::N_DIV : shape::M_DIV;
     constexpr int TOTAL = BX * BK / VEC, VPR = BX / VEC;
     static_assert(TOTAL % NT == 0, "every thread copies the same number of vectors");
 #pragma unroll
@@ -66,12 +66,12 @@ __device__ __forceinline__ void copy_tile(T *s, const T *__restrict__ g, long lo
         const int x = (v % VPR) * VEC, k = v / VPR;
         const int gx = x0 + x, gk = k0 + k;
         int valid = VEC;
-        if constexpr (EDGE && EX % BX != 0) {
-            const long long left = EX - gx;
+        if constexpr (EDGE && !XDIV) {
+            const long long left = (XN ? sh.N : sh.M) - gx;
             valid = left <= 0 ? 0 : left < VEC ? (int)left : VEC;
         }
-        if constexpr (EDGE && K % BK != 0)
-            if (gk >= K) valid = 0;
+        if constexpr (EDGE && !shape::K_DIV)
+            if (gk >= sh.K) valid = 0;
         const T *p = valid ? g + gx + (long long)gk * ld : g;
         cp_async<VEC * ES>(&s[k * LDS + x], p, valid * ES);
     }
@@ -86,7 +86,8 @@ __device__ __forceinline__ void copy_tile(T *s, const T *__restrict__ g, long lo
 // Lanes take S consecutive k vectors (one 32-byte sector of a row), then row groups, then
 // the rest of k: global reads use whole sectors, and with rows padded by 4 elements each
 // quarter warp's writes fall on distinct banks.
-template <int BX, long long EX, int LDS> struct staged_tile {
+template <int BX, bool XN, int LDS> struct staged_tile {
+    static constexpr bool XDIV = XN ? shape::N_DIV : shape::M_DIV;
     static constexpr int E = BX * BK / NT;  // elements per thread
     static constexpr int RW = 16 / ES;      // rows in a 16-byte write
     static constexpr int R = (BX % RW == 0 && E % (RW * VEC) == 0) ? RW
@@ -102,10 +103,11 @@ template <int BX, long long EX, int LDS> struct staged_tile {
         xg = (u / S) % XG;
         k = ((u / (S * XG)) * S + u % S) * VEC;
     }
-    // Global -> registers, zeros outside the operand (checked only on an EDGE tile).
+    // Global -> registers, zeros outside the operand (its extents from sh; checked only on
+    // an EDGE tile).
     template <bool EDGE>
     __device__ __forceinline__ void load(const T *__restrict__ g, long long ld, int x0, int k0,
-                                         int tid) {
+                                         int tid, const shape &sh) {
 #pragma unroll
         for (int l = 0; l < L; ++l) {
             int xg, k;
@@ -116,12 +118,12 @@ template <int BX, long long EX, int LDS> struct staged_tile {
                 const int gx = x0 + xg * R + rr;
                 T *d = &r[(l * R + rr) * VEC];
                 const T *p = g + gk + (long long)gx * ld;
-                const bool in_x = !EDGE || EX % BX == 0 || gx < EX;
-                if (!EDGE || (in_x && (K % BK == 0 || gk + VEC <= K))) {
+                const bool in_x = !EDGE || XDIV || gx < (XN ? sh.N : sh.M);
+                if (!EDGE || (in_x && (shape::K_DIV || gk + VEC <= sh.K))) {
                     ld_vec<VEC>(p, d);
                 } else {
 #pragma unroll
-                    for (int q = 0; q < VEC; ++q) d[q] = in_x && gk + q < K ? p[q] : T(0);
+                    for (int q = 0; q < VEC; ++q) d[q] = in_x && gk + q < sh.K ? p[q] : T(0);
                 }
             }
         }
@@ -147,16 +149,19 @@ template <int BX, long long EX, int LDS> struct staged_tile {
 
 extern "C" __global__ void __launch_bounds__(NT, GT_MINB)
     gt_gemm(const T *__restrict__ A, long long lda, const T *__restrict__ B, long long ldb,
-            T *__restrict__ C, long long ldc, T alpha, T beta, T *ws) {
+            T *__restrict__ C, long long ldc, T alpha, T beta, T *ws, long long gt_m,
+            long long gt_n, long long gt_k) {
+    const shape sh(gt_m, gt_n, gt_k);
+    const long long M = sh.M, N = sh.N, K = sh.K;
     extern __shared__ __align__(16) unsigned char smem[];
     T *As = reinterpret_cast<T *>(smem);
     T *Bs = As + STAGES * STAGE_A;
 
     const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
     int im, in;
-    tile_of(blockIdx.x, im, in);
+    tile_of(sh.GM, sh.GN, blockIdx.x, im, in);
     const int m0 = im * BM, n0 = in * BN, z = blockIdx.y;
-    const int kt0 = z * KPS, nk = (kt0 + KPS < KT ? KPS : KT - kt0);
+    const int kt0 = z * sh.KPS, nk = (kt0 + sh.KPS < sh.KT ? sh.KPS : sh.KT - kt0);
     // This thread's first row and column inside the block tile.
     const int wr = (warp % WARPS_M) * WM + (lane % LM) * RVM;
     const int wc = (warp / WARPS_M) * WN + (lane / LM) * RVN;
@@ -164,26 +169,26 @@ extern "C" __global__ void __launch_bounds__(NT, GT_MINB)
     // Operands stored with x contiguous go by cp.async STAGES - 1 steps ahead; those
     // stored with k contiguous are read into registers at the same time and written to
     // shared memory after the step's arithmetic.
-    staged_tile<BM, M, LDSA> sa;
-    staged_tile<BN, N, LDSB> sb;
+    staged_tile<BM, false, LDSA> sa;
+    staged_tile<BN, true, LDSB> sb;
     // Only tiles that reach past M, N or K need checked copies.
-    const bool a_in = M % BM == 0 || m0 + BM <= M, b_in = N % BN == 0 || n0 + BN <= N;
+    const bool a_in = shape::M_DIV || m0 + BM <= M, b_in = shape::N_DIV || n0 + BN <= N;
     auto copy_stage = [&](int kt, int st) {
-        const bool k_in = K % BK == 0 || (kt + 1) * BK <= K;
+        const bool k_in = shape::K_DIV || (kt + 1) * BK <= K;
         T *as = As + st * STAGE_A, *bs = Bs + st * STAGE_B;
         if (a_in && k_in) {
-            if constexpr (!TA) copy_tile<BM, M, LDSA, false>(as, A, lda, m0, kt * BK, tid);
-            else sa.template load<false>(A, lda, m0, kt * BK, tid);
+            if constexpr (!TA) copy_tile<BM, false, LDSA, false>(as, A, lda, m0, kt * BK, tid, sh);
+            else sa.template load<false>(A, lda, m0, kt * BK, tid, sh);
         } else {
-            if constexpr (!TA) copy_tile<BM, M, LDSA, true>(as, A, lda, m0, kt * BK, tid);
-            else sa.template load<true>(A, lda, m0, kt * BK, tid);
+            if constexpr (!TA) copy_tile<BM, false, LDSA, true>(as, A, lda, m0, kt * BK, tid, sh);
+            else sa.template load<true>(A, lda, m0, kt * BK, tid, sh);
         }
         if (b_in && k_in) {
-            if constexpr (TB) copy_tile<BN, N, LDSB, false>(bs, B, ldb, n0, kt * BK, tid);
-            else sb.template load<false>(B, ldb, n0, kt * BK, tid);
+            if constexpr (TB) copy_tile<BN, true, LDSB, false>(bs, B, ldb, n0, kt * BK, tid, sh);
+            else sb.template load<false>(B, ldb, n0, kt * BK, tid, sh);
         } else {
-            if constexpr (TB) copy_tile<BN, N, LDSB, true>(bs, B, ldb, n0, kt * BK, tid);
-            else sb.template load<true>(B, ldb, n0, kt * BK, tid);
+            if constexpr (TB) copy_tile<BN, true, LDSB, true>(bs, B, ldb, n0, kt * BK, tid, sh);
+            else sb.template load<true>(B, ldb, n0, kt * BK, tid, sh);
         }
     };
     auto store_stage = [&](int st) {
@@ -238,13 +243,13 @@ extern "C" __global__ void __launch_bounds__(NT, GT_MINB)
     }
     cp_wait<0>();
 
-    if (!splitk_reduce<NACC>(acc, ws, blockIdx.x, z)) return;
+    if (!splitk_reduce<NACC>(sh, acc, ws, blockIdx.x, z)) return;
 
     // Epilogue: the thread's rows come in runs of RVM, written SV at a time.
 #pragma unroll
     for (int j = 0; j < TN; ++j) {
         const int col = n0 + wc + (j / RVN) * (LN * RVN) + j % RVN;
-        if (N % BN != 0 && col >= N) continue;
+        if (!shape::N_DIV && col >= N) continue;
 #pragma unroll
         for (int i = 0; i < TM; i += SV) {
             const int row = m0 + wr + (i / RVM) * (LM * RVM) + i % RVM;
@@ -252,7 +257,7 @@ extern "C" __global__ void __launch_bounds__(NT, GT_MINB)
             T v[SV];
 #pragma unroll
             for (int q = 0; q < SV; ++q) v[q] = acc[(i + q) * TN + j];
-            if (M % BM == 0 || row + SV <= M) {
+            if (shape::M_DIV || row + SV <= M) {
                 store_c<SV>(p, v, alpha, beta);
             } else {
 #pragma unroll
@@ -266,11 +271,14 @@ extern "C" __global__ void __launch_bounds__(NT, GT_MINB)
 // The copies (PACK), blockIdx.y 0 for A, 1 for B: common.cuh's pack_copy, as stored.
 extern "C" __global__ void __launch_bounds__(256)
     gt_pack(const gt::T *__restrict__ A, long long lda, const gt::T *__restrict__ B,
-            long long ldb, unsigned char *ws) {
+            long long ldb, unsigned char *ws, long long gt_m, long long gt_n, long long gt_k) {
     using namespace gt;
     typedef typename pick<ES == 8, unsigned long long, unsigned>::type W;
+    const shape sh(gt_m, gt_n, gt_k);
+    const long long lda_p = pack_ld(sh.rows_a(), ES), ldb_p = pack_ld(sh.rows_b(), ES);
+    const long long off_a = ws_copies(sh), off_b = off_a + pack_span(lda_p, sh.cols_a(), ES);
     const bool a = blockIdx.y == 0;
-    pack_copy<W>(reinterpret_cast<const W *>(a ? A : B), a ? lda : ldb, a ? ROWS_A : ROWS_B,
-                 a ? COLS_A : COLS_B, reinterpret_cast<W *>(ws + (a ? OFF_A : OFF_B)),
-                 a ? LDA_P : LDB_P);
+    pack_copy<W>(reinterpret_cast<const W *>(a ? A : B), a ? lda : ldb,
+                 a ? sh.rows_a() : sh.rows_b(), a ? sh.cols_a() : sh.cols_b(),
+                 reinterpret_cast<W *>(ws + (a ? off_a : off_b)), a ? lda_p : ldb_p);
 }

@@ -71,11 +71,11 @@
 // An inf or NaN element gets a low part of zero.
 //
 // Epilogue: the consumers store their own accumulators. 16-bit C with beta 0 in the
-// 16-byte class (WIDE), where M is a multiple of 8 and the staging fits (EPI_TMA): each
-// warpgroup writes 64 x 64 boxes of C to shared memory with stmatrix and its thread 0
-// stores them by TMA (asynchronously, so the last box's store overlaps the next tile).
-// Other WIDE keys store from registers in runs of 8 rows (wide_store). Otherwise pairs of
-// rows (store_rows2), C read for beta.
+// 16-byte class (WIDE), in an exact-shape kernel where M is a multiple of 8 and the
+// staging fits (EPI_TMA): each warpgroup writes 64 x 64 boxes of C to shared memory with
+// stmatrix and its thread 0 stores them by TMA (asynchronously, so the last box's store
+// overlaps the next tile). Other WIDE keys, and every generic kernel, store from registers
+// in runs of 8 rows (wide_store). Otherwise pairs of rows (store_rows2), C read for beta.
 #include "common.cuh"
 
 static_assert((GT_DT >= 2 && GT_DT <= 6) || GT_DT == 7,
@@ -112,8 +112,9 @@ constexpr int SA = BM * BK * ESI, SB = BN * BK * ESI, STAGE = SA + SB;
 constexpr int LOW = STAGES * STAGE, TILES = (X3 ? 2 : 1) * STAGES * STAGE;
 // C is stored in pairs of consecutive rows where its alignment class allows. 16-bit C
 // with beta zero where it allows 16 bytes (WIDE): through shared memory and TMA stores
-// (EPI_TMA) where M is a multiple of 8 and two staging boxes per consumer warpgroup fit
-// beside the stages, else from registers in runs of 8 rows (wide_store).
+// (EPI_TMA) where M is known to be a multiple of 8 (an exact-shape kernel) and two staging
+// boxes per consumer warpgroup fit beside the stages, else from registers in runs of 8
+// rows (wide_store).
 constexpr bool PAIR = VEC * ESI >= 2 * ESC;
 constexpr bool WIDE = BETA0 && ESC == 2 && VEC * ESI >= 16;
 // Tiles, the 1024 bytes their alignment may cost, the epilogue's staging boxes (EPI_BOX
@@ -121,8 +122,14 @@ constexpr bool WIDE = BETA0 && ESC == 2 && VEC * ESI >= 16;
 // then the 2 STAGES mbarriers (in 128 bytes). 232448: sm_90's per-block opt-in limit.
 constexpr int EPI_BOX = 64 * 64 * 2, SMEM_BASE = TILES + 1024 + 128;
 // TMA stores whole 16-byte chunks: with M not a multiple of 8 the last one of each column
-// would write past M (into C's padding or the next column), so such M store from registers.
-constexpr bool EPI_TMA = WIDE && M % 8 == 0 && SMEM_BASE + CW * 2 * EPI_BOX <= 232448;
+// would write past M (into C's padding or the next column), so such M store from registers,
+// as does a generic kernel, whose M may be any (tuner/kcfg.c's gt_kcfg_wgmma_tma_store
+// decides the same, sizing shared memory and passing C's tensor map only for EPI_TMA).
+#if GT_GENERIC
+constexpr bool EPI_TMA = false;
+#else
+constexpr bool EPI_TMA = WIDE && shape::M % 8 == 0 && SMEM_BASE + CW * 2 * EPI_BOX <= 232448;
+#endif
 constexpr int EPI_BYTES = EPI_TMA ? CW * 2 * EPI_BOX : 0;
 constexpr int SMEM_BYTES = SMEM_BASE + EPI_BYTES;
 static_assert(8 * (X3 ? 3 : 2) * STAGES <= 128, "mbarriers fit their 128 bytes");
@@ -136,17 +143,25 @@ static_assert(GT_SMEM_CHECK == SMEM_BYTES, "caller's shared-memory size differs 
 // copy (tuner/kcfg.c's gt_kcfg_pack_layout mirrors the layout): COPY as stored, with the
 // leading dimension rounded up to 16 bytes, when the alignment class is under TMA's 16
 // bytes (odd leading dimensions); TRANSPOSE (tf32, TPA/TPB) with k contiguous. In
-// common.cuh's workspace layout: A at OFF_A, B at OFF_B.
+// common.cuh's workspace layout (from ws_copies on): A's copy, then B's (pack_layout).
 enum { P_NONE = 0, P_COPY = 1, P_TRANSPOSE = 2 };
 constexpr bool UNALIGNED = VEC * ESI < 16;
 constexpr int PMA = TPA ? P_TRANSPOSE : UNALIGNED ? P_COPY : P_NONE,
               PMB = TPB ? P_TRANSPOSE : UNALIGNED ? P_COPY : P_NONE;
-// The copies of A and B as stored (common.cuh's ROWS_ and COLS_): a transposed one swaps
-// rows and columns.
-constexpr long long PRA = TPA ? COLS_A : ROWS_A, PCA = TPA ? ROWS_A : COLS_A,
-                    PRB = TPB ? COLS_B : ROWS_B, PCB = TPB ? ROWS_B : COLS_B;
-constexpr long long LDA_P = pack_ld(PRA, ESI), LDB_P = pack_ld(PRB, ESI);
-constexpr long long OFF_A = WS_COPIES, OFF_B = OFF_A + (PMA ? pack_span(LDA_P, PCA, ESI) : 0);
+// The copies' leading dimensions (lda, ldb, in elements) and workspace offsets (off_a,
+// off_b, in bytes) for shape s. The copies of A and B as stored (shape's rows_ and
+// cols_): a transposed one swaps rows and columns.
+struct pack_layout {
+    long long lda, ldb, off_a, off_b;
+    __device__ __forceinline__ explicit pack_layout(const shape &s) {
+        const long long pra = TPA ? s.cols_a() : s.rows_a(), pca = TPA ? s.rows_a() : s.cols_a();
+        const long long prb = TPB ? s.cols_b() : s.rows_b();
+        lda = pack_ld(pra, ESI);
+        ldb = pack_ld(prb, ESI);
+        off_a = ws_copies(s);
+        off_b = off_a + (PMA ? pack_span(lda, pca, ESI) : 0);
+    }
+};
 
 #if GT_DT == 2 || GT_DT == 7
 #define WG_KIND "k8.f32.tf32.tf32"
@@ -319,9 +334,11 @@ __device__ __forceinline__ unsigned pick4(const unsigned (&w)[4], int i) {
 // WIDE epilogue for 4 blocks of 8 rows (j = 4q .. 4q + 3) of one column: lane t of a quad
 // holds w[u] = rows 8 (4q + u) + 2t, + 1 (PTX's D layout); after a 4 x 4 exchange among
 // the quad (3 shuffles) it holds the 8 rows 8 (4q + t) .. + 7 and stores them as 16 bytes
-// at col + r0, r0 = m0 + 32 q + 8 t (rows past M one by one). Every lane must call it.
+// at col + r0, r0 = m0 + 32 q + 8 t (rows past M one by one; M_EXACT: the caller knows
+// none lies past it). Every lane must call it.
 template <bool M_EXACT>
-__device__ __forceinline__ void wide_store(TC *col, bool n_in, int r0, const unsigned (&w)[4], int t) {
+__device__ __forceinline__ void wide_store(TC *col, bool n_in, int r0, const unsigned (&w)[4], int t,
+                                           long long M) {
     unsigned o[4] = {w[0], w[1], w[2], w[3]};
 #pragma unroll
     for (int r = 1; r < 4; ++r) {
@@ -402,10 +419,13 @@ extern "C" __global__ void __launch_bounds__(gt::wgm::NTW, 1)
     gt_gemm(const gt::TI *__restrict__ A, long long lda, const gt::TI *__restrict__ B,
             long long ldb, gt::TC *__restrict__ C, long long ldc, float alpha, float beta,
             float *ws, const __grid_constant__ gt::wgm::tmap tmA,
-            const __grid_constant__ gt::wgm::tmap tmB, const __grid_constant__ gt::wgm::tmap tmC) {
+            const __grid_constant__ gt::wgm::tmap tmB, const __grid_constant__ gt::wgm::tmap tmC,
+            long long gt_m, long long gt_n, long long gt_k) {
     using namespace gt;
     using namespace gt::wgm;
     (void)A, (void)B, (void)lda, (void)ldb, (void)ws;
+    const shape sh(gt_m, gt_n, gt_k);
+    const long long M = sh.M, N = sh.N;
     extern __shared__ __align__(16) unsigned char smem_raw[];
     // TMA's 128-byte swizzle and the descriptors assume 1024-byte aligned tiles.
     const unsigned base = (saddr(smem_raw) + 1023u) & ~1023u;
@@ -416,12 +436,12 @@ extern "C" __global__ void __launch_bounds__(gt::wgm::NTW, 1)
     // Work units: CL vertically adjacent tiles, one per block of a cluster (gt::tile_of's
     // order over GMC x GN units). With GM odd, a cluster's last block may get a tile past
     // M: it still loads its part of B for the other, computes zeros and stores nothing.
-    constexpr int GMC = (GM + CL - 1) / CL, UNITS = GMC * GN;
+    const int GMC = (sh.GM + CL - 1) / CL, UNITS = GMC * sh.GN;
     const int rank = CL > 1 ? (int)cluster_rank() : 0;
     const int unit0 = blockIdx.x / CL, unit_step = gridDim.x / CL;
     // This block's K steps: split z of SPLIT.
-    const int z = SPLIT > 1 ? (int)blockIdx.y : 0, kbeg = z * KPS;
-    const int nk = SPLIT == 1 ? KT : (KT - kbeg < KPS ? KT - kbeg : KPS);
+    const int z = SPLIT > 1 ? (int)blockIdx.y : 0, kbeg = z * sh.KPS;
+    const int nk = SPLIT == 1 ? sh.KT : (sh.KT - kbeg < sh.KPS ? sh.KT - kbeg : sh.KPS);
 
     if (tid == 0) {
         for (int s = 0; s < STAGES; ++s) {
@@ -444,7 +464,7 @@ extern "C" __global__ void __launch_bounds__(gt::wgm::NTW, 1)
             unsigned ph = 0;
             for (int u = unit0; u < UNITS; u += unit_step) {
                 int imc, in;
-                tile_of<GMC>(u, imc, in);
+                tile_of(GMC, sh.GN, u, imc, in);
                 const int m0 = (imc * CL + rank) * BM, n0 = in * BN;
                 for (int kt = kbeg; kt < kbeg + nk; ++kt, ++it) {
                     if (it >= STAGES) bar_wait(empty0 + 8 * st, ph ^ 1);
@@ -475,7 +495,12 @@ extern "C" __global__ void __launch_bounds__(gt::wgm::NTW, 1)
         // Descriptor pieces: the instruction's A (64 n rows of op(B)), B (BM m rows of op(A)).
         constexpr unsigned A_LBO = KMB ? 16 : BK * 128, B_LBO = KMA ? 16 : BK * 128;
         constexpr unsigned SLICE_A = KMB ? 32 : KS * 128, SLICE_B = KMA ? 32 : KS * 128;
-        constexpr bool M_EXACT = M % BM == 0 && GM % CL == 0, N_EXACT = N % BN == 0;
+        // No tile row lies past M (every cluster's tiles are inside), no column past N.
+#if GT_GENERIC
+        constexpr bool M_EXACT = false, N_EXACT = false;
+#else
+        constexpr bool M_EXACT = shape::M_DIV && shape::GM % CL == 0, N_EXACT = shape::N_DIV;
+#endif
         const int g = lane >> 2, t = lane & 3;
         // A stage is free once every consumer warp of the cluster is done with it.
         auto release = [&](int s) {
@@ -496,7 +521,7 @@ extern "C" __global__ void __launch_bounds__(gt::wgm::NTW, 1)
         unsigned round = 0;
         for (int u = unit0; u < UNITS; u += unit_step) {
             int imc, in;
-            tile_of<GMC>(u, imc, in);
+            tile_of(GMC, sh.GN, u, imc, in);
             const int m0 = (imc * CL + rank) * BM, n0 = in * BN;
             float acc[TN][RA];
 #pragma unroll
@@ -570,10 +595,10 @@ extern "C" __global__ void __launch_bounds__(gt::wgm::NTW, 1)
             }
             if constexpr (SPLIT > 1) {
                 const int im = imc * CL + rank;
-                if (im >= GM) continue;  // a cluster's tile past M: nothing to store
+                if (im >= sh.GM) continue;  // a cluster's tile past M: nothing to store
                 // Consumers only (named barrier 1): the producer warpgroup takes no part.
-                if (!splitk_reduce<TN * RA, 128 * CW, 1>(reinterpret_cast<float(&)[TN * RA]>(acc), ws,
-                                                         im + in * GM, z, tid - 128))
+                if (!splitk_reduce<TN * RA, 128 * CW, 1>(sh, reinterpret_cast<float(&)[TN * RA]>(acc), ws,
+                                                         im + in * sh.GM, z, tid - 128))
                     continue;
             }
 
@@ -628,7 +653,7 @@ extern "C" __global__ void __launch_bounds__(gt::wgm::NTW, 1)
                                     const float *a = &acc[i][4 * (4 * q + v) + 2 * h];
                                     w[v] = pack2(alpha * a[0], alpha * a[1]);
                                 }
-                                wide_store<M_EXACT>(col, N_EXACT || n < N, m0 + 32 * q + 8 * t, w, t);
+                                wide_store<M_EXACT>(col, N_EXACT || n < N, m0 + 32 * q + 8 * t, w, t, M);
                             }
                             continue;
                         }
@@ -636,7 +661,7 @@ extern "C" __global__ void __launch_bounds__(gt::wgm::NTW, 1)
                         TC *col = C + (long long)n * ldc;
 #pragma unroll
                         for (int j = 0; j < BM / 8; ++j) {
-                            store_rows2<M_EXACT, PAIR>(col, m0 + 8 * j + 2 * t, &acc[i][4 * j + 2 * h],
+                            store_rows2<M_EXACT, PAIR>(sh, col, m0 + 8 * j + 2 * t, &acc[i][4 * j + 2 * h],
                                                            alpha, beta);
                         }
                     }
@@ -657,16 +682,18 @@ extern "C" __global__ void __launch_bounds__(gt::wgm::NTW, 1)
 // TRANSPOSE: one block per 32 x 32 tile, through shared memory, both sides coalesced.
 extern "C" __global__ void __launch_bounds__(256)
     gt_pack(const gt::TI *__restrict__ A, long long lda, const gt::TI *__restrict__ B,
-            long long ldb, unsigned char *ws) {
+            long long ldb, unsigned char *ws, long long gt_m, long long gt_n, long long gt_k) {
     using namespace gt;
     using namespace gt::wgm;
     typedef typename pick<ESI == 2, unsigned short, unsigned>::type W;
+    const shape sh(gt_m, gt_n, gt_k);
+    const pack_layout pl(sh);
     const bool a = blockIdx.y == 0;
     const int mode = a ? PMA : PMB;
-    const long long rows = a ? ROWS_A : ROWS_B, cols = a ? COLS_A : COLS_B, ld = a ? lda : ldb;
-    const long long ldp = a ? LDA_P : LDB_P;
+    const long long rows = a ? sh.rows_a() : sh.rows_b(), cols = a ? sh.cols_a() : sh.cols_b();
+    const long long ld = a ? lda : ldb, ldp = a ? pl.lda : pl.ldb;
     const W *src = reinterpret_cast<const W *>(a ? A : B);
-    W *dst = reinterpret_cast<W *>(ws + (a ? OFF_A : OFF_B));
+    W *dst = reinterpret_cast<W *>(ws + (a ? pl.off_a : pl.off_b));
     if (mode == P_COPY) {
         pack_copy<W>(src, ld, rows, cols, dst, ldp);
     } else if (mode == P_TRANSPOSE) {

@@ -47,6 +47,15 @@ gt_status gt_load_image(const gt_program *p, int arch, int use_cache, gt_rtc_res
     return gt_load_compile(p, arch, out);
 }
 
+void gt_load_programs(const char *prefix, int arch, int (*fn)(const char *text, void *user),
+                      void *user) {
+    gt_program p;
+    snprintf(p.text, sizeof p.text, "%s", prefix);
+    gt_db_bin_key bk;
+    bin_key(&p, arch, &bk);
+    gt_layers_bin_programs(&bk, fn, user);
+}
+
 void gt_load_store(const gt_program *p, int arch, const void *image, size_t size) {
     gt_db_bin_key bk;
     bin_key(p, arch, &bk);

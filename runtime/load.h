@@ -40,6 +40,12 @@ gt_status gt_load_compile(const gt_program *p, int arch, gt_rtc_result *out);
 gt_status gt_load_image(const gt_program *p, int arch, int use_cache, gt_rtc_result *out,
                         int *cached);
 
+/* Calls fn(text, user) with the text of every program whose cubin for arch the binary
+ * cache holds and whose text starts with prefix (a program may come twice: the user
+ * cache and the in-memory one). None while the cache layers are closed. */
+void gt_load_programs(const char *prefix, int arch, int (*fn)(const char *text, void *user),
+                      void *user);
+
 /* Stores p's cubin for arch in the binary cache (when it is open and writable). */
 void gt_load_store(const gt_program *p, int arch, const void *image, size_t size);
 

@@ -116,6 +116,26 @@ static int from_layers(gt_devctx *dc, const gt_key *key, gt_kern *k) {
     return 0;
 }
 
+/* A configuration chosen for a shape that no layer has tuned (the selector's, the
+ * nearest winner's, the default): its generic kernel, one binary per class and
+ * configuration, so that once the node holds it (`gemmtune prebuild`, or an earlier
+ * shape of the class) the call compiles nothing; else compiled now and stored for the
+ * class. The exact-shape kernel where the generic one does not build. */
+static gt_status get_untuned(gt_devctx *dc, const gt_kcfg *cfg, const gt_key *key, gt_kern *k) {
+    gt_kcfg g = *cfg;
+    g.generic = 1;
+    gt_status s = gt_kern_get(&g, key, dc->arch, 1, k);
+    if (s == GT_SUCCESS) return s;
+    char text[GT_DB_CONFIG_MAX];
+    gt_kcfg_format(&g, text, sizeof text);
+    gt_log(GT_LOG_INFO, "generic %s does not build (%s); the exact-shape kernel instead", text,
+           gt_last_error());
+    return gt_kern_get(cfg, key, dc->arch, 1, k);
+}
+
+/* The most generic kernels of one class that the selector looks for among the node's. */
+#define HAVE_MAX 1024
+
 typedef struct near_acc {
     const gt_key *key;
     int layer;           /* the layer being read */
@@ -191,7 +211,7 @@ static int collect_timing(const gt_db_timing *t, void *user) {
  * tuned shapes of its class that a (collect_class) holds and the cost model, loaded.
  * flags: GT_SPACE_SAME_ORDER for async tuning's pending plans. 0 when it has none or it
  * does not build. */
-static int select_from(gt_devctx *dc, const gt_key *key, int flags, const near_acc *a, gt_kern *k) {
+static sel_acc rows_of(const near_acc *a) {
     sel_acc s = {0};
     for (int j = 0; j < a->nrows; j++) {
         s.shape = &a->rows[j].key;
@@ -200,23 +220,39 @@ static int select_from(gt_devctx *dc, const gt_key *key, int flags, const near_a
         gt_layers_timings(a->rows[j].layer, &a->rows[j].key, gt_kernel_source_hash,
                           GT_VERSION_MAJOR, collect_timing, &s);
     }
+    return s;
+}
+
+int gt_dispatch_class_rows(const gt_key *key, gt_select_row **rows) {
+    near_acc a = {.key = key};
+    gt_layers_open();
+    collect_class(key, &a);
+    sel_acc s = rows_of(&a);
+    free(a.rows);
+    *rows = s.rows;
+    return s.nrows;
+}
+
+static int select_from(gt_devctx *dc, const gt_key *key, int flags, const near_acc *a, gt_kern *k) {
+    sel_acc s = rows_of(a);
     gt_klimits lim;
     gt_kern_limits(dc, &lim);
-    gt_kcfg cfg;
+    gt_kcfg cfg, *have = malloc(sizeof *have * HAVE_MAX);
+    int nhave = have ? gt_kern_generic_have(key, dc->arch, have, HAVE_MAX) : 0;
     gt_select_info info;
-    int found = gt_select(key, &lim, flags, s.rows, s.nrows, &cfg, &info) == 0;
-    free(s.rows);
+    int found = gt_select_have(key, &lim, flags, s.rows, s.nrows, have, nhave, &cfg, &info) == 0;
+    free(s.rows), free(have);
     if (!found) return 0;
     char text[GT_DB_CONFIG_MAX], kt[200];
     gt_kcfg_format(&cfg, text, sizeof text);
     gt_key_format(key, kt, sizeof kt);
-    if (gt_kern_get(&cfg, key, dc->arch, 1, k) != GT_SUCCESS) {
+    if (get_untuned(dc, &cfg, key, k) != GT_SUCCESS) {
         gt_log(GT_LOG_WARN, "%s: the selector's %s does not build: %s", kt, text, gt_last_error());
         return 0;
     }
-    gt_log(GT_LOG_INFO, "%s: selected %s (score %.3f, %s; %d candidates, %d measured, %d excluded)",
-           kt, text, info.score, info.from_model ? "cost model" : "measured", info.pool,
-           info.measured, info.excluded);
+    gt_log(GT_LOG_INFO, "%s: selected %s (score %.3f, %s; %d candidates, %d measured, %d excluded; "
+           "generic binary %s)", kt, text, info.score, info.from_model ? "cost model" : "measured",
+           info.pool, info.measured, info.excluded, info.in_have ? "held" : "built now");
     gt_stat_add(GT_STAT_NEAREST, 1);
     return 1;
 }
@@ -256,7 +292,7 @@ static int from_nearest(gt_devctx *dc, const gt_key *key, gt_kern *k) {
         if (best < 0) break;
         gt_kcfg cfg;
         if (valid(dc, a.rows[best].layer, key, a.rows[best].config, &cfg) &&
-            gt_kern_get(&cfg, key, dc->arch, 1, k) == GT_SUCCESS)
+            get_untuned(dc, &cfg, key, k) == GT_SUCCESS)
             found = 1;
         a.rows[best].dist = -1;
     }
@@ -300,9 +336,12 @@ static void store(gt_devctx *dc, const gt_key *key, const gt_tune_report *rep) {
     gt_load_store(&program, dc->arch, rep->winner_image, rep->winner_size);
 }
 
+/* The default kernel: generic where the binary cache is used (one binary per class),
+ * exact in mode off, which never touches a cache. */
 static gt_status default_kern(gt_devctx *dc, const gt_key *key, int use_cache, gt_kern *k) {
     gt_kcfg cfg;
     gt_kcfg_default(&cfg, key);
+    if (use_cache) return get_untuned(dc, &cfg, key, k);
     return gt_kern_get(&cfg, key, dc->arch, use_cache, k);
 }
 

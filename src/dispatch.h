@@ -22,6 +22,7 @@
 
 #include "devctx.h"
 #include "plan.h"
+#include "select.h"
 #include "tune.h"
 
 /* The plan of key in dc's context, made if needed. Never fails for want of tuning:
@@ -41,6 +42,11 @@ gt_status gt_dispatch(gt_devctx *dc, const gt_key *key, CUstream stream, int cap
  * came from. rep may be NULL. */
 gt_status gt_dispatch_tune(gt_devctx *dc, const gt_key *key, int force, gt_tune_report *rep,
                            int *source);
+
+/* Every measured row of key's class in the cache layers (each tuned shape's winner and
+ * its timings), as the selector reads them: *rows malloc'd (the caller frees it; NULL
+ * when none), the count returned. Opens the layers if they are not. */
+int gt_dispatch_class_rows(const gt_key *key, gt_select_row **rows);
 
 /* Settings (gemmtune.h: gt_set_mode, gt_set_tune_async). Until set, they come from
  * GEMMTUNE_MODE and GEMMTUNE_TUNE_ASYNC. */

@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "kcfg.h"
+#include "kern.h"
 #include "key.h"
 #include "space.h"
 #include "fixtures.h"
@@ -139,17 +140,18 @@ static text80 fmt(const gt_kcfg *c) {
 /* ===== text form ===== */
 
 static void kcfg_table_sane(void) {
-    TAP_CHECK(gt_nkparams == 12, "%d parameters", gt_nkparams);
+    TAP_CHECK(gt_nkparams == 13, "%d parameters", gt_nkparams);
     /* The canonical order, the fields and the separators of the text. */
-    static const char *names[] = {"FAM", "BM", "BN", "BK", "WM", "WN",
-                                  "TM", "TN", "STAGES", "VEC", "SPLIT", "RASTER"};
-    static const char *seps[] = {"f", "_", "x", "x", "_w", "x", "_t", "x", "_s", "_v", "_k", "_r"};
+    static const char *names[] = {"FAM", "BM", "BN", "BK", "WM", "WN", "TM",
+                                  "TN", "STAGES", "VEC", "SPLIT", "RASTER", "GENERIC"};
+    static const char *seps[] = {"f", "_", "x", "x", "_w", "x", "_t", "x", "_s", "_v", "_k", "_r", "_g"};
     static const size_t offs[] = {
         offsetof(gt_kcfg, fam), offsetof(gt_kcfg, bm),     offsetof(gt_kcfg, bn),
         offsetof(gt_kcfg, bk),  offsetof(gt_kcfg, wm),     offsetof(gt_kcfg, wn),
         offsetof(gt_kcfg, tm),  offsetof(gt_kcfg, tn),     offsetof(gt_kcfg, stages),
-        offsetof(gt_kcfg, vec), offsetof(gt_kcfg, split),  offsetof(gt_kcfg, raster)};
-    for (int i = 0; i < gt_nkparams && i < 12; i++)
+        offsetof(gt_kcfg, vec), offsetof(gt_kcfg, split),  offsetof(gt_kcfg, raster),
+        offsetof(gt_kcfg, generic)};
+    for (int i = 0; i < gt_nkparams && i < 13; i++)
         TAP_CHECK(strcmp(gt_kparams[i].name, names[i]) == 0 &&
                       strcmp(gt_kparams[i].sep, seps[i]) == 0 && gt_kparams[i].offset == offs[i],
                   "parameter %d: %s '%s' at %zu", i, gt_kparams[i].name, gt_kparams[i].sep,
@@ -165,10 +167,11 @@ static void kcfg_table_sane(void) {
                   p->name, p->nvalues);
         TAP_CHECK(p->offset + sizeof(int) <= sizeof(gt_kcfg) && p->offset % sizeof(int) == 0,
                   "%s: offset %zu", p->name, p->offset);
-        /* Ascending, non-negative (only FAM may be 0): the parser relies on distinct values
-         * and the constraints divide by the others. */
+        /* Ascending, non-negative (only FAM and an optional parameter's first value may
+         * be 0): the parser relies on distinct values and the constraints divide by the
+         * others. */
         for (int j = 0; j < p->nvalues; j++)
-            TAP_CHECK((p->values[j] > 0 || (i == 0 && p->values[j] == 0)) &&
+            TAP_CHECK((p->values[j] > 0 || ((i == 0 || p->optional) && j == 0 && p->values[j] == 0)) &&
                           (j == 0 || p->values[j] > p->values[j - 1]),
                       "%s: value %d = %d", p->name, j, p->values[j]);
         /* A separator never starts with a digit, or the text would be ambiguous. */
@@ -231,9 +234,19 @@ static void kcfg_text_examples(void) {
     TAP_CHECK(small[7] == 0 && strncmp(small, want, 7) == 0, "truncated: '%.8s'", small);
     TAP_CHECK(gt_kcfg_format(&c, NULL, 0) == (int)strlen(want), "size 0");
     /* The longest text fits the buffers that hold configurations (64 bytes and more). */
-    gt_kcfg longest = CFG(1, 256, 256, 32, 256, 256, 8, 8, 4, 4, 16, 16);
+    gt_kcfg longest = CFG(1, 256, 256, 32, 256, 256, 8, 8, 4, 4, 512, 16);
+    longest.generic = 1;
     TAP_CHECK(gt_kcfg_format(&longest, NULL, 0) < 48, "longest text: %d",
               gt_kcfg_format(&longest, NULL, 0));
+    /* A generic kernel: "_g1" after the rest; an exact one writes nothing for it, so
+     * every text stored before the parameter existed still reads as the same kernel. */
+    c.generic = 1;
+    gt_kcfg_format(&c, buf, sizeof buf);
+    TAP_CHECK(strcmp(buf, "f0_128x64x8_w32x32_t8x4_s3_v4_k1_r8_g1") == 0, "generic: '%s'", buf);
+    TAP_CHECK(gt_kcfg_parse(buf, &p, why, sizeof why) == 0 && cfg_equal(&p, &c) && p.generic == 1,
+              "generic parse: %s", why);
+    TAP_CHECK(gt_kcfg_parse(want, &p, why, sizeof why) == 0 && p.generic == 0,
+              "exact parse: %s", why);
 }
 
 static void kcfg_round_trip_random_combinations(void) {
@@ -333,6 +346,12 @@ static void kcfg_parse_rejects(void) {
         {"f0_128x64x8_w32x32_t8x4_s3_v4_k1_r8\n", ""},
         {"f0_128x64x8_w32x32_t8x4_s3_v4_k1_r8_r8", ""},
         {"f0_128x64x8_w32x32_t8x4_s3_v4_k1_r8abc", ""},
+        /* GENERIC: 1 or absent; its first value is never written. */
+        {"f0_128x64x8_w32x32_t8x4_s3_v4_k1_r8_g0", "GENERIC"},
+        {"f0_128x64x8_w32x32_t8x4_s3_v4_k1_r8_g2", "GENERIC"},
+        {"f0_128x64x8_w32x32_t8x4_s3_v4_k1_r8_g", "GENERIC"},
+        {"f0_128x64x8_w32x32_t8x4_s3_v4_k1_r8_g1_g1", ""},
+        {"f0_128x64x8_w32x32_t8x4_s3_v4_k1_g1_r8", "RASTER"},
         /* Leading junk, signs, numbers that only wrap or truncate to a value. */
         {" f0_128x64x8_w32x32_t8x4_s3_v4_k1_r8", "FAM"},
         {"f-0_128x64x8_w32x32_t8x4_s3_v4_k1_r8", "FAM"},
@@ -1728,6 +1747,29 @@ static void kcfg_nvrtc_options(void) {
         TAP_CHECK(found, "no %s", want);
     }
     TAP_CHECK(n > 0 && strcmp(opts[0], "-DGT_DT=1") == 0, "first %s", n > 0 ? opts[0] : "");
+    /* Generic: nothing of the sizes reaches the compiler, GT_GENERIC=1 does. */
+    gt_kcfg g = c;
+    g.generic = 1;
+    int ng = gt_kcfg_options(&g, &key, storage, opts, 32), sizes = 0, flag = 0;
+    for (int i = 0; i < ng; i++) {
+        sizes += strncmp(opts[i], "-DGT_M=", 7) == 0 || strncmp(opts[i], "-DGT_N=", 7) == 0 ||
+                 strncmp(opts[i], "-DGT_K=", 7) == 0;
+        flag += strcmp(opts[i], "-DGT_GENERIC=1") == 0;
+    }
+    TAP_CHECK(ng == n - 3 && sizes == 0 && flag == 1, "generic: %d options, %d sizes, GT_GENERIC=1 %d",
+              ng, sizes, flag);
+    /* Its program is the class's: the same text for two shapes; an exact one's differs. */
+    gt_key other = key;
+    other.m = 5, other.n = 6, other.k = 7;
+    gt_program p1, p2;
+    gt_kern_program(&g, &key, &p1);
+    gt_kern_program(&g, &other, &p2);
+    TAP_CHECK(strcmp(p1.text, p2.text) == 0 && strstr(p1.text, "4097") == NULL &&
+                  strstr(p1.text, "_g1") != NULL,
+              "generic programs '%s', '%s'", p1.text, p2.text);
+    gt_kern_program(&c, &key, &p1);
+    gt_kern_program(&c, &other, &p2);
+    TAP_CHECK(strcmp(p1.text, p2.text) != 0, "exact programs '%s', '%s'", p1.text, p2.text);
     /* max is respected. */
     const char *few[3] = {NULL, NULL, NULL};
     TAP_CHECK(gt_kcfg_options(&c, &key, storage, few, 2) == 2 && few[2] == NULL,

@@ -44,6 +44,10 @@ const gt_kparam gt_kparams[] = {
      "split-K factor: blocks per tile, reduced in order in the library's workspace"},
     {"RASTER", "_r", offsetof(gt_kcfg, raster), {1, 4, 8, 16}, 4,
      "tile rows per rasterization group (L2 reuse); 1: column order"},
+    {"GENERIC", "_g", offsetof(gt_kcfg, generic), {0, 1}, 2,
+     "1: shape-generic, M, N and K are the kernel's arguments and one binary serves every "
+     "shape of the class (device, types, ops, alignment, beta == 0); 0 (omitted from the "
+     "text): compiled for the exact shape", 1},
 };
 const int gt_nkparams = (int)(sizeof gt_kparams / sizeof gt_kparams[0]);
 
@@ -75,8 +79,8 @@ static int wgmma_staging_bytes(const gt_kcfg *c) { return (c->bn / c->wn) * 2 * 
 
 int gt_kcfg_wgmma_tma_store(const gt_kcfg *c, const gt_key *key) {
     /* TMA stores whole 16-byte chunks: M a multiple of 8, or the last chunk of a column
-     * would write past it. */
-    if (c->fam != GT_FAM_WGMMA || !key->beta0 || gt_dtype_out_size(key->dtype) != 2 ||
+     * would write past it. A generic kernel, compiled without M, stores from registers. */
+    if (c->fam != GT_FAM_WGMMA || c->generic || !key->beta0 || gt_dtype_out_size(key->dtype) != 2 ||
         c->vec * esize(key) < 16 || key->m % 8 != 0)
         return 0;
     return wgmma_smem_base(c, key) + wgmma_staging_bytes(c) <= WGMMA_SMEM_MAX;
@@ -598,9 +602,11 @@ const gt_kconstraint *gt_kcfg_check(const gt_kcfg *c, const gt_key *key, const g
 
 int gt_kcfg_format(const gt_kcfg *c, char *buf, size_t size) {
     size_t n = 0;
-    for (int i = 0; i < gt_nkparams; i++)
+    for (int i = 0; i < gt_nkparams; i++) {
+        if (gt_kparams[i].optional && gt_kcfg_get(c, i) == gt_kparams[i].values[0]) continue;
         n += (size_t)snprintf(buf + (n < size ? n : size), n < size ? size - n : 0, "%s%d",
                               gt_kparams[i].sep, gt_kcfg_get(c, i));
+    }
     return (int)n;
 }
 
@@ -609,6 +615,10 @@ int gt_kcfg_parse(const char *text, gt_kcfg *c, char *why, size_t whysize) {
     const char *p = text;
     for (int i = 0; i < gt_nkparams; i++) {
         size_t sl = strlen(gt_kparams[i].sep);
+        if (gt_kparams[i].optional && strncmp(p, gt_kparams[i].sep, sl) != 0) {
+            gt_kcfg_set(c, i, gt_kparams[i].values[0]);
+            continue;
+        }
         if (strncmp(p, gt_kparams[i].sep, sl) != 0) {
             snprintf(why, whysize, "'%s': expected '%s' before %s", text, gt_kparams[i].sep,
                      gt_kparams[i].name);
@@ -623,8 +633,10 @@ int gt_kcfg_parse(const char *text, gt_kcfg *c, char *why, size_t whysize) {
         long v = strtol(p, &end, 10);
         int found = 0;
         for (int j = 0; j < gt_kparams[i].nvalues; j++) found |= gt_kparams[i].values[j] == v;
-        /* One text per configuration: no leading zeros. */
-        if (!found || end - p > 6 || (*p == '0' && end - p > 1)) {
+        /* One text per configuration: no leading zeros, an optional parameter's first
+         * value left out. */
+        if (!found || end - p > 6 || (*p == '0' && end - p > 1) ||
+            (gt_kparams[i].optional && v == gt_kparams[i].values[0])) {
             snprintf(why, whysize, "'%s': %s = %ld is not an allowed value", text,
                      gt_kparams[i].name, v);
             return -1;
@@ -683,9 +695,12 @@ int gt_kcfg_options(const gt_kcfg *c, const gt_key *key, char storage[][64], con
         }                                                    \
     } while (0)
     OPT("-DGT_DT=%d", key->dtype);
-    OPT("-DGT_M=%lld", (long long)key->m);
-    OPT("-DGT_N=%lld", (long long)key->n);
-    OPT("-DGT_K=%lld", (long long)key->k);
+    /* A generic kernel takes the sizes as arguments: nothing of them is compiled in. */
+    if (!c->generic) {
+        OPT("-DGT_M=%lld", (long long)key->m);
+        OPT("-DGT_N=%lld", (long long)key->n);
+        OPT("-DGT_K=%lld", (long long)key->k);
+    }
     OPT("-DGT_OPA=%d", key->opa);
     OPT("-DGT_OPB=%d", key->opb);
     OPT("-DGT_BETA0=%d", key->beta0);

@@ -4,7 +4,7 @@
  * One table (gt_kparams) gives each tunable parameter its name, its place in the
  * canonical text, its allowed values and its meaning. From it come the candidate space
  * (tuner/space.c), the NVRTC options (-DGT_<NAME>=v), the canonical text stored in the
- * cache ("f0_128x64x8_w64x32_t8x4_s2_v4_k1_r1"), its parser, and the `--help` text of the command.
+ * cache ("f0_128x64x8_w64x32_t8x4_s2_v4_k1_r1", "..._r1_g1" for a shape-generic kernel), its parser, and the `--help` text of the command.
  * Constraints are named predicates with their reason; "legal" ones decide whether a
  * configuration can run correctly at all (checked for every configuration read from a
  * cache file), "prune" ones only keep the tuner from timing hopeless candidates.
@@ -37,6 +37,8 @@ typedef struct gt_kcfg {
     int vec;         /* global vector width in elements */
     int split;       /* split-K factor */
     int raster;      /* tile rows per rasterization group (1: plain column order) */
+    int generic;     /* 1: M, N and K are the kernel's arguments (one binary serves every
+                        shape of the key's class); 0: compiled for the exact shape */
 } gt_kcfg;
 
 #define GT_KPARAM_MAX_VALUES 24
@@ -48,6 +50,8 @@ typedef struct gt_kparam {
     int values[GT_KPARAM_MAX_VALUES];
     int nvalues;
     const char *help;
+    int optional;       /* 1: the canonical text omits it at its first value, and the
+                           parser takes that value when it is absent */
 } gt_kparam;
 
 extern const gt_kparam gt_kparams[];

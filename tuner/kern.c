@@ -29,13 +29,44 @@ void gt_kern_program(const gt_kcfg *cfg, const gt_key *key, gt_program *p) {
     memset(p, 0, sizeof *p);
     char c[64];
     gt_kcfg_format(cfg, c, sizeof c);
-    int n = gt_key_problem(key, p->text, sizeof p->text);
+    /* A generic kernel is the same program for every shape of the class. */
+    int n = cfg->generic ? gt_key_class(key, p->text, sizeof p->text)
+                         : gt_key_problem(key, p->text, sizeof p->text);
     if (n >= 0 && (size_t)n < sizeof p->text)
         snprintf(p->text + n, sizeof p->text - (size_t)n, "|%s", c);
     snprintf(p->name, sizeof p->name, "%s.cu", c);
     p->source = family_source(cfg);
     p->noptions = gt_kcfg_options(cfg, key, p->storage, p->options, GT_PROGRAM_MAX_OPTIONS);
     p->specific = cfg->fam == GT_FAM_WGMMA;
+}
+
+typedef struct have_acc {
+    size_t skip;  /* the class prefix's length */
+    gt_kcfg *out;
+    int max, n;
+} have_acc;
+
+static int add_have(const char *text, void *user) {
+    have_acc *a = user;
+    gt_kcfg c;
+    char why[160];
+    if (gt_kcfg_parse(text + a->skip, &c, why, sizeof why) != 0 || !c.generic) return 0;
+    c.generic = 0;
+    /* A program may be listed twice (two caches). */
+    for (int i = 0; i < a->n; i++)
+        if (memcmp(&a->out[i], &c, sizeof c) == 0) return 0;
+    if (a->n < a->max) a->out[a->n++] = c;
+    return 0;
+}
+
+int gt_kern_generic_have(const gt_key *key, int arch, gt_kcfg *out, int max) {
+    char prefix[128];
+    int n = gt_key_class(key, prefix, sizeof prefix - 1);
+    if (n < 0 || (size_t)n >= sizeof prefix - 1) return 0;
+    prefix[n] = '|', prefix[n + 1] = 0;
+    have_acc a = {.skip = (size_t)n + 1, .out = out, .max = max};
+    gt_load_programs(prefix, arch, add_have, &a);
+    return a.n;
 }
 
 gt_status gt_kern_compile(const gt_kcfg *cfg, const gt_key *key, int arch, gt_rtc_result *out) {
@@ -202,8 +233,12 @@ gt_status gt_kern_launch(const gt_kern *k, const gt_gemm *g, CUdeviceptr ws) {
     /* tmc: C's tensor map for a TMA-store epilogue, zeros (unread) otherwise. */
     CUtensorMap tma, tmb, tmc;
     memset(&tmc, 0, sizeof tmc);
+    /* The sizes come last (common.cuh's ABI); an exact-shape kernel leaves them unread. */
+    long long m = (long long)k->key.m, n = (long long)k->key.n, kk = (long long)k->key.k;
     void *args[] = {&A, &lda, &B, &ldb, &C, &ldc, f64 ? (void *)&alpha : (void *)&fa,
-                    f64 ? (void *)&beta : (void *)&fb, &ws, &tma, &tmb, &tmc};
+                    f64 ? (void *)&beta : (void *)&fb, &ws, &tma, &tmb, &tmc, &m, &n, &kk};
+    /* Families without tensor maps take the sizes right after ws. */
+    if (k->cfg.fam != GT_FAM_WGMMA) args[9] = &m, args[10] = &n, args[11] = &kk;
     if (k->ws_bytes && !ws) return gt_fail(GT_INTERNAL, "split-K kernel launched without a workspace");
     const gt_key *key = &k->key;
     /* Operand copies first (the family's gt_pack; y: 0 A, 1 B): one thread per 16 bytes
@@ -225,7 +260,7 @@ gt_status gt_kern_launch(const gt_kern *k, const gt_gemm *g, CUdeviceptr ws) {
             if (b > blocks) blocks = b;
         }
         long long cap = 16LL * (key->sm_count > 0 ? key->sm_count : 1);
-        void *pargs[] = {&A, &lda, &B, &ldb, &ws};
+        void *pargs[] = {&A, &lda, &B, &ldb, &ws, &m, &n, &kk};
         CUresult r = gt_cu.launch_kernel(k->pack, (unsigned)(blocks < cap ? blocks : cap), 2, 1,
                                          256, 1, 1, 0, stream, pargs, NULL);
         if (r != CUDA_SUCCESS) return gt_cu_fail(r, "cuLaunchKernel (operand copy)");

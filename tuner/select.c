@@ -60,16 +60,31 @@ static int in_pool(const pooled *p, int n, const char *text) {
     return 0;
 }
 
+static int is_had(const gt_kcfg *have, int nhave, const gt_kcfg *c) {
+    for (int i = 0; i < nhave; i++)
+        if (memcmp(&have[i], c, sizeof *c) == 0) return 1;
+    return 0;
+}
+
 int gt_select(const gt_key *key, const gt_klimits *lim, int flags, const gt_select_row *in,
               int nrows, gt_kcfg *out, gt_select_info *info) {
+    return gt_select_have(key, lim, flags, in, nrows, NULL, 0, out, info);
+}
+
+int gt_select_have(const gt_key *key, const gt_klimits *lim, int flags,
+                   const gt_select_row *in, int nrows, const gt_kcfg *have, int nhave,
+                   gt_kcfg *out, gt_select_info *info) {
     gt_select_info local;
     if (!info) info = &local;
     memset(info, 0, sizeof *info);
     gt_select_row *rows = malloc(sizeof *rows * (size_t)(nrows > 0 ? nrows : 1));
     gt_cand *cands = NULL;
     gt_space_counts counts;
-    int ncand = gt_space_build(key, lim, GT_SELECT_POOL, flags, &cands, &counts);
-    pooled *pool = malloc(sizeof *pool * (size_t)((ncand > 0 ? ncand : 0) + nrows + 1));
+    /* With what the node holds, the pool is that and the measured configurations: no
+     * search of the space (a first call's few milliseconds), the held set having been
+     * made by the selector over a grid of shapes (src/prebuild.c). */
+    int ncand = nhave > 0 ? 0 : gt_space_build(key, lim, GT_SELECT_POOL, flags, &cands, &counts);
+    pooled *pool = malloc(sizeof *pool * (size_t)((ncand > 0 ? ncand : 0) + nhave + nrows + 1));
     double *best = malloc(sizeof *best * (size_t)(nrows > 0 ? nrows : 1));
     int ret = -1;
     if (!rows || ncand < 0 || !pool || !best) goto done;
@@ -90,6 +105,16 @@ int gt_select(const gt_key *key, const gt_klimits *lim, int flags, const gt_sele
         gt_kcfg_format(&cands[i].cfg, pool[np].text, sizeof pool[np].text);
         np++;
     }
+    for (int i = 0; i < nhave; i++) {
+        char text[GT_SELECT_CONFIG_MAX], why[256];
+        gt_kcfg_format(&have[i], text, sizeof text);
+        if (in_pool(pool, np, text) ||
+            gt_kcfg_validate(text, key, lim, &pool[np].cfg, why, sizeof why) != 0)
+            continue;
+        if ((flags & GT_SPACE_SAME_ORDER) && !gt_kcfg_same_order(&pool[np].cfg, key)) continue;
+        snprintf(pool[np].text, sizeof pool[np].text, "%s", text);
+        np++;
+    }
     for (int i = 0; i < nrows; i++) {
         if (!rows[i].ok || in_pool(pool, np, rows[i].config)) continue;
         char why[256];
@@ -103,9 +128,9 @@ int gt_select(const gt_key *key, const gt_klimits *lim, int flags, const gt_sele
         pool[i].est_us = gt_space_estimate_us(&pool[i].cfg, key, lim);
         if (pool[i].est_us > 0 && (est_min == 0 || pool[i].est_us < est_min)) est_min = pool[i].est_us;
     }
-    int chosen = -1;
-    double chosen_score = 0;
-    int chosen_measured = 0;
+    int chosen = -1, had = -1;
+    double chosen_score = 0, had_score = 0;
+    int chosen_measured = 0, had_measured = 0;
     for (int c = 0; c < np; c++) {
         if (failed(rows, nrows, pool[c].text)) {
             info->excluded++;
@@ -134,6 +159,14 @@ int gt_select(const gt_key *key, const gt_klimits *lim, int flags, const gt_sele
             (s == chosen_score && strcmp(pool[c].text, pool[chosen].text) < 0)) {
             chosen = c, chosen_score = s, chosen_measured = w > 0;
         }
+        if (is_had(have, nhave, &pool[c].cfg) &&
+            (had < 0 || s < had_score || (s == had_score && strcmp(pool[c].text, pool[had].text) < 0))) {
+            had = c, had_score = s, had_measured = w > 0;
+        }
+    }
+    if (had >= 0 && had_score <= chosen_score + GT_SELECT_HAVE_SLACK) {
+        chosen = had, chosen_score = had_score, chosen_measured = had_measured;
+        info->in_have = 1;
     }
     if (chosen >= 0) {
         *out = pool[chosen].cfg;

@@ -46,6 +46,7 @@ typedef struct gt_select_info {
     int excluded;               /* configurations that failed somewhere */
     double score;               /* the chosen one's S */
     int from_model;             /* 1: no measured shape timed the chosen one */
+    int in_have;                /* gt_select_have: the choice is one of have */
 } gt_select_info;
 
 /* The squared distance of (ln M, ln N, ln K) between key's shape and m x n x k: how far
@@ -59,5 +60,16 @@ double gt_select_log_dist2(const gt_key *key, long long m, long long n, long lon
  * legal (or out of memory). info may be NULL. */
 int gt_select(const gt_key *key, const gt_klimits *lim, int flags, const gt_select_row *rows,
               int nrows, gt_kcfg *out, gt_select_info *info);
+
+/* gt_select, preferring what the node has built (e.g. the configurations whose generic
+ * kernel the binary cache holds). With nhave > 0 the pool is have and the measured
+ * configurations, legal here (no search of the space: the held set comes from the
+ * selector over a grid of shapes); the best of have is chosen when its score is within
+ * GT_SELECT_HAVE_SLACK of the best's (info->in_have = 1), else the best. A configuration
+ * that failed somewhere is never chosen, held or not. */
+#define GT_SELECT_HAVE_SLACK 0.05 /* ln 1.05: 5% of expected time for no compile */
+int gt_select_have(const gt_key *key, const gt_klimits *lim, int flags,
+                   const gt_select_row *rows, int nrows, const gt_kcfg *have, int nhave,
+                   gt_kcfg *out, gt_select_info *info);
 
 #endif

@@ -334,6 +334,8 @@ static int add_variants(builder *b, gt_kcfg c) {
                         if (!m) return -1;
                         b->cands = m, b->cap = cap;
                     }
+                    /* Padding too: two builds compare equal byte for byte. */
+                    memset(&b->cands[b->n], 0, sizeof b->cands[b->n]);
                     b->cands[b->n].cfg = c;
                     b->cands[b->n].est_us = gt_space_estimate_us(&c, b->key, b->lim);
                     b->n++;

@@ -1,0 +1,182 @@
+/*
+ * prebuild.c: the node's generic kernels (prebuild.h).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "prebuild.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dispatch.h"
+#include "kern.h"
+#include "log.h"
+#include "measure.h"
+#include "select.h"
+#include "space.h"
+
+/* The grid: M and N from a single row to a large batch, K from a short to a very long
+ * reduction (split-K's territory), a factor of 16 apart (e^2.8: a point's neighbours
+ * are about 2.8 selector sigmas away in that dimension). */
+static const long long grid_mn[] = {1, 16, 256, 4096, 65536};
+static const long long grid_k[] = {64, 1024, 16384, 262144};
+#define NGRID_MN (int)(sizeof grid_mn / sizeof grid_mn[0])
+#define NGRID_K (int)(sizeof grid_k / sizeof grid_k[0])
+#define NGRID (NGRID_MN * NGRID_MN * NGRID_K)
+
+typedef struct set_job {
+    const gt_key *cls;
+    const gt_klimits *lim;
+    const gt_select_row *rows;
+    int nrows;
+    long long (*points)[3];
+    int npoints;
+    atomic_int next;          /* the next (point, order) to select for */
+    gt_kcfg *chosen;          /* 2 per point: any order, same order */
+    int *ok;
+} set_job;
+
+static void *select_worker(void *arg) {
+    set_job *j = arg;
+    for (;;) {
+        int i = atomic_fetch_add(&j->next, 1);
+        if (i >= 2 * j->npoints) break;
+        gt_key key = *j->cls;
+        key.m = j->points[i / 2][0], key.n = j->points[i / 2][1], key.k = j->points[i / 2][2];
+        j->ok[i] = gt_select(&key, j->lim, i % 2 ? GT_SPACE_SAME_ORDER : 0, j->rows, j->nrows,
+                             &j->chosen[i], NULL) == 0;
+    }
+    return NULL;
+}
+
+static int by_text(const void *a, const void *b) {
+    char x[96], y[96];
+    gt_kcfg_format(a, x, sizeof x);
+    gt_kcfg_format(b, y, sizeof y);
+    return strcmp(x, y);
+}
+
+/* Runs fn(arg) on `threads` threads (the calling one among them) and waits. */
+static void run_threads(void *(*fn)(void *), void *arg, int threads) {
+    pthread_t t[64];
+    int n = 0;
+    for (; n < threads - 1 && n < 64; n++)
+        if (pthread_create(&t[n], NULL, fn, arg) != 0) break;
+    fn(arg);
+    for (int i = 0; i < n; i++) pthread_join(t[i], NULL);
+}
+
+int gt_prebuild_set(const gt_key *cls, const gt_klimits *lim, int threads, gt_kcfg **out) {
+    *out = NULL;
+    gt_select_row *rows = NULL;
+    int nrows = gt_dispatch_class_rows(cls, &rows);
+    /* The grid, then every measured shape (rows come shape by shape). */
+    long long (*points)[3] = malloc(sizeof *points * (size_t)(NGRID + nrows));
+    gt_kcfg *chosen = malloc(sizeof *chosen * (size_t)(2 * (NGRID + nrows) + 1));
+    int *ok = calloc((size_t)(2 * (NGRID + nrows)), sizeof *ok);
+    int np = 0, n = -1;
+    if (!points || !chosen || !ok) goto done;
+    for (int a = 0; a < NGRID_MN; a++)
+        for (int b = 0; b < NGRID_MN; b++)
+            for (int c = 0; c < NGRID_K; c++)
+                points[np][0] = grid_mn[a], points[np][1] = grid_mn[b], points[np][2] = grid_k[c], np++;
+    for (int i = 0; i < nrows; i++) {
+        if (i > 0 && rows[i].m == rows[i - 1].m && rows[i].n == rows[i - 1].n && rows[i].k == rows[i - 1].k)
+            continue;
+        points[np][0] = rows[i].m, points[np][1] = rows[i].n, points[np][2] = rows[i].k, np++;
+    }
+    set_job j = {.cls = cls, .lim = lim, .rows = rows, .nrows = nrows, .points = points,
+                 .npoints = np, .chosen = chosen, .ok = ok};
+    atomic_init(&j.next, 0);
+    run_threads(select_worker, &j, threads < 1 ? 1 : threads);
+    /* The chosen ones and the default, sorted, each once. */
+    n = 0;
+    for (int i = 0; i < 2 * np; i++)
+        if (ok[i]) chosen[n++] = chosen[i];
+    gt_kcfg_default(&chosen[n++], cls);
+    qsort(chosen, (size_t)n, sizeof *chosen, by_text);
+    int u = 0;
+    for (int i = 0; i < n; i++)
+        if (u == 0 || memcmp(&chosen[u - 1], &chosen[i], sizeof *chosen) != 0) chosen[u++] = chosen[i];
+    n = u;
+    *out = chosen;
+    chosen = NULL;
+done:
+    free(rows), free(points), free(chosen), free(ok);
+    return n;
+}
+
+typedef struct build_job {
+    const gt_key *cls;
+    int arch;
+    gt_kcfg *todo;
+    int ntodo;
+    atomic_int next;
+    gt_rtc_result *res;
+    gt_status *st;
+} build_job;
+
+static void *build_worker(void *arg) {
+    build_job *j = arg;
+    for (;;) {
+        int i = atomic_fetch_add(&j->next, 1);
+        if (i >= j->ntodo) break;
+        j->st[i] = gt_kern_compile(&j->todo[i], j->cls, j->arch, &j->res[i]);
+    }
+    return NULL;
+}
+
+gt_status gt_prebuild_class(gt_devctx *dc, const gt_key *cls, int threads, gt_prebuild_report *rep) {
+    memset(rep, 0, sizeof *rep);
+    double t0 = gt_measure_now_s();
+    gt_klimits lim;
+    gt_kern_limits(dc, &lim);
+    gt_kcfg *set = NULL;
+    int n = gt_prebuild_set(cls, &lim, threads, &set);
+    if (n < 0) return gt_fail(GT_OUT_OF_MEMORY, "prebuild: the set of configurations");
+    rep->configs = n;
+    gt_kcfg *have = malloc(sizeof *have * (size_t)(n + 1024));
+    int nhave = have ? gt_kern_generic_have(cls, dc->arch, have, n + 1024) : 0;
+    gt_kcfg *todo = malloc(sizeof *todo * (size_t)(n + 1));
+    gt_rtc_result *res = calloc((size_t)(n + 1), sizeof *res);
+    gt_status *st = calloc((size_t)(n + 1), sizeof *st);
+    if (!have || !todo || !res || !st) {
+        free(set), free(have), free(todo), free(res), free(st);
+        return gt_fail(GT_OUT_OF_MEMORY, "prebuild: %d configurations", n);
+    }
+    int ntodo = 0;
+    for (int i = 0; i < n; i++) {
+        int held = 0;
+        for (int h = 0; h < nhave && !held; h++) held = memcmp(&have[h], &set[i], sizeof *set) == 0;
+        if (held) {
+            rep->held++;
+            continue;
+        }
+        todo[ntodo] = set[i];
+        todo[ntodo++].generic = 1;
+    }
+    build_job j = {.cls = cls, .arch = dc->arch, .todo = todo, .ntodo = ntodo, .res = res, .st = st};
+    atomic_init(&j.next, 0);
+    run_threads(build_worker, &j, threads < 1 ? 1 : threads);
+    for (int i = 0; i < ntodo; i++) {
+        char text[96];
+        gt_kcfg_format(&todo[i], text, sizeof text);
+        if (st[i] == GT_SUCCESS) {
+            gt_program p;
+            gt_kern_program(&todo[i], cls, &p);
+            gt_load_store(&p, dc->arch, res[i].image, res[i].size);
+            rep->built++;
+        } else {
+            rep->failed++;
+            gt_log(GT_LOG_WARN, "prebuild: generic %s does not compile: %s", text, res[i].error);
+        }
+        gt_rtc_result_free(&res[i]);
+    }
+    free(set), free(have), free(todo), free(res), free(st);
+    rep->seconds = gt_measure_now_s() - t0;
+    return GT_SUCCESS;
+}

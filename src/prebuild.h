@@ -1,0 +1,42 @@
+/*
+ * prebuild.h: the node's generic kernels, built ahead of the calls that need them.
+ *
+ * A shape that no cache layer has tuned runs a generic kernel (M, N, K as arguments:
+ * one binary per class and configuration, tuner/kcfg.h) of the selector's choice
+ * (src/dispatch.c). Once the binary cache holds the generic kernels that the selector
+ * chooses, such a shape's first call compiles nothing: the selector prefers what the
+ * node holds (tuner/select.h, gt_select_have). This module makes that set for a class:
+ * the default configuration, and the selector's choices (any order, and async tuning's
+ * same-order ones) at every point of a fixed grid of shapes and at every shape the
+ * layers have tuned, from the class's measured rows; then compiles those the binary
+ * cache lacks, on threads, and stores them. `gemmtune prebuild` runs it per class.
+ * Before the set exists, a first call compiles the generic kernel of its choice once
+ * (then held for every later shape of the class).
+ */
+#ifndef GT_PREBUILD_H
+#define GT_PREBUILD_H
+
+#include "devctx.h"
+#include "gemmtune.h"
+#include "kcfg.h"
+#include "key.h"
+
+typedef struct gt_prebuild_report {
+    int configs;    /* the class's set */
+    int held;       /* already in the binary cache */
+    int built;      /* compiled and stored now */
+    int failed;     /* did not compile (reported in the log; the selector skips them) */
+    double seconds;
+} gt_prebuild_report;
+
+/* The set of configurations (generic 0) for cls's class on a device of limits lim
+ * (cls's m, n, k unused): *out malloc'd, sorted by text, no duplicates; the count, or
+ * -1 out of memory. threads: selector runs at once (at least 1). */
+int gt_prebuild_set(const gt_key *cls, const gt_klimits *lim, int threads, gt_kcfg **out);
+
+/* Builds the set of cls's class on dc: compiles (threads at once) the generic kernels
+ * the binary cache lacks and stores them. The layers must be open and the user cache
+ * writable for them to last beyond the process. */
+gt_status gt_prebuild_class(gt_devctx *dc, const gt_key *cls, int threads, gt_prebuild_report *rep);
+
+#endif
