@@ -42,6 +42,7 @@
 #include "log.h"
 #include "measure.h"
 #include "plan.h"
+#include "prebuild.h"
 #include "rtc.h"
 #include "tune.h"
 #include "verify.h"
@@ -766,6 +767,98 @@ static int save_problem(const char *dir, const gt_gemm *g, const run_copy *rc) {
         return -1;
     }
     return 0;
+}
+
+/* ===== prebuild ===== */
+
+int cli_prebuild(int argc, char **argv) {
+    static const struct option longs[] = {
+        {"dtype", required_argument, 0, 't'}, {"ops", required_argument, 0, 'o'},
+        {"threads", required_argument, 0, 'j'}, {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    int dtypes[GT_NDTYPES], ndt = 0, c;
+    const char *ops = "NN,NT,TN,TT";
+    long threads = sysconf(_SC_NPROCESSORS_ONLN);
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
+        if (c == 't') {
+            if (ndt == GT_NDTYPES || cli_parse_dtype("prebuild", optarg, &dtypes[ndt])) return 2;
+            ndt++;
+        } else if (c == 'o') {
+            ops = optarg;
+        } else if (c == 'j') {
+            char *end;
+            threads = strtol(optarg, &end, 10);
+            if (*end || threads < 1 || threads > 64) {
+                fprintf(stderr, "gemmtune prebuild: --threads wants 1 to 64, not '%s'\n", optarg);
+                return 2;
+            }
+        } else if (c == 'h') {
+            return cli_usage(stdout, 0);
+        } else {
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "gemmtune prebuild: unexpected '%s' (see --help)\n", argv[optind]);
+        return 2;
+    }
+    if (ndt == 0) dtypes[ndt++] = GT_DT_F32;
+    /* The op pairs: "AB" words separated by commas. */
+    int pairs[4][2], npairs = 0;
+    for (const char *p = ops; *p;) {
+        if (npairs == 4 || (p[0] != 'N' && p[0] != 'T') || (p[1] != 'N' && p[1] != 'T') ||
+            (p[2] != ',' && p[2] != 0)) {
+            fprintf(stderr, "gemmtune prebuild: --ops wants op pairs like NN,NT,TN,TT, not '%s'\n", ops);
+            return 2;
+        }
+        pairs[npairs][0] = p[0] == 'T', pairs[npairs][1] = p[1] == 'T', npairs++;
+        p += p[2] ? 3 : 2;
+    }
+    if (threads < 1) threads = 1;
+    if (threads > 64) threads = 64;
+    gt_devctx *dc;
+    if (device_or_say(&dc) != 0) return 1;
+    int rc = 0;
+    gt_prebuild_report total = {0};
+    for (int t = 0; t < ndt; t++) {
+        gt_status ds = gt_devctx_supports(dc, dtypes[t]);
+        if (ds != GT_SUCCESS) {
+            fprintf(stderr, "gemmtune prebuild: %s: %s\n", gt_status_string(ds), gt_last_error());
+            rc = 1;
+            continue;
+        }
+        /* Every class of the type: op pair, alignment class from 16 bytes down to one
+         * element, beta zero or not. */
+        int es = gt_dtype_in_size(dtypes[t]);
+        for (int o = 0; o < npairs; o++)
+            for (int align = 16; align >= es; align /= 2)
+                for (int beta0 = 1; beta0 >= 0; beta0--) {
+                    cli_shape sh = {.m = 1024, .n = 1024, .k = 1024, .opa = pairs[o][0], .opb = pairs[o][1]};
+                    gt_key key;
+                    shape_key(dc, &sh, dtypes[t], beta0 ? 0.0 : 1.0, &key);
+                    key.align = align;
+                    gt_prebuild_report rep;
+                    gt_status s = gt_prebuild_class(dc, &key, (int)threads, &rep);
+                    char cls[96];
+                    gt_key_class(&key, cls, sizeof cls);
+                    if (s != GT_SUCCESS) {
+                        fprintf(stderr, "gemmtune prebuild: %s: %s: %s\n", cls, gt_status_string(s),
+                                gt_last_error());
+                        rc = 1;
+                        continue;
+                    }
+                    printf("%-20s %3d configurations: %3d held, %3d built, %d failed (%.1f s)\n", cls,
+                           rep.configs, rep.held, rep.built, rep.failed, rep.seconds);
+                    total.configs += rep.configs, total.held += rep.held;
+                    total.built += rep.built, total.failed += rep.failed;
+                    total.seconds += rep.seconds;
+                    if (rep.failed) rc = 1;
+                }
+    }
+    printf("total: %d configurations, %d held, %d built, %d failed (%.1f s)\n", total.configs,
+           total.held, total.built, total.failed, total.seconds);
+    return rc;
 }
 
 int cli_run(int argc, char **argv) {

@@ -8,6 +8,8 @@
  *                                     node's share of a shape list (--shard, Slurm)
  *   gemmtune run SHAPE                tune if needed, run on random data, check, time;
  *                                     --save DIR writes the problem and its result
+ *   gemmtune prebuild [--dtype T]...  the node's generic kernels (src/prebuild.h) of
+ *                                     every class of the types, in the binary cache
  *
  * Each takes its argv with argv[0] the verb, prints, and returns the command's exit
  * status: 0 success, 1 failure (no GPU, a failed check), 2 bad usage. Without a driver
@@ -19,5 +21,6 @@
 int cli_info(int argc, char **argv);
 int cli_tune(int argc, char **argv);
 int cli_run(int argc, char **argv);
+int cli_prebuild(int argc, char **argv);
 
 #endif

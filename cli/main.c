@@ -2,8 +2,8 @@
  * main.c: the gemmtune command's entry: the global options (--help, --version,
  * --cache FILE) and the table of verbs, each handed its own argv (argv[0] the verb).
  *
- * Owns nothing but that table: the verbs are in gpu.c (info, tune, run: they drive a
- * GPU), cache.c (list, show, export, import, merge, prune: cache files only) and
+ * Owns nothing but that table: the verbs are in gpu.c (info, tune, run, prebuild: they
+ * drive a GPU), cache.c (list, show, export, import, merge, prune: cache files only) and
  * defaults.c (defaults: tune, then export, composed), the shared words and the usage
  * text in parse.c. main.c includes every verb header; none of them includes main.c's,
  * gpu.c and cache.c include only parse.h of cli/, and defaults.c also the two verb
@@ -38,7 +38,7 @@ static const struct {
     {"info", cli_info},     {"tune", cli_tune},     {"list", cli_list},
     {"show", cli_show},     {"run", cli_run},       {"export", cli_export},
     {"import", cli_import}, {"merge", cli_merge},   {"prune", cli_prune},
-    {"defaults", cli_defaults}, {"help", cli_help},
+    {"defaults", cli_defaults}, {"prebuild", cli_prebuild}, {"help", cli_help},
 };
 
 #define NVERBS (int)(sizeof verbs / sizeof verbs[0])

@@ -70,11 +70,10 @@ static void run_threads(void *(*fn)(void *), void *arg, int threads) {
     for (int i = 0; i < n; i++) pthread_join(t[i], NULL);
 }
 
-int gt_prebuild_set(const gt_key *cls, const gt_klimits *lim, int threads, gt_kcfg **out) {
+int gt_prebuild_set(const gt_key *cls, const gt_klimits *lim, const gt_select_row *rows,
+                    int nrows, int threads, gt_kcfg **out) {
     *out = NULL;
-    gt_select_row *rows = NULL;
-    int nrows = gt_dispatch_class_rows(cls, &rows);
-    /* The grid, then every measured shape (rows come shape by shape). */
+    /* The grid, then every measured shape once. */
     long long (*points)[3] = malloc(sizeof *points * (size_t)(NGRID + nrows));
     gt_kcfg *chosen = malloc(sizeof *chosen * (size_t)(2 * (NGRID + nrows) + 1));
     int *ok = calloc((size_t)(2 * (NGRID + nrows)), sizeof *ok);
@@ -85,9 +84,10 @@ int gt_prebuild_set(const gt_key *cls, const gt_klimits *lim, int threads, gt_kc
             for (int c = 0; c < NGRID_K; c++)
                 points[np][0] = grid_mn[a], points[np][1] = grid_mn[b], points[np][2] = grid_k[c], np++;
     for (int i = 0; i < nrows; i++) {
-        if (i > 0 && rows[i].m == rows[i - 1].m && rows[i].n == rows[i - 1].n && rows[i].k == rows[i - 1].k)
-            continue;
-        points[np][0] = rows[i].m, points[np][1] = rows[i].n, points[np][2] = rows[i].k, np++;
+        int seen = 0;
+        for (int p = NGRID; p < np && !seen; p++)
+            seen = points[p][0] == rows[i].m && points[p][1] == rows[i].n && points[p][2] == rows[i].k;
+        if (!seen) points[np][0] = rows[i].m, points[np][1] = rows[i].n, points[np][2] = rows[i].k, np++;
     }
     set_job j = {.cls = cls, .lim = lim, .rows = rows, .nrows = nrows, .points = points,
                  .npoints = np, .chosen = chosen, .ok = ok};
@@ -106,7 +106,7 @@ int gt_prebuild_set(const gt_key *cls, const gt_klimits *lim, int threads, gt_kc
     *out = chosen;
     chosen = NULL;
 done:
-    free(rows), free(points), free(chosen), free(ok);
+    free(points), free(chosen), free(ok);
     return n;
 }
 
@@ -136,7 +136,10 @@ gt_status gt_prebuild_class(gt_devctx *dc, const gt_key *cls, int threads, gt_pr
     gt_klimits lim;
     gt_kern_limits(dc, &lim);
     gt_kcfg *set = NULL;
-    int n = gt_prebuild_set(cls, &lim, threads, &set);
+    gt_select_row *rows = NULL;
+    int nrows = gt_dispatch_class_rows(cls, &rows);
+    int n = gt_prebuild_set(cls, &lim, rows, nrows, threads, &set);
+    free(rows);
     if (n < 0) return gt_fail(GT_OUT_OF_MEMORY, "prebuild: the set of configurations");
     rep->configs = n;
     gt_kcfg *have = malloc(sizeof *have * (size_t)(n + 1024));

@@ -20,6 +20,7 @@
 #include "gemmtune.h"
 #include "kcfg.h"
 #include "key.h"
+#include "select.h"
 
 typedef struct gt_prebuild_report {
     int configs;    /* the class's set */
@@ -30,9 +31,11 @@ typedef struct gt_prebuild_report {
 } gt_prebuild_report;
 
 /* The set of configurations (generic 0) for cls's class on a device of limits lim
- * (cls's m, n, k unused): *out malloc'd, sorted by text, no duplicates; the count, or
+ * (cls's m, n, k unused), from the class's measured rows (src/dispatch.h,
+ * gt_dispatch_class_rows): *out malloc'd, sorted by text, no duplicates; the count, or
  * -1 out of memory. threads: selector runs at once (at least 1). */
-int gt_prebuild_set(const gt_key *cls, const gt_klimits *lim, int threads, gt_kcfg **out);
+int gt_prebuild_set(const gt_key *cls, const gt_klimits *lim, const gt_select_row *rows,
+                    int nrows, int threads, gt_kcfg **out);
 
 /* Builds the set of cls's class on dc: compiles (threads at once) the generic kernels
  * the binary cache lacks and stores them. The layers must be open and the user cache

@@ -24,6 +24,7 @@
 
 #include "fixtures.h"
 #include "kcfg.h"
+#include "prebuild.h"
 #include "select.h"
 #include "space.h"
 #include "tap.h"
@@ -62,6 +63,104 @@ static void chosen(const gt_key *key, const gt_select_row *rows, int n, char *te
     gt_kcfg cfg;
     text[0] = 0;
     if (gt_select(key, &h100, flags_in_use, rows, n, &cfg, info) == 0) gt_kcfg_format(&cfg, text, size);
+}
+
+static int parse(const char *text, gt_kcfg *c) {
+    char why[256];
+    return gt_kcfg_parse(text, c, why, sizeof why);
+}
+
+/* What the node holds wins when it is within GT_SELECT_HAVE_SLACK of the best, not
+ * beyond; without a held set the best wins. */
+static void select_have_prefers_held(void) {
+    gt_key key = key_f32(1024, 1024, 1024);
+    char x[GT_SELECT_CONFIG_MAX], y[GT_SELECT_CONFIG_MAX], got[GT_SELECT_CONFIG_MAX];
+    model_pick(&key, 0, x, sizeof x);
+    model_pick(&key, 1, y, sizeof y);
+    gt_kcfg held;
+    TAP_CHECK(x[0] && y[0] && parse(y, &held) == 0, "two candidates");
+    /* y 3% slower than x on this very shape. */
+    gt_select_row close[] = {row(1024, 1024, 1024, x, 1, 100), row(1024, 1024, 1024, y, 1, 103)};
+    gt_kcfg cfg;
+    gt_select_info info;
+    TAP_CHECK(gt_select_have(&key, &h100, 0, close, 2, &held, 1, &cfg, &info) == 0, "none chosen");
+    gt_kcfg_format(&cfg, got, sizeof got);
+    TAP_CHECK(strcmp(got, y) == 0 && info.in_have, "3%% slower held: chose '%s' (held %d), want '%s'",
+              got, info.in_have, y);
+    TAP_CHECK(gt_select_have(&key, &h100, 0, close, 2, NULL, 0, &cfg, &info) == 0 &&
+                  gt_kcfg_format(&cfg, got, sizeof got) > 0 && strcmp(got, x) == 0 && !info.in_have,
+              "nothing held: chose '%s', want '%s'", got, x);
+    /* y 30% slower: the best is worth a compile. */
+    gt_select_row far[] = {row(1024, 1024, 1024, x, 1, 100), row(1024, 1024, 1024, y, 1, 130)};
+    TAP_CHECK(gt_select_have(&key, &h100, 0, far, 2, &held, 1, &cfg, &info) == 0 &&
+                  gt_kcfg_format(&cfg, got, sizeof got) > 0 && strcmp(got, x) == 0 && !info.in_have,
+              "30%% slower held: chose '%s', want '%s'", got, x);
+}
+
+/* A held configuration that failed somewhere, or is not legal here, is never chosen. */
+static void select_have_never_failed(void) {
+    gt_key key = key_f32(1024, 1024, 1024);
+    char x[GT_SELECT_CONFIG_MAX], y[GT_SELECT_CONFIG_MAX], got[GT_SELECT_CONFIG_MAX];
+    model_pick(&key, 0, x, sizeof x);
+    model_pick(&key, 1, y, sizeof y);
+    gt_kcfg held[2];
+    TAP_CHECK(parse(x, &held[0]) == 0 && parse(y, &held[1]) == 0, "parsed");
+    gt_select_row rows[] = {row(1024, 1024, 1024, x, 1, 10), row(2048, 2048, 2048, x, 0, -1),
+                            row(1024, 1024, 1024, y, 1, 40)};
+    gt_kcfg cfg;
+    gt_select_info info;
+    TAP_CHECK(gt_select_have(&key, &h100, 0, rows, 3, held, 2, &cfg, &info) == 0, "none chosen");
+    gt_kcfg_format(&cfg, got, sizeof got);
+    TAP_CHECK(strcmp(got, y) == 0, "chose '%s'; '%s' failed on 2048^3", got, x);
+    /* Held but illegal for K = 64 (a split of K that 64 cannot give). */
+    gt_key small = key_f32(64, 64, 64);
+    gt_kcfg split = held[0];
+    split.split = 16;
+    TAP_CHECK(gt_select_have(&small, &h100, 0, NULL, 0, &split, 1, &cfg, &info) == 0 &&
+                  cfg.split != 16 && !info.in_have,
+              "chose split %d for K = 64", cfg.split);
+}
+
+/* The node's set (src/prebuild.h) holds the default and the selector's choice at every
+ * measured shape and at points between; it is the same with one thread or several, and
+ * a new shape near a measured one then finds its choice held. */
+static void prebuild_set_covers_choices(void) {
+    gt_key cls = key_f32(1, 1, 1);
+    char x[GT_SELECT_CONFIG_MAX], y[GT_SELECT_CONFIG_MAX];
+    gt_key k1 = key_f32(1000, 1000, 1000), k2 = key_f32(64, 4096, 4096);
+    model_pick(&k1, 3, x, sizeof x);
+    model_pick(&k2, 3, y, sizeof y);
+    gt_select_row rows[] = {row(1000, 1000, 1000, x, 1, 50), row(64, 4096, 4096, y, 1, 30)};
+    gt_kcfg *one = NULL, *four = NULL;
+    int n1 = gt_prebuild_set(&cls, &h100, rows, 2, 1, &one);
+    int n4 = gt_prebuild_set(&cls, &h100, rows, 2, 4, &four);
+    TAP_CHECK(n1 > 2 && n1 == n4 && memcmp(one, four, sizeof *one * (size_t)n1) == 0,
+              "1 thread %d, 4 threads %d configurations", n1, n4);
+    printf("# f32 NT a16: %d configurations\n", n1);
+    gt_kcfg def, cx, cy;
+    gt_kcfg_default(&def, &cls);
+    TAP_CHECK(parse(x, &cx) == 0 && parse(y, &cy) == 0, "parsed");
+    int has_def = 0, has_x = 0, has_y = 0, sorted = 1;
+    for (int i = 0; i < n1; i++) {
+        has_def |= memcmp(&one[i], &def, sizeof def) == 0;
+        has_x |= memcmp(&one[i], &cx, sizeof cx) == 0;
+        has_y |= memcmp(&one[i], &cy, sizeof cy) == 0;
+        if (i > 0) {
+            char a[GT_SELECT_CONFIG_MAX], b[GT_SELECT_CONFIG_MAX];
+            gt_kcfg_format(&one[i - 1], a, sizeof a);
+            gt_kcfg_format(&one[i], b, sizeof b);
+            sorted &= strcmp(a, b) < 0;
+        }
+    }
+    TAP_CHECK(has_def && has_x && has_y && sorted, "default %d, measured winners %d %d, sorted %d",
+              has_def, has_x, has_y, sorted);
+    /* A shape near a measured one: its choice with the set held is held. */
+    gt_key near = key_f32(1100, 900, 1000);
+    gt_kcfg cfg;
+    gt_select_info info;
+    TAP_CHECK(gt_select_have(&near, &h100, 0, rows, 2, one, n1, &cfg, &info) == 0 && info.in_have,
+              "1100x900x1000: not held");
+    free(one), free(four);
 }
 
 static void select_without_rows_is_model_best(void) {
@@ -206,6 +305,9 @@ static void select_same_order(void) {
 }
 
 int main(void) {
+    TAP_RUN(select_have_prefers_held);
+    TAP_RUN(select_have_never_failed);
+    TAP_RUN(prebuild_set_covers_choices);
     TAP_RUN(select_without_rows_is_model_best);
     TAP_RUN(select_nearest_shape_wins);
     TAP_RUN(select_failed_never_chosen);

@@ -9,7 +9,11 @@
 #   multigpu    the multigpu suite: two GPUs driven at once by two threads (run it on a
 #               machine with two; with one it is skipped)
 #   heldout     bench/heldout.txt in mode cached, from a file tuned on bench/suite.txt and
-#               from no file at all (the selector), against cuBLAS
+#               from no file at all (the selector), against cuBLAS; the node's generic
+#               kernels built first (gemmtune prebuild), unless HELDOUT_PREBUILD=0
+#   defaults    the built-in defaults' file of this GPU (gemmtune defaults on
+#               bench/suite.txt, $DEFAULTS_DTYPES, default f32 bf16 f64 tf32) into
+#               $OUT/defaults.txt, to copy to data/defaults/
 #   capture-memcheck  test_capture (CUDA Graph capture, many streams, gt_set_workspace)
 #               under compute-sanitizer's memcheck, but for the one case the tool breaks
 #   quick       a few `gemmtune run` checks, a second process from the cache
@@ -35,7 +39,7 @@ if [ "$what" = all ] || [ "$what" = tests ]; then
 fi
 if [ "$what" = gpu ] || [ "$what" = sweep ] || [ "$what" = verify ] || [ "$what" = multigpu ]; then
   case $what in
-    gpu) suites="gpu cluster cli mode verify capture" ;;
+    gpu) suites="gpu cluster cli mode verify capture generic" ;;
     verify) suites="verify" ;;
     multigpu) suites="--suite multigpu" ;;
     *) suites="--suite sweep" ;;
@@ -115,19 +119,34 @@ if [ "$what" = heldout ]; then
       GEMMTUNE_DEFAULTS=0 GEMMTUNE_CACHE=$S ./$B/gemmtune tune --file bench/suite.txt --dtype "$dt" >>"$OUT/heldout.txt" 2>&1 || rc=1
     done
   fi
+  # The node's generic kernels (one user cache for every run: binaries, no winners),
+  # built from each run's layers before it; each run's user cache starts as its copy.
+  rm -f "$OUT/node.db"*
   for dt in ${HELDOUT_DTYPES:-f32 bf16}; do
     for ship in ${HELDOUT_SHIPS:-shipped none}; do
       rm -f "$OUT/fresh.db"*
       path=; [ "$ship" = shipped ] && path=$S
       defaults=0; [ "$ship" = none ] && defaults=1
-      echo "=== $dt, mode cached, shipped file: ${path:-none}, built-in defaults: $defaults" | tee -a "$OUT/heldout.txt"
+      if [ "${HELDOUT_PREBUILD:-1}" = 1 ]; then
+        GEMMTUNE_CACHE="$OUT/node.db" GEMMTUNE_CACHE_PATH="$path" GEMMTUNE_DEFAULTS=$defaults \
+          ./$B/gemmtune prebuild --dtype "$dt" >>"$OUT/prebuild.txt" 2>&1 || rc=1
+        tail -1 "$OUT/prebuild.txt"
+        cp "$OUT/node.db" "$OUT/fresh.db"
+      fi
+      echo "=== $dt, mode cached, shipped file: ${path:-none}, built-in defaults: $defaults, prebuilt: ${HELDOUT_PREBUILD:-1}" | tee -a "$OUT/heldout.txt"
       GEMMTUNE_MODE=cached GEMMTUNE_CACHE="$OUT/fresh.db" GEMMTUNE_CACHE_PATH="$path" GEMMTUNE_DEFAULTS=$defaults \
         ./$B/gemmtune-bench --no-lt --dtype "$dt" --file bench/heldout.txt \
         --json "$OUT/heldout-$ship-$dt.json" >>"$OUT/heldout.txt" 2>&1 || rc=1
       tail -14 "$OUT/heldout.txt"
     done
   done
-  rm -f "$OUT/fresh.db"*
+  rm -f "$OUT/fresh.db"* "$OUT/node.db"*
+fi
+if [ "$what" = defaults ]; then
+  dts=""; for dt in ${DEFAULTS_DTYPES:-f32 bf16 f64 tf32}; do dts="$dts --dtype $dt"; done
+  # shellcheck disable=SC2086  # the list splits into words on purpose
+  ./$B/gemmtune defaults --file bench/suite.txt $dts -o "$OUT/defaults.txt" >"$OUT/defaults.log" 2>&1 || rc=1
+  tail -3 "$OUT/defaults.log"; grep -c "^W" "$OUT/defaults.txt"
 fi
 if [ "$what" = dmma-edges ]; then
   # f64 DMMA tiles whose last row or column of tiles leaves whole warps idle (admitted by

@@ -80,15 +80,21 @@ int gt_select_have(const gt_key *key, const gt_klimits *lim, int flags,
     gt_select_row *rows = malloc(sizeof *rows * (size_t)(nrows > 0 ? nrows : 1));
     gt_cand *cands = NULL;
     gt_space_counts counts;
-    /* With what the node holds, the pool is that and the measured configurations: no
-     * search of the space (a first call's few milliseconds), the held set having been
-     * made by the selector over a grid of shapes (src/prebuild.c). */
-    int ncand = nhave > 0 ? 0 : gt_space_build(key, lim, GT_SELECT_POOL, flags, &cands, &counts);
-    pooled *pool = malloc(sizeof *pool * (size_t)((ncand > 0 ? ncand : 0) + nhave + nrows + 1));
+    pooled *pool = malloc(sizeof *pool * (size_t)(GT_SELECT_POOL + nhave + nrows + 1));
     double *best = malloc(sizeof *best * (size_t)(nrows > 0 ? nrows : 1));
     int ret = -1;
-    if (!rows || ncand < 0 || !pool || !best) goto done;
+    if (!rows || !pool || !best) goto done;
     if (nrows > 0) memcpy(rows, in, sizeof *rows * (size_t)nrows);
+    /* A generic kernel's timing (tuning times the model's first as one) speaks for its
+     * configuration: the selector's choices run as generic kernels anyway (src/dispatch.c). */
+    for (int i = 0; i < nrows; i++) {
+        gt_kcfg c;
+        char why[160];
+        if (gt_kcfg_parse(rows[i].config, &c, why, sizeof why) == 0 && c.generic) {
+            c.generic = 0;
+            gt_kcfg_format(&c, rows[i].config, sizeof rows[i].config);
+        }
+    }
     qsort(rows, (size_t)nrows, sizeof *rows, row_order);
     /* best[i]: the fastest ok time of row i's shape (0 when none ran there). */
     for (int i = 0; i < nrows;) {
@@ -98,13 +104,11 @@ int gt_select_have(const gt_key *key, const gt_klimits *lim, int flags,
             if (rows[j].ok && rows[j].time_us > 0 && (b == 0 || rows[j].time_us < b)) b = rows[j].time_us;
         for (; i < j; i++) best[i] = b;
     }
-    /* The pool: the model's best, then every measured configuration legal here. */
+    /* The pool: what the node holds, every measured configuration, legal here; and the
+     * model's best unless some held one is legal here. With a held set the space is not
+     * searched (a first call's few milliseconds): the set came from the selector over a
+     * grid of shapes (src/prebuild.c). */
     int np = 0;
-    for (int i = 0; i < ncand; i++) {
-        pool[np].cfg = cands[i].cfg;
-        gt_kcfg_format(&cands[i].cfg, pool[np].text, sizeof pool[np].text);
-        np++;
-    }
     for (int i = 0; i < nhave; i++) {
         char text[GT_SELECT_CONFIG_MAX], why[256];
         gt_kcfg_format(&have[i], text, sizeof text);
@@ -115,6 +119,7 @@ int gt_select_have(const gt_key *key, const gt_klimits *lim, int flags,
         snprintf(pool[np].text, sizeof pool[np].text, "%s", text);
         np++;
     }
+    int held_legal = np;
     for (int i = 0; i < nrows; i++) {
         if (!rows[i].ok || in_pool(pool, np, rows[i].config)) continue;
         char why[256];
@@ -122,6 +127,18 @@ int gt_select_have(const gt_key *key, const gt_klimits *lim, int flags,
         if ((flags & GT_SPACE_SAME_ORDER) && !gt_kcfg_same_order(&pool[np].cfg, key)) continue;
         snprintf(pool[np].text, sizeof pool[np].text, "%s", rows[i].config);
         np++;
+    }
+    if (held_legal == 0) {
+        int ncand = gt_space_build(key, lim, GT_SELECT_POOL, flags, &cands, &counts);
+        if (ncand < 0) goto done;
+        for (int i = 0; i < ncand; i++) {
+            char text[GT_SELECT_CONFIG_MAX];
+            gt_kcfg_format(&cands[i].cfg, text, sizeof text);
+            if (in_pool(pool, np, text)) continue;
+            pool[np].cfg = cands[i].cfg;
+            snprintf(pool[np].text, sizeof pool[np].text, "%s", text);
+            np++;
+        }
     }
     double est_min = 0;
     for (int i = 0; i < np; i++) {

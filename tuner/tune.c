@@ -599,16 +599,31 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
     /* Phase marks for the closing log line; 0 while a phase has not been reached. */
     double t_space = gt_measure_now_s(), t1 = 0, t_timed = 0, t_verified = 0, last_done = 0;
     int running = 0; /* compiles left under way when the tuning thread let go of them */
-    gt_tune_cand *cands = calloc((size_t)n, sizeof *cands);
-    gt_rtc_result *images = calloc((size_t)n, sizeof *images);
-    gt_kern *kerns = calloc((size_t)n, sizeof *kerns);
+    /* The generic twin of the model's first (kcfg.h, GENERIC: the same kernel with M, N,
+     * K as arguments) is timed right after it: where compiling for the exact shape buys
+     * nothing measurable it may win, and its binary then serves every shape of the
+     * class. It takes the place of the last-ranked candidate when the list is full; not
+     * with fewer than 4 candidates (a small budget keeps to the ranking). */
+    const int twin = n >= 4;
+    const int total = twin && n < opts.max_candidates ? n + 1 : n;
+    gt_tune_cand *cands = calloc((size_t)total, sizeof *cands);
+    gt_rtc_result *images = calloc((size_t)total, sizeof *images);
+    gt_kern *kerns = calloc((size_t)total, sizeof *kerns);
     if (!cands || !images || !kerns) {
         free(space), free(cands), free(images), free(kerns);
         return gt_fail(GT_OUT_OF_MEMORY, "tuning state");
     }
+    for (int i = 0, from = 0; i < total; i++) {
+        if (twin && i == 1) {
+            cands[i].cfg = space[0].cfg;
+            cands[i].cfg.generic = 1;
+        } else {
+            cands[i].cfg = space[from++].cfg;
+        }
+    }
+    n = total;
     size_t ws_bytes = 0; /* one workspace, as large as the largest candidate's */
     for (int i = 0; i < n; i++) {
-        cands[i].cfg = space[i].cfg;
         cands[i].status = GT_TR_NOT_TIMED;
         cands[i].time_us = -1;
         size_t w = gt_kcfg_workspace_bytes(&cands[i].cfg, key);
