@@ -774,8 +774,11 @@ static int save_problem(const char *dir, const gt_gemm *g, const run_copy *rc) {
 int cli_prebuild(int argc, char **argv) {
     static const struct option longs[] = {
         {"dtype", required_argument, 0, 't'}, {"ops", required_argument, 0, 'o'},
-        {"threads", required_argument, 0, 'j'}, {"help", no_argument, 0, 'h'},
+        {"threads", required_argument, 0, 'j'}, {"align", required_argument, 0, 'a'},
+        {"beta", required_argument, 0, 'b'},    {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
+    /* Alignment classes (bytes) and beta kinds to build, as bit sets. */
+    int aligns = 16 | 8 | 4 | 2 | 1, betas = 3; /* bit 0: beta == 0, bit 1: beta != 0 */
     int dtypes[GT_NDTYPES], ndt = 0, c;
     const char *ops = "NN,NT,TN,TT";
     long threads = sysconf(_SC_NPROCESSORS_ONLN);
@@ -791,6 +794,25 @@ int cli_prebuild(int argc, char **argv) {
             threads = strtol(optarg, &end, 10);
             if (*end || threads < 1 || threads > 64) {
                 fprintf(stderr, "gemmtune prebuild: --threads wants 1 to 64, not '%s'\n", optarg);
+                return 2;
+            }
+        } else if (c == 'a') {
+            aligns = 0;
+            for (char *p = optarg, *end; *p; p = *end ? end + 1 : end) {
+                long v = strtol(p, &end, 10);
+                if ((*end && *end != ',') || (v != 1 && v != 2 && v != 4 && v != 8 && v != 16)) {
+                    fprintf(stderr, "gemmtune prebuild: --align wants classes of 1, 2, 4, 8 or 16 bytes "
+                                    "separated by commas, not '%s'\n", optarg);
+                    return 2;
+                }
+                aligns |= (int)v;
+            }
+        } else if (c == 'b') {
+            if (strcmp(optarg, "zero") == 0) betas = 1;
+            else if (strcmp(optarg, "nonzero") == 0) betas = 2;
+            else if (strcmp(optarg, "any") == 0) betas = 3;
+            else {
+                fprintf(stderr, "gemmtune prebuild: --beta wants zero, nonzero or any, not '%s'\n", optarg);
                 return 2;
             }
         } else if (c == 'h') {
@@ -828,12 +850,13 @@ int cli_prebuild(int argc, char **argv) {
             rc = 1;
             continue;
         }
-        /* Every class of the type: op pair, alignment class from 16 bytes down to one
-         * element, beta zero or not. */
+        /* Every class of the type asked for: op pair, alignment class from 16 bytes down
+         * to one element, beta zero or not. */
         int es = gt_dtype_in_size(dtypes[t]);
         for (int o = 0; o < npairs; o++)
             for (int align = 16; align >= es; align /= 2)
                 for (int beta0 = 1; beta0 >= 0; beta0--) {
+                    if (!(aligns & align) || !(betas & (beta0 ? 1 : 2))) continue;
                     cli_shape sh = {.m = 1024, .n = 1024, .k = 1024, .opa = pairs[o][0], .opb = pairs[o][1]};
                     gt_key key;
                     shape_key(dc, &sh, dtypes[t], beta0 ? 0.0 : 1.0, &key);

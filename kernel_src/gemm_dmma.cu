@@ -179,17 +179,37 @@ extern "C" __global__ void __launch_bounds__(gt::NT, GT_MINB)
     const int nk = SPLIT == 1 ? sh.KT : (sh.KT - kbeg < sh.KPS ? sh.KT - kbeg : sh.KPS);
 
     // One stage: K step ks (absolute) into stage st.
+    // in (ic<1>): the operand's tile of this K step lies inside its matrix, so its copies
+    // need no bounds checks. An exact kernel knows that at compile time (the *_DIV flags)
+    // and passes ic<0>; a generic one asks per tile and K step (load_stage): most are
+    // interior.
+    auto load_a = [&](double *sa, int k0, auto in) {
+        constexpr bool I = decltype(in)::value;
+        if constexpr (TA)
+            load_tile<BK, BM, shape::K_DIV || I, shape::M_DIV || I, LDA>(sa, A, lda, k0, m0, tid, K, M);
+        else
+            load_tile<BM, BK, shape::M_DIV || I, shape::K_DIV || I, LDA>(sa, A, lda, m0, k0, tid, M, K);
+    };
+    auto load_b = [&](double *sb, int k0, auto in) {
+        constexpr bool I = decltype(in)::value;
+        if constexpr (TB)
+            load_tile<BN, BK, shape::N_DIV || I, shape::K_DIV || I, LDB>(sb, B, ldb, n0, k0, tid, N, K);
+        else
+            load_tile<BK, BN, shape::K_DIV || I, shape::N_DIV || I, LDB>(sb, B, ldb, k0, n0, tid, K, N);
+    };
     auto load_stage = [&](int st, int ks) {
         double *sa = sm + st * STAGE, *sb = sa + SA;
         const int k0 = ks * BK;
-        if constexpr (TA)
-            load_tile<BK, BM, shape::K_DIV, shape::M_DIV, LDA>(sa, A, lda, k0, m0, tid, K, M);
-        else
-            load_tile<BM, BK, shape::M_DIV, shape::K_DIV, LDA>(sa, A, lda, m0, k0, tid, M, K);
-        if constexpr (TB)
-            load_tile<BN, BK, shape::N_DIV, shape::K_DIV, LDB>(sb, B, ldb, n0, k0, tid, N, K);
-        else
-            load_tile<BK, BN, shape::K_DIV, shape::N_DIV, LDB>(sb, B, ldb, k0, n0, tid, K, N);
+#if GT_GENERIC
+        const bool k_in = k0 + BK <= K;
+        if (k_in && m0 + BM <= M) load_a(sa, k0, ic<1>());
+        else load_a(sa, k0, ic<0>());
+        if (k_in && n0 + BN <= N) load_b(sb, k0, ic<1>());
+        else load_b(sb, k0, ic<0>());
+#else
+        load_a(sa, k0, ic<0>());
+        load_b(sb, k0, ic<0>());
+#endif
     };
 
     // This thread's fragment element offsets inside a stage (k slice 0, fragment 0).

@@ -225,18 +225,39 @@ extern "C" __global__ void __launch_bounds__(gt::NT, GT_MINB)
 
     // Registers of the staged copies (STAGED only).
     TI ra[STAGED ? per_thread<BM * BK>::value : 1], rb[STAGED ? per_thread<BN * BK>::value : 1];
-    auto load_stage = [&](int st, int ks, auto modec) {
+    // in (ic<1>): the operand's tile of this K step lies inside its matrix, so its copies
+    // need no bounds checks. An exact kernel knows that at compile time (the *_DIV flags)
+    // and passes ic<0>; a generic one asks per tile and K step (load_stage): most are
+    // interior.
+    auto load_a = [&](TI *sa, int k0, auto modec, auto in) {
         constexpr int MODE = decltype(modec)::value;
+        constexpr bool I = decltype(in)::value;
+        if constexpr (TA)
+            load_tile<BK, BM, shape::K_DIV || I, shape::M_DIV || I, LDA, MODE>(sa, A, lda, k0, m0, tid, K, M, ra);
+        else
+            load_tile<BM, BK, shape::M_DIV || I, shape::K_DIV || I, LDA, MODE>(sa, A, lda, m0, k0, tid, M, K, ra);
+    };
+    auto load_b = [&](TI *sb, int k0, auto modec, auto in) {
+        constexpr int MODE = decltype(modec)::value;
+        constexpr bool I = decltype(in)::value;
+        if constexpr (TB)
+            load_tile<BN, BK, shape::N_DIV || I, shape::K_DIV || I, LDB, MODE>(sb, B, ldb, n0, k0, tid, N, K, rb);
+        else
+            load_tile<BK, BN, shape::K_DIV || I, shape::N_DIV || I, LDB, MODE>(sb, B, ldb, k0, n0, tid, K, N, rb);
+    };
+    auto load_stage = [&](int st, int ks, auto modec) {
         TI *sa = sm + st * STAGE, *sb = sa + SA;
         const int k0 = ks * BK;
-        if constexpr (TA)
-            load_tile<BK, BM, shape::K_DIV, shape::M_DIV, LDA, MODE>(sa, A, lda, k0, m0, tid, K, M, ra);
-        else
-            load_tile<BM, BK, shape::M_DIV, shape::K_DIV, LDA, MODE>(sa, A, lda, m0, k0, tid, M, K, ra);
-        if constexpr (TB)
-            load_tile<BN, BK, shape::N_DIV, shape::K_DIV, LDB, MODE>(sb, B, ldb, n0, k0, tid, N, K, rb);
-        else
-            load_tile<BK, BN, shape::K_DIV, shape::N_DIV, LDB, MODE>(sb, B, ldb, k0, n0, tid, K, N, rb);
+#if GT_GENERIC
+        const bool k_in = k0 + BK <= K;
+        if (k_in && m0 + BM <= M) load_a(sa, k0, modec, ic<1>());
+        else load_a(sa, k0, modec, ic<0>());
+        if (k_in && n0 + BN <= N) load_b(sb, k0, modec, ic<1>());
+        else load_b(sb, k0, modec, ic<0>());
+#else
+        load_a(sa, k0, modec, ic<0>());
+        load_b(sb, k0, modec, ic<0>());
+#endif
     };
 
     // This lane's ldmatrix row address inside a stage (slice 0, fragment 0), in elements.

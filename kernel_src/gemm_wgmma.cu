@@ -638,34 +638,46 @@ extern "C" __global__ void __launch_bounds__(gt::wgm::NTW, 1)
                     }
                 }
             } else {
+                // mex (ic<1>): no row of the tile lies past M. An exact kernel knows whether
+                // that holds for every tile (M_EXACT); a generic one asks per tile, so
+                // interior tiles store without per-row checks.
+                auto store_regs = [&](auto mex) {
+                    constexpr bool MX = decltype(mex)::value != 0;
 #pragma unroll
-                for (int i = 0; i < TN; ++i) {
+                    for (int i = 0; i < TN; ++i) {
 #pragma unroll
-                    for (int h = 0; h < 2; ++h) {
-                        const int n = n0 + 64 * (cw * TN + i) + 16 * warp + 8 * h + g;
-                        if constexpr (WIDE) {
+                        for (int h = 0; h < 2; ++h) {
+                            const int n = n0 + 64 * (cw * TN + i) + 16 * warp + 8 * h + g;
+                            if constexpr (WIDE) {
+                                TC *col = C + (long long)n * ldc;
+#pragma unroll
+                                for (int q = 0; q < BM / 32; ++q) {
+                                    unsigned w[4];
+#pragma unroll
+                                    for (int v = 0; v < 4; ++v) {
+                                        const float *a = &acc[i][4 * (4 * q + v) + 2 * h];
+                                        w[v] = pack2(alpha * a[0], alpha * a[1]);
+                                    }
+                                    wide_store<MX>(col, N_EXACT || n < N, m0 + 32 * q + 8 * t, w, t, M);
+                                }
+                                continue;
+                            }
+                            if (!N_EXACT && n >= N) continue;
                             TC *col = C + (long long)n * ldc;
 #pragma unroll
-                            for (int q = 0; q < BM / 32; ++q) {
-                                unsigned w[4];
-#pragma unroll
-                                for (int v = 0; v < 4; ++v) {
-                                    const float *a = &acc[i][4 * (4 * q + v) + 2 * h];
-                                    w[v] = pack2(alpha * a[0], alpha * a[1]);
-                                }
-                                wide_store<M_EXACT>(col, N_EXACT || n < N, m0 + 32 * q + 8 * t, w, t, M);
+                            for (int j = 0; j < BM / 8; ++j) {
+                                store_rows2<MX, PAIR>(sh, col, m0 + 8 * j + 2 * t, &acc[i][4 * j + 2 * h],
+                                                      alpha, beta);
                             }
-                            continue;
-                        }
-                        if (!N_EXACT && n >= N) continue;
-                        TC *col = C + (long long)n * ldc;
-#pragma unroll
-                        for (int j = 0; j < BM / 8; ++j) {
-                            store_rows2<M_EXACT, PAIR>(sh, col, m0 + 8 * j + 2 * t, &acc[i][4 * j + 2 * h],
-                                                           alpha, beta);
                         }
                     }
-                }
+                };
+#if GT_GENERIC
+                if (m0 + BM <= M) store_regs(ic<1>());
+                else store_regs(ic<0>());
+#else
+                store_regs(ic<M_EXACT>());
+#endif
             }
         }
     }

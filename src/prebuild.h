@@ -7,7 +7,7 @@
  * chooses, such a shape's first call compiles nothing: the selector prefers what the
  * node holds (tuner/select.h, gt_select_have). This module makes that set for a class:
  * the default configuration, and the selector's choices (any order, and async tuning's
- * same-order ones) at every point of a fixed grid of shapes and at every shape the
+ * same-order ones) at every point of a fixed grid of shapes (a factor of 4 apart) and at every shape the
  * layers have tuned, from the class's measured rows; then compiles those the binary
  * cache lacks, on threads, and stores them. `gemmtune prebuild` runs it per class.
  * Before the set exists, a first call compiles the generic kernel of its choice once

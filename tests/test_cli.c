@@ -1357,6 +1357,24 @@ static void cli_defaults_usage(void) {
     TAP_CHECK(leftover_tmp() == 0, "a private cache was left behind");
 }
 
+/* prebuild's arguments are checked before any GPU is touched; without a driver it says so
+ * and fails. */
+static void cli_prebuild_usage(void) {
+    expect_usage_error(NULL, ARGS("prebuild", "--align", "3"), "--align", "prebuild --align 3");
+    expect_usage_error(NULL, ARGS("prebuild", "--align", "16,x"), "--align", "prebuild --align 16,x");
+    expect_usage_error(NULL, ARGS("prebuild", "--beta", "some"), "--beta", "prebuild --beta some");
+    expect_usage_error(NULL, ARGS("prebuild", "--ops", "NX"), "--ops", "prebuild --ops NX");
+    expect_usage_error(NULL, ARGS("prebuild", "--ops", "NN,TTT"), "--ops", "prebuild --ops NN,TTT");
+    expect_usage_error(NULL, ARGS("prebuild", "--threads", "0"), "--threads", "prebuild --threads 0");
+    expect_usage_error(NULL, ARGS("prebuild", "--dtype", "f99"), "f99", "prebuild --dtype f99");
+    expect_usage_error(NULL, ARGS("prebuild", "64x64x64"), "64x64x64", "prebuild with a shape");
+    result r;
+    run_cmd(&r, ENV(NO_DRIVER_ENV), ARGS("prebuild", "--dtype", "f32", "--ops", "NN", "--align", "16"));
+    CHECK_RUN(&r, r.code == 1 && strstr(r.err, gt_status_string(GT_NO_DRIVER)) != NULL,
+              "prebuild without a driver: exit %d", r.code);
+    result_free(&r);
+}
+
 /* info names the built-in defaults: off with GEMMTUNE_DEFAULTS=0, else what is built in. */
 static void cli_info_defaults(void) {
     result r;
@@ -2281,6 +2299,7 @@ int main(void) {
     TAP_RUN(cli_export);
     TAP_RUN(cli_export_text);
     TAP_RUN(cli_defaults_usage);
+    TAP_RUN(cli_prebuild_usage);
     TAP_RUN(cli_info_defaults);
     TAP_RUN(cli_defaults_here);
     TAP_RUN(cli_merge);

@@ -112,8 +112,11 @@ int gt_select_have(const gt_key *key, const gt_klimits *lim, int flags,
     for (int i = 0; i < nhave; i++) {
         char text[GT_SELECT_CONFIG_MAX], why[256];
         gt_kcfg_format(&have[i], text, sizeof text);
+        /* Held but pruned here (the space would not rank it: hopeless for this shape by
+         * the tuner's own rules) is left out, as the space would leave it. */
         if (in_pool(pool, np, text) ||
-            gt_kcfg_validate(text, key, lim, &pool[np].cfg, why, sizeof why) != 0)
+            gt_kcfg_validate(text, key, lim, &pool[np].cfg, why, sizeof why) != 0 ||
+            gt_kcfg_check(&pool[np].cfg, key, lim, GT_KC_PRUNE))
             continue;
         if ((flags & GT_SPACE_SAME_ORDER) && !gt_kcfg_same_order(&pool[np].cfg, key)) continue;
         snprintf(pool[np].text, sizeof pool[np].text, "%s", text);
