@@ -104,11 +104,10 @@ int gt_select_have(const gt_key *key, const gt_klimits *lim, int flags,
             if (rows[j].ok && rows[j].time_us > 0 && (b == 0 || rows[j].time_us < b)) b = rows[j].time_us;
         for (; i < j; i++) best[i] = b;
     }
-    /* The pool: the model's best for this shape, what the node holds and every measured
-     * configuration, legal here. The model's best is searched even when the node holds
-     * a set (2 to 20 ms on the H100's host): a set chosen on a grid of shapes, searched
-     * alone, gave skinny shapes held configurations the model rated close to the best
-     * but that ran up to 3 times slower (bench/README.md). */
+    /* The pool: what the node holds, every measured configuration, legal here; and the
+     * model's best unless some held one is legal here. With a held set the space is not
+     * searched (a first call's few milliseconds): the set came from the selector over a
+     * grid of shapes (src/prebuild.c). */
     int np = 0;
     for (int i = 0; i < nhave; i++) {
         char text[GT_SELECT_CONFIG_MAX], why[256];
@@ -123,6 +122,7 @@ int gt_select_have(const gt_key *key, const gt_klimits *lim, int flags,
         snprintf(pool[np].text, sizeof pool[np].text, "%s", text);
         np++;
     }
+    int held_legal = np;
     for (int i = 0; i < nrows; i++) {
         if (!rows[i].ok || in_pool(pool, np, rows[i].config)) continue;
         char why[256];
@@ -131,15 +131,17 @@ int gt_select_have(const gt_key *key, const gt_klimits *lim, int flags,
         snprintf(pool[np].text, sizeof pool[np].text, "%s", rows[i].config);
         np++;
     }
-    int ncand = gt_space_build(key, lim, GT_SELECT_POOL, flags, &cands, &counts);
-    if (ncand < 0) goto done;
-    for (int i = 0; i < ncand; i++) {
-        char text[GT_SELECT_CONFIG_MAX];
-        gt_kcfg_format(&cands[i].cfg, text, sizeof text);
-        if (in_pool(pool, np, text)) continue;
-        pool[np].cfg = cands[i].cfg;
-        snprintf(pool[np].text, sizeof pool[np].text, "%s", text);
-        np++;
+    if (held_legal == 0) {
+        int ncand = gt_space_build(key, lim, GT_SELECT_POOL, flags, &cands, &counts);
+        if (ncand < 0) goto done;
+        for (int i = 0; i < ncand; i++) {
+            char text[GT_SELECT_CONFIG_MAX];
+            gt_kcfg_format(&cands[i].cfg, text, sizeof text);
+            if (in_pool(pool, np, text)) continue;
+            pool[np].cfg = cands[i].cfg;
+            snprintf(pool[np].text, sizeof pool[np].text, "%s", text);
+            np++;
+        }
     }
     double est_min = 0;
     for (int i = 0; i < np; i++) {

@@ -62,11 +62,11 @@ int gt_select(const gt_key *key, const gt_klimits *lim, int flags, const gt_sele
               int nrows, gt_kcfg *out, gt_select_info *info);
 
 /* gt_select, preferring what the node has built (e.g. the configurations whose generic
- * kernel the binary cache holds): the pool also holds have's configurations that are
- * legal here and pass the tuner's prune rules; the best of have is chosen when its score
- * is within GT_SELECT_HAVE_SLACK of the best's (info->in_have = 1), else the best. A
- * configuration that failed somewhere is never chosen, held or not. Timings of generic
- * kernels count for their configuration (the selector's choices run generic). */
+ * kernel the binary cache holds). With nhave > 0 the pool is have and the measured
+ * configurations, legal here (no search of the space: the held set comes from the
+ * selector over a grid of shapes); the best of have is chosen when its score is within
+ * GT_SELECT_HAVE_SLACK of the best's (info->in_have = 1), else the best. A configuration
+ * that failed somewhere is never chosen, held or not. */
 #define GT_SELECT_HAVE_SLACK 0.05 /* ln 1.05: 5% of expected time for no compile */
 int gt_select_have(const gt_key *key, const gt_klimits *lim, int flags,
                    const gt_select_row *rows, int nrows, const gt_kcfg *have, int nhave,
