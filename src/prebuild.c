@@ -6,8 +6,6 @@
 #endif
 #include "prebuild.h"
 
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +14,7 @@
 #include "kern.h"
 #include "log.h"
 #include "measure.h"
+#include "pool.h"
 #include "select.h"
 #include "space.h"
 
@@ -37,23 +36,17 @@ typedef struct set_job {
     const gt_select_row *rows;
     int nrows;
     long long (*points)[3];
-    int npoints;
-    atomic_int next;          /* the next (point, order) to select for */
     gt_kcfg *chosen;          /* 2 per point: any order, same order */
     int *ok;
 } set_job;
 
-static void *select_worker(void *arg) {
-    set_job *j = arg;
-    for (;;) {
-        int i = atomic_fetch_add(&j->next, 1);
-        if (i >= 2 * j->npoints) break;
-        gt_key key = *j->cls;
-        key.m = j->points[i / 2][0], key.n = j->points[i / 2][1], key.k = j->points[i / 2][2];
-        j->ok[i] = gt_select(&key, j->lim, i % 2 ? GT_SPACE_SAME_ORDER : 0, j->rows, j->nrows,
-                             &j->chosen[i], NULL) == 0;
-    }
-    return NULL;
+/* gt_pool_run's job i: the selector at point i / 2, any order (even i) or same order. */
+static void select_one(int i, void *user) {
+    set_job *j = user;
+    gt_key key = *j->cls;
+    key.m = j->points[i / 2][0], key.n = j->points[i / 2][1], key.k = j->points[i / 2][2];
+    j->ok[i] = gt_select(&key, j->lim, i % 2 ? GT_SPACE_SAME_ORDER : 0, j->rows, j->nrows,
+                         &j->chosen[i], NULL) == 0;
 }
 
 static int by_text(const void *a, const void *b) {
@@ -61,16 +54,6 @@ static int by_text(const void *a, const void *b) {
     gt_kcfg_format(a, x, sizeof x);
     gt_kcfg_format(b, y, sizeof y);
     return strcmp(x, y);
-}
-
-/* Runs fn(arg) on `threads` threads (the calling one among them) and waits. */
-static void run_threads(void *(*fn)(void *), void *arg, int threads) {
-    pthread_t t[64];
-    int n = 0;
-    for (; n < threads - 1 && n < 64; n++)
-        if (pthread_create(&t[n], NULL, fn, arg) != 0) break;
-    fn(arg);
-    for (int i = 0; i < n; i++) pthread_join(t[i], NULL);
 }
 
 int gt_prebuild_set(const gt_key *cls, const gt_klimits *lim, const gt_select_row *rows,
@@ -93,9 +76,8 @@ int gt_prebuild_set(const gt_key *cls, const gt_klimits *lim, const gt_select_ro
         if (!seen) points[np][0] = rows[i].m, points[np][1] = rows[i].n, points[np][2] = rows[i].k, np++;
     }
     set_job j = {.cls = cls, .lim = lim, .rows = rows, .nrows = nrows, .points = points,
-                 .npoints = np, .chosen = chosen, .ok = ok};
-    atomic_init(&j.next, 0);
-    run_threads(select_worker, &j, threads < 1 ? 1 : threads);
+                 .chosen = chosen, .ok = ok};
+    gt_pool_run(2 * np, threads < 1 ? 1 : threads, select_one, &j);
     /* The chosen ones and the default, sorted, each once. */
     n = 0;
     for (int i = 0; i < 2 * np; i++)
@@ -117,20 +99,14 @@ typedef struct build_job {
     const gt_key *cls;
     int arch;
     gt_kcfg *todo;
-    int ntodo;
-    atomic_int next;
     gt_rtc_result *res;
     gt_status *st;
 } build_job;
 
-static void *build_worker(void *arg) {
-    build_job *j = arg;
-    for (;;) {
-        int i = atomic_fetch_add(&j->next, 1);
-        if (i >= j->ntodo) break;
-        j->st[i] = gt_kern_compile(&j->todo[i], j->cls, j->arch, &j->res[i]);
-    }
-    return NULL;
+/* gt_pool_run's job i: compiles todo[i] (NVRTC only; stored by the caller). */
+static void build_one(int i, void *user) {
+    build_job *j = user;
+    j->st[i] = gt_kern_compile(&j->todo[i], j->cls, j->arch, &j->res[i]);
 }
 
 gt_status gt_prebuild_class(gt_devctx *dc, const gt_key *cls, int threads, gt_prebuild_report *rep) {
@@ -165,9 +141,8 @@ gt_status gt_prebuild_class(gt_devctx *dc, const gt_key *cls, int threads, gt_pr
         todo[ntodo] = set[i];
         todo[ntodo++].generic = 1;
     }
-    build_job j = {.cls = cls, .arch = dc->arch, .todo = todo, .ntodo = ntodo, .res = res, .st = st};
-    atomic_init(&j.next, 0);
-    run_threads(build_worker, &j, threads < 1 ? 1 : threads);
+    build_job j = {.cls = cls, .arch = dc->arch, .todo = todo, .res = res, .st = st};
+    gt_pool_run(ntodo, threads < 1 ? 1 : threads, build_one, &j);
     for (int i = 0; i < ntodo; i++) {
         char text[96];
         gt_kcfg_format(&todo[i], text, sizeof text);

@@ -13,7 +13,6 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +21,7 @@
 #include "gpu_probe.h"
 #include "layers.h"
 #include "measure.h"
+#include "pool.h"
 #include "prebuild.h"
 #include "prob.h"
 #include "space.h"
@@ -45,8 +45,8 @@ static int pick(const gt_key *key, gt_devctx *dc, int fam, int split, gt_kcfg *o
     return found;
 }
 
-/* Compiles of one family case, run on threads (NVRTC is thread-safe) so that the case
- * takes seconds, not a minute. */
+/* Compiles of one family case, run on threads (gt_pool_run; NVRTC is thread-safe) so
+ * that the case takes seconds, not a minute. */
 #define MAX_PROGS 16
 typedef struct progs {
     int n, arch;
@@ -54,31 +54,11 @@ typedef struct progs {
     gt_kcfg cfg[MAX_PROGS];
     gt_rtc_result res[MAX_PROGS];
     gt_status st[MAX_PROGS];
-    int next;
-    pthread_mutex_t lock;
 } progs;
 
-static void *compile_worker(void *arg) {
-    progs *p = arg;
-    for (;;) {
-        pthread_mutex_lock(&p->lock);
-        int i = p->next++;
-        pthread_mutex_unlock(&p->lock);
-        if (i >= p->n) return NULL;
-        p->st[i] = gt_kern_compile(&p->cfg[i], &p->key[i], p->arch, &p->res[i]);
-    }
-}
-
-static void compile_all(progs *p) {
-    pthread_t t[MAX_PROGS];
-    int nt = 0;
-    pthread_mutex_init(&p->lock, NULL);
-    p->next = 0;
-    for (; nt < p->n; nt++)
-        if (pthread_create(&t[nt], NULL, compile_worker, p) != 0) break;
-    compile_worker(p);
-    for (int i = 0; i < nt; i++) pthread_join(t[i], NULL);
-    pthread_mutex_destroy(&p->lock);
+static void compile_one(int i, void *user) {
+    progs *p = user;
+    p->st[i] = gt_kern_compile(&p->cfg[i], &p->key[i], p->arch, &p->res[i]);
 }
 
 /* Runs program i of ps on p into p->C; 0 on success. */
@@ -132,7 +112,7 @@ static void family_case(int dt, int fam, long long m, long long n, long long k, 
     }
     if (!dc) return;
     ps.arch = dc->arch;
-    compile_all(&ps);
+    gt_pool_run(ps.n, 0, compile_one, &ps);
     for (int i = 0; i < ps.n; i += 2) {
         /* The same random problem for the pair (a fresh one per op pair would do too; this
          * keeps the reference computed once per pair). */
