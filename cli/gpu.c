@@ -841,6 +841,16 @@ int cli_prebuild(int argc, char **argv) {
     if (threads > 64) threads = 64;
     gt_devctx *dc;
     if (device_or_say(&dc) != 0) return 1;
+    /* The binaries go to the user cache: without a writable one they would last only
+     * as long as this command. */
+    gt_layers_open();
+    int open = 0;
+    const char *user = gt_layers_user_path(&open);
+    if (!open || gt_layers_in_memory()) {
+        fprintf(stderr, "gemmtune prebuild: the user cache '%s' is not open for writing (see "
+                        "the warning above, or set GEMMTUNE_CACHE); nothing would be kept\n", user);
+        return 1;
+    }
     int rc = 0;
     gt_prebuild_report total = {0};
     for (int t = 0; t < ndt; t++) {
