@@ -189,17 +189,19 @@ static void generic_wgmma_matches_exact(void) {
 }
 
 /* Child: mode cached, f32 NN calls of shapes no cache holds: the held-out list's NN
- * shapes (bench/heldout.txt) whose M keeps the 16-byte class that the parent built; per
- * shape its first call's time, then the counters. */
+ * shapes (bench/heldout.txt) whose M and K keep the 16-byte class that the parent built
+ * (and whose float64 reference is quick on the host); per shape its first call's time,
+ * then the counters. */
 static int child_cached(void) {
     CUcontext ctx;
     int pushed;
     if (gt_cu_load() != GT_SUCCESS || gt_cu_enter(NULL, &ctx, &pushed) != GT_SUCCESS) return 3;
-    static const long long shapes[][3] = {{12544, 64, 147}, {6272, 128, 1152}, {1568, 256, 2304},
-                                          {392, 512, 4608}, {2000, 3000, 500}};
+    enum { NSHAPES = 4 };
+    static const long long shapes[NSHAPES][3] = {{6272, 128, 1152}, {1568, 256, 2304},
+                                                 {392, 512, 4608}, {2000, 3000, 500}};
     int all_ok = 1;
     double worst_ms = 0;
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < NSHAPES; i++) {
         prob p;
         prob_init(&p, GT_DT_F32, 0, 0, shapes[i][0], shapes[i][1], shapes[i][2], 0, 0, 0, 1.0, 0.0);
         gt_cu.ctx_synchronize();
@@ -259,7 +261,7 @@ static void generic_set_serves_new_process(void) {
                           &nearest, &tunes, &ok, &worst);
     }
     if (f) pclose(f);
-    TAP_CHECK(got == 5 && ok && compiles == 0 && tunes == 0 && nearest == 5,
+    TAP_CHECK(got == 5 && ok && compiles == 0 && tunes == 0 && nearest == 4,
               "child: read %d, right %d, compiles %llu, tunes %llu, selector %llu", got, ok,
               compiles, tunes, nearest);
     /* The target (< 5 ms) is the bench's to show; a test only catches a compile-sized stall. */
