@@ -881,16 +881,17 @@ int cli_prebuild(int argc, char **argv) {
                         rc = 1;
                         continue;
                     }
-                    printf("%-20s %3d configurations: %3d held, %3d built, %d failed (%.1f s)\n", cls,
-                           rep.configs, rep.held, rep.built, rep.failed, rep.seconds);
+                    printf("%-20s %3d configurations: %3d held, %3d built, %d refused, %d failed (%.1f s)\n",
+                           cls, rep.configs, rep.held, rep.built, rep.refused, rep.failed, rep.seconds);
                     total.configs += rep.configs, total.held += rep.held;
                     total.built += rep.built, total.failed += rep.failed;
+                    total.refused += rep.refused;
                     total.seconds += rep.seconds;
                     if (rep.failed) rc = 1;
                 }
     }
-    printf("total: %d configurations, %d held, %d built, %d failed (%.1f s)\n", total.configs,
-           total.held, total.built, total.failed, total.seconds);
+    printf("total: %d configurations, %d held, %d built, %d refused, %d failed (%.1f s)\n",
+           total.configs, total.held, total.built, total.refused, total.failed, total.seconds);
     return rc;
 }
 

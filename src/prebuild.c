@@ -146,14 +146,23 @@ gt_status gt_prebuild_class(gt_devctx *dc, const gt_key *cls, int threads, gt_pr
     for (int i = 0; i < ntodo; i++) {
         char text[96];
         gt_kcfg_format(&todo[i], text, sizeof text);
-        if (st[i] == GT_SUCCESS) {
+        /* Stored only when it loads and passes gt_kern_load's checks (a DMMA kernel that
+         * spills is refused): a stored binary that every call refuses would cost each
+         * first call a compile. */
+        gt_kern k;
+        gt_status ls = st[i] == GT_SUCCESS ? gt_kern_load(res[i].image, &todo[i], cls, &k) : st[i];
+        if (ls == GT_SUCCESS) {
+            gt_kern_unload(&k);
             gt_program p;
             gt_kern_program(&todo[i], cls, &p);
             gt_load_store(&p, dc->arch, res[i].image, res[i].size);
             rep->built++;
         } else {
-            rep->failed++;
-            gt_log(GT_LOG_WARN, "prebuild: generic %s does not compile: %s", text, res[i].error);
+            if (st[i] == GT_SUCCESS) rep->refused++;
+            else rep->failed++;
+            gt_log(GT_LOG_WARN, "prebuild: generic %s %s: %s", text,
+                   st[i] == GT_SUCCESS ? "is refused" : "does not compile",
+                   st[i] == GT_SUCCESS ? gt_last_error() : res[i].error);
         }
         gt_rtc_result_free(&res[i]);
     }

@@ -26,7 +26,9 @@ typedef struct gt_prebuild_report {
     int configs;    /* the class's set */
     int held;       /* already in the binary cache */
     int built;      /* compiled and stored now */
-    int failed;     /* did not compile (reported in the log; the selector skips them) */
+    int failed;     /* did not compile (logged) */
+    int refused;    /* compiled into a kernel that gt_kern_load refuses (a DMMA kernel
+                       that spills): logged, not stored; its exact form still serves */
     double seconds;
 } gt_prebuild_report;
 
@@ -37,9 +39,10 @@ typedef struct gt_prebuild_report {
 int gt_prebuild_set(const gt_key *cls, const gt_klimits *lim, const gt_select_row *rows,
                     int nrows, int threads, gt_kcfg **out);
 
-/* Builds the set of cls's class on dc: compiles (threads at once) the generic kernels
- * the binary cache lacks and stores them. The layers must be open and the user cache
- * writable for them to last beyond the process. */
+/* Builds the set of cls's class on dc (its context current): compiles (threads at once)
+ * the generic kernels the binary cache lacks, loads each to check it, and stores those
+ * that pass. The layers must be open and the user cache writable for them to last beyond
+ * the process. */
 gt_status gt_prebuild_class(gt_devctx *dc, const gt_key *cls, int threads, gt_prebuild_report *rep);
 
 #endif
