@@ -11,7 +11,9 @@
  *            -L/usr/local/cuda/lib64 -lnvrtc -lsqlite3 -ldl -lpthread -lm -o /tmp/sass
  * Usage: /tmp/sass < LIST, one program per line: DTYPE MxNxK:AB ALIGN BETA0 CONFIG
  *        e.g. "f32 1000x999x77:NT 4 0 f0_64x64x8_w32x16_t4x4_s2_v1_k1_r1"
- * Output: one line per program: the line, then "ok HASH..." or "fail: reason".
+ * Output: one line per program: the line, then "ok" and "KERNEL=HASH/BYTES" per code
+ * section, or "fail: reason". SASS_OPTS=1: print the program's NVRTC options instead (no
+ * compile); SASS_LOG=1: NVRTC's log after a failed compile.
  */
 #include <stdint.h>
 #include <stdio.h>
