@@ -132,9 +132,7 @@ gt_status gt_prebuild_class(gt_devctx *dc, const gt_key *cls, int threads, gt_pr
     }
     int ntodo = 0;
     for (int i = 0; i < n; i++) {
-        int held = 0;
-        for (int h = 0; h < nhave && !held; h++) held = memcmp(&have[h], &set[i], sizeof *set) == 0;
-        if (held) {
+        if (gt_kcfg_listed(have, nhave, &set[i])) {
             rep->held++;
             continue;
         }

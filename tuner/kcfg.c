@@ -610,6 +610,12 @@ int gt_kcfg_format(const gt_kcfg *c, char *buf, size_t size) {
     return (int)n;
 }
 
+int gt_kcfg_listed(const gt_kcfg *list, int n, const gt_kcfg *c) {
+    for (int i = 0; i < n; i++)
+        if (memcmp(&list[i], c, sizeof *c) == 0) return 1;
+    return 0;
+}
+
 int gt_kcfg_parse(const char *text, gt_kcfg *c, char *why, size_t whysize) {
     memset(c, 0, sizeof *c);
     const char *p = text;

@@ -88,6 +88,9 @@ static inline void gt_kcfg_set(gt_kcfg *c, int i, int v) {
 /* Canonical text, e.g. "f0_128x128x16_w32x64_t8x8_s3_v4_k1_r8". Returns the length needed
  * (like snprintf). */
 int gt_kcfg_format(const gt_kcfg *c, char *buf, size_t size);
+
+/* 1 when c is one of list[0..n) (every parameter equal), else 0. */
+int gt_kcfg_listed(const gt_kcfg *list, int n, const gt_kcfg *c);
 /* Parses canonical text; every value must be one the table allows. Returns 0 on success,
  * else -1 with the reason in why. */
 int gt_kcfg_parse(const char *text, gt_kcfg *c, char *why, size_t whysize);

@@ -53,9 +53,7 @@ static int add_have(const char *text, void *user) {
     if (gt_kcfg_parse(text + a->skip, &c, why, sizeof why) != 0 || !c.generic) return 0;
     c.generic = 0;
     /* A program may be listed twice (two caches). */
-    for (int i = 0; i < a->n; i++)
-        if (memcmp(&a->out[i], &c, sizeof c) == 0) return 0;
-    if (a->n < a->max) a->out[a->n++] = c;
+    if (a->n < a->max && !gt_kcfg_listed(a->out, a->n, &c)) a->out[a->n++] = c;
     return 0;
 }
 

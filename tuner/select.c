@@ -60,12 +60,6 @@ static int in_pool(const pooled *p, int n, const char *text) {
     return 0;
 }
 
-static int is_had(const gt_kcfg *have, int nhave, const gt_kcfg *c) {
-    for (int i = 0; i < nhave; i++)
-        if (memcmp(&have[i], c, sizeof *c) == 0) return 1;
-    return 0;
-}
-
 int gt_select(const gt_key *key, const gt_klimits *lim, int flags, const gt_select_row *in,
               int nrows, gt_kcfg *out, gt_select_info *info) {
     return gt_select_have(key, lim, flags, in, nrows, NULL, 0, out, info);
@@ -110,16 +104,14 @@ int gt_select_have(const gt_key *key, const gt_klimits *lim, int flags,
      * grid of shapes (src/prebuild.c). */
     int np = 0;
     for (int i = 0; i < nhave; i++) {
-        char text[GT_SELECT_CONFIG_MAX], why[256];
-        gt_kcfg_format(&have[i], text, sizeof text);
         /* Held but pruned here (the space would not rank it: hopeless for this shape by
          * the tuner's own rules) is left out, as the space would leave it. */
-        if (in_pool(pool, np, text) ||
-            gt_kcfg_validate(text, key, lim, &pool[np].cfg, why, sizeof why) != 0 ||
-            gt_kcfg_check(&pool[np].cfg, key, lim, GT_KC_PRUNE))
+        pool[np].cfg = have[i];
+        gt_kcfg_format(&have[i], pool[np].text, sizeof pool[np].text);
+        if (in_pool(pool, np, pool[np].text) ||
+            gt_kcfg_check(&have[i], key, lim, GT_KC_LEGAL | GT_KC_PRUNE))
             continue;
-        if ((flags & GT_SPACE_SAME_ORDER) && !gt_kcfg_same_order(&pool[np].cfg, key)) continue;
-        snprintf(pool[np].text, sizeof pool[np].text, "%s", text);
+        if ((flags & GT_SPACE_SAME_ORDER) && !gt_kcfg_same_order(&have[i], key)) continue;
         np++;
     }
     int held_legal = np;
@@ -179,7 +171,7 @@ int gt_select_have(const gt_key *key, const gt_klimits *lim, int flags,
             (s == chosen_score && strcmp(pool[c].text, pool[chosen].text) < 0)) {
             chosen = c, chosen_score = s, chosen_measured = w > 0;
         }
-        if (is_had(have, nhave, &pool[c].cfg) &&
+        if (gt_kcfg_listed(have, nhave, &pool[c].cfg) &&
             (had < 0 || s < had_score || (s == had_score && strcmp(pool[c].text, pool[had].text) < 0))) {
             had = c, had_score = s, had_measured = w > 0;
         }
