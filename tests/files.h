@@ -6,6 +6,7 @@
 #ifndef GT_TEST_FILES_H
 #define GT_TEST_FILES_H
 
+#include <limits.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +54,25 @@ static inline int count_substr(const char *s, const char *sub) {
     int n = 0;
     for (const char *p = s; (p = strstr(p, sub)); p += strlen(sub)) n++;
     return n;
+}
+
+/* The first column of the first row of sql, as text ("" when there is none), through a
+ * raw read-only SQLite connection; immutable: the file opened with no locks and nothing
+ * written (a file another process may hold or be writing). */
+static inline void raw_text(const char *path, int immutable, const char *sql, char *buf,
+                            size_t size) {
+    char uri[PATH_MAX + 32];
+    snprintf(uri, sizeof uri, "file:%s?immutable=1", path);
+    sqlite3 *c = NULL;
+    sqlite3_stmt *st = NULL;
+    buf[0] = 0;
+    if (sqlite3_open_v2(immutable ? uri : path, &c,
+                        SQLITE_OPEN_READONLY | (immutable ? SQLITE_OPEN_URI : 0), NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(c, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW &&
+        sqlite3_column_text(st, 0))
+        snprintf(buf, size, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    sqlite3_close(c);
 }
 
 /* Runs sql on the file with a raw SQLite connection; the SQLite result code. */

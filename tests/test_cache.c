@@ -1046,24 +1046,11 @@ static void test_threads(void) {
  * Cases of schema version 2: merge, prune, neighbours, cubins, migration, limits
  * =================================================================================== */
 
-/* The first column of the first row of sql, as text, through a raw read-only
- * connection ("" when there is none). */
-static void raw_text(const char *path, const char *sql, char *buf, size_t size) {
-    sqlite3 *c = NULL;
-    sqlite3_stmt *st = NULL;
-    buf[0] = 0;
-    if (sqlite3_open_v2(path, &c, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-        sqlite3_prepare_v2(c, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW &&
-        sqlite3_column_text(st, 0))
-        snprintf(buf, size, "%s", (const char *)sqlite3_column_text(st, 0));
-    sqlite3_finalize(st);
-    sqlite3_close(c);
-}
 
 /* 1 when raw SQLite finds nothing wrong with the file. */
 static int integrity_ok(const char *path) {
     char r[256];
-    raw_text(path, "PRAGMA integrity_check", r, sizeof r);
+    raw_text(path, 0, "PRAGMA integrity_check", r, sizeof r);
     if (strcmp(r, "ok") != 0) printf("# integrity_check of %s: '%s'\n", path, r);
     return strcmp(r, "ok") == 0;
 }
@@ -1639,7 +1626,7 @@ static void test_migrate_v1(void) {
         gt_db_close(db);
     }
     char n[16];
-    raw_text(path, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN "
+    raw_text(path, 0, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN "
                    "('meta', 'winners', 'timings', 'cubins')", n, sizeof n);
     TAP_CHECK(strcmp(n, "4") == 0, "new file has %s of the 4 tables", n);
 

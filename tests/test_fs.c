@@ -157,21 +157,6 @@ static int count_rows(gt_db *db, rows *r) {
     return gt_db_list(db, count_row, r) == GT_SUCCESS ? r->n : -1;
 }
 
-/* A raw SQLite query's first column as text ("" when none), the file opened immutable
- * (no locks, nothing written). */
-static void raw_query(const char *path, const char *sql, char *buf, size_t size) {
-    char uri[PATH_MAX + 32];
-    snprintf(uri, sizeof uri, "file:%s?immutable=1", path);
-    sqlite3 *c = NULL;
-    sqlite3_stmt *st = NULL;
-    buf[0] = 0;
-    if (sqlite3_open_v2(uri, &c, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL) == SQLITE_OK &&
-        sqlite3_prepare_v2(c, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW &&
-        sqlite3_column_text(st, 0))
-        snprintf(buf, size, "%s", (const char *)sqlite3_column_text(st, 0));
-    sqlite3_finalize(st);
-    sqlite3_close(c);
-}
 
 /* The SQLite header's write and read versions (1: rollback journal, 2: WAL); -1 when the
  * file is not an SQLite file. */
@@ -544,7 +529,7 @@ static void host_file_no_wal_no_fs_locks(void) {
     TAP_CHECK(journal_kind(path) == 1, "journal kind %d, want 1 (rollback)", journal_kind(path));
     TAP_CHECK(no_side_files(path), "a -wal, -shm or -journal file is left");
     char digest[64];
-    raw_query(path, "SELECT value FROM meta WHERE key = 'winners_digest'", digest, sizeof digest);
+    raw_text(path, 1, "SELECT value FROM meta WHERE key = 'winners_digest'", digest, sizeof digest);
     TAP_CHECK(strncmp(digest, "3 ", 2) == 0, "digest '%s'", digest);
 
     /* Another process write-locks the whole file with fcntl. */
@@ -688,7 +673,7 @@ static void host_file_writer_killed(void) {
         gt_db_close(db);
         TAP_CHECK(!journal_hot(journal), "the hot journal was not rolled back");
         char ok[32];
-        raw_query(path, "PRAGMA integrity_check", ok, sizeof ok);
+        raw_text(path, 1, "PRAGMA integrity_check", ok, sizeof ok);
         TAP_CHECK(strcmp(ok, "ok") == 0, "integrity_check: %s", ok);
         gt_db *snap = NULL;
         char msg[600];
@@ -793,7 +778,7 @@ static void snapshot_basics(void) {
 
 static int raw_int(const char *path, const char *sql) {
     char buf[64];
-    raw_query(path, sql, buf, sizeof buf);
+    raw_text(path, 1, sql, buf, sizeof buf);
     return buf[0] ? atoi(buf) : -1;
 }
 
@@ -853,8 +838,8 @@ static void snapshot_rejects_torn(void) {
     TAP_CHECK(snap && count_rows(snap, &r) == 10, "state 2");
     gt_db_close(snap);
     char count[32], check[64];
-    raw_query(mix, "SELECT count(*) FROM winners", count, sizeof count);
-    raw_query(mix, "PRAGMA integrity_check", check, sizeof check);
+    raw_text(mix, 1, "SELECT count(*) FROM winners", count, sizeof count);
+    raw_text(mix, 1, "PRAGMA integrity_check", check, sizeof check);
     TAP_CHECK(strcmp(count, "10") == 0 && strcmp(check, "ok") == 0,
               "SQLite does not read the mix without complaint: %s rows, %s", count, check);
     snap = NULL;
@@ -1070,7 +1055,7 @@ static void two_hosts_write_one_directory(void) {
         snprintf(own, sizeof own, "%.399s/cache.%s.db", dir[h], host_names[h]);
         TAP_CHECK(journal_kind(path) == 1, "%s: journal kind %d", path, journal_kind(path));
         TAP_CHECK(no_side_files(own), "%s: side files left", own);
-        raw_query(path, "PRAGMA integrity_check", ok, sizeof ok);
+        raw_text(path, 1, "PRAGMA integrity_check", ok, sizeof ok);
         TAP_CHECK(strcmp(ok, "ok") == 0, "%s: integrity_check %s", path, ok);
         gt_db *snap = snapshot(path, 0);
         rows r;
