@@ -19,10 +19,12 @@
 #define TILE_VALUES {1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 40, 48, 64, 80, 96, 128, 160, 192, 256}, 22
 
 const gt_kparam gt_kparams[] = {
-    {"FAM", "f", offsetof(gt_kcfg, fam), {0, 1, 2, 3}, 4,
+    {"FAM", "f", offsetof(gt_kcfg, fam), {0, 1, 2, 3, 4}, 5,
      "kernel family: 0 SIMT (FFMA/DFMA), 1 DMMA (f64 tensor cores, sm_80+), 2 MMA (tf32, "
      "f16, bf16, f32_3xtf32 tensor cores, sm_80+), 3 WGMMA (tf32, f16, bf16, f32_3xtf32 warpgroup MMA "
-     "with TMA, sm_90a)"},
+     "with TMA, sm_90a), 4 GEMV (byte-bound shapes, every type: BM x BN holds the long side's "
+     "rows and the small side whole, WM x WN a warp's, TM vector loads in flight per row, TN "
+     "warps along K, BK 64)"},
     {"BM", "_", offsetof(gt_kcfg, bm), TILE_VALUES, "block tile rows (of C per block)"},
     {"BN", "x", offsetof(gt_kcfg, bn), TILE_VALUES, "block tile columns"},
     {"BK", "x", offsetof(gt_kcfg, bk), {8, 16, 32, 64}, 4,
@@ -59,9 +61,27 @@ static int esize(const gt_key *key) { return gt_dtype_in_size(key->dtype); }
 static int acc_size(const gt_key *key) { return key->dtype == GT_DT_F64 ? 8 : 4; }
 static long long cdiv(long long a, long long b) { return (a + b - 1) / b; }
 
+/* GEMV (gemm_gemv.cu, which states the same rules). */
+int gt_kcfg_gemv_long_m(const gt_kcfg *c) { return c->bm >= c->bn; }
+int gt_key_gemv_dot(const gt_key *key, int long_m) { return long_m ? key->opa : !key->opb; }
+int gt_kcfg_gemv_dot(const gt_kcfg *c, const gt_key *key) {
+    return gt_key_gemv_dot(key, gt_kcfg_gemv_long_m(c));
+}
+/* Rows of the long side per block and per warp, and the small side's tile. */
+static int gemv_bl(const gt_kcfg *c) { return gt_kcfg_gemv_long_m(c) ? c->bm : c->bn; }
+static int gemv_wl(const gt_kcfg *c) { return gt_kcfg_gemv_long_m(c) ? c->wm : c->wn; }
+static int gemv_bs(const gt_kcfg *c) { return gt_kcfg_gemv_long_m(c) ? c->bn : c->bm; }
+/* Sums per tile a split-K partial holds: the block's NACC x threads (gemm_gemv.cu). */
+static long long gemv_tile_sums(const gt_kcfg *c) {
+    long long t = 32 * (gemv_bl(c) / gemv_wl(c)) * c->tn, out = (long long)gemv_bl(c) * gemv_bs(c);
+    return cdiv(out, t) * t;
+}
+
 /* WGMMA: a producer warpgroup and BN / WN consumer warpgroups. */
 int gt_kcfg_threads(const gt_kcfg *c) {
     if (c->fam == GT_FAM_WGMMA) return 128 * (c->bn / c->wn + 1);
+    if (c->fam == GT_FAM_GEMV)
+        return 32 * (gt_kcfg_gemv_long_m(c) ? c->bm / c->wm : c->bn / c->wn) * c->tn;
     return 32 * (c->bm / c->wm) * (c->bn / c->wn);
 }
 
@@ -91,6 +111,8 @@ int gt_kcfg_wgmma_tma_store(const gt_kcfg *c, const gt_key *key) {
  * DMMA (gemm_dmma.cu, which states the same formula): each operand kept in its stored
  * orientation, rows padded by 4 doubles. */
 int gt_kcfg_smem_bytes(const gt_kcfg *c, const gt_key *key) {
+    /* GEMV: TN warps' partial sums of the tile, in the compute type. */
+    if (c->fam == GT_FAM_GEMV) return c->tn * gemv_bl(c) * gemv_bs(c) * acc_size(key);
     if (c->fam == GT_FAM_WGMMA)
         return wgmma_smem_base(c, key) + (gt_kcfg_wgmma_tma_store(c, key) ? wgmma_staging_bytes(c) : 0);
     if (c->fam == GT_FAM_MMA) {
@@ -160,6 +182,16 @@ int gt_kcfg_regs_estimate(const gt_kcfg *c, const gt_key *key) {
     }
     if (c->fam == GT_FAM_DMMA)
         return 4 * c->tm * c->tn + (c->tm * c->tn >= 32 ? 4 : 8) * (c->tm + c->tn) + 48;
+    if (c->fam == GT_FAM_GEMV) {
+        /* The sums, the loads in flight (TM vectors per row) and a step's X values, in
+         * registers of the compute type, plus about 40 for addresses and loop state. */
+        int w = acc_size(key) / 4;
+        if (gt_kcfg_gemv_dot(c, key)) {
+            int wl = gemv_wl(c), bs = gemv_bs(c);
+            return w * (wl * bs + c->tm * wl * c->vec + c->vec) + 2 * wl + 40;
+        }
+        return w * (c->vec * gemv_bs(c) + c->tm * c->vec + gemv_bs(c)) + 40;
+    }
     int natural = simt_regs_natural(c, key), cap = regs_cap(c, gt_kcfg_min_blocks(c, key));
     return natural < cap ? natural : cap;
 }
@@ -223,8 +255,9 @@ long long gt_kcfg_split_counters(const gt_kcfg *c, const gt_key *key) {
  * accumulator type. */
 static size_t splitk_partial_bytes(const gt_kcfg *c, const gt_key *key) {
     if (c->split <= 1) return 0;
+    long long per_tile = c->fam == GT_FAM_GEMV ? gemv_tile_sums(c) : (long long)c->bm * c->bn;
     return (size_t)(cdiv(key->m, c->bm) * cdiv(key->n, c->bn)) * (size_t)c->split *
-           (size_t)c->bm * (size_t)c->bn * (size_t)acc_size(key);
+           (size_t)per_tile * (size_t)acc_size(key);
 }
 /* One operand's copy. Stored r x c (r contiguous); when k is not the contiguous
  * dimension (kcont 0), c is k and a transposed copy is c x r. */
@@ -317,6 +350,8 @@ int gt_kcfg_family_fits(int fam, const gt_key *k) {
     /* MMA: f32_3xtf32 too, its low parts split in registers (gemm_mma.cu). */
     if (fam == GT_FAM_MMA)
         return (gt_dtype_tensor_only(k->dtype) || gt_dtype_split3(k->dtype)) && k->cc_major >= 8;
+    /* GEMV: FMA in the compute type, every type and device. */
+    if (fam == GT_FAM_GEMV) return 1;
     if (gt_dtype_tensor_only(k->dtype)) return 0;
     return fam == GT_FAM_SIMT || (fam == GT_FAM_DMMA && k->dtype == GT_DT_F64 && k->cc_major >= 8);
 }
@@ -328,6 +363,13 @@ static int warp_layout(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     (void)k, (void)l;
     /* TM 16 is SIMT's only: the other families' fragment counts stop at 8. */
     if (c->tm == 16 && c->fam != GT_FAM_SIMT) return 0;
+    /* GEMV: the small side whole in every warp (at most 16), whole warps along the long
+     * side, TM and TN 1, 2, 4 or 8. */
+    if (c->fam == GT_FAM_GEMV) {
+        int bs = gemv_bs(c), ws = gt_kcfg_gemv_long_m(c) ? c->wn : c->wm;
+        return bs <= 16 && (bs & (bs - 1)) == 0 && ws == bs && gemv_bl(c) % gemv_wl(c) == 0 &&
+               (c->tm & (c->tm - 1)) == 0 && c->tm <= 8 && (c->tn & (c->tn - 1)) == 0;
+    }
     if (c->bm % c->wm || c->bn % c->wn || c->wm % c->tm || c->wn % c->tn) return 0;
     if (c->fam == GT_FAM_DMMA) return c->wm == 8 * c->tm && c->wn == 8 * c->tn;
     if (c->fam == GT_FAM_MMA) return c->wm == 8 * c->tm && c->wn == 16 * c->tn;
@@ -342,6 +384,7 @@ static int warp_layout(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
 static int k_step(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     (void)l;
     if (c->fam == GT_FAM_WGMMA) return c->bk * esize(k) == 128; /* one swizzle row */
+    if (c->fam == GT_FAM_GEMV) return c->bk == 64;
     if (c->fam != GT_FAM_MMA) return c->bk <= 32;
     return esize(k) == 4 ? c->bk <= 32 : c->bk >= 16;
 }
@@ -354,6 +397,7 @@ static int whole_vectors(const gt_kcfg *c, const gt_key *k, const gt_klimits *l)
     (void)l;
     int t = gt_kcfg_threads(c), v = c->vec;
     if (c->fam == GT_FAM_WGMMA) return v * esize(k) <= 16; /* copies: gemm_wgmma.cu */
+    if (c->fam == GT_FAM_GEMV) return v * esize(k) <= 16;
     return v * esize(k) <= 16 && c->bm % v == 0 && c->bn % v == 0 && c->bk % v == 0 &&
            (c->bm * c->bk / v) % t == 0 && (c->bn * c->bk / v) % t == 0;
 }
@@ -409,6 +453,31 @@ static int dmma_stages(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
 static int wgmma_tile(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     (void)l;
     return c->fam != GT_FAM_WGMMA || c->tn * c->bm / 2 <= (gt_dtype_split3(k->dtype) ? 96 : 128);
+}
+
+/* GEMV (gemm_gemv.cu): the small side's tile covers it whole; AXPY's warp is the block,
+ * 32 lanes of VEC rows; at most 16 rows per DOT warp; STAGES and RASTER unused, at their
+ * first values. */
+static int gemv_layout(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
+    (void)l;
+    if (c->fam != GT_FAM_GEMV) return 1;
+    int lm = gt_kcfg_gemv_long_m(c);
+    if ((lm ? (long long)k->n > c->bn : (long long)k->m > c->bm) || c->stages != 2 || c->raster != 1)
+        return 0;
+    if (!gt_kcfg_gemv_dot(c, k)) return gemv_wl(c) == gemv_bl(c) && gemv_bl(c) == 32 * c->vec;
+    return gemv_wl(c) <= 16;
+}
+/* GEMV: the small side's tile is the smallest power of two that holds it; the sums and
+ * the loads in flight stay within 64 registers' worth. */
+static int gemv_fit(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
+    (void)l;
+    if (c->fam != GT_FAM_GEMV) return 1;
+    long long s = gt_kcfg_gemv_long_m(c) ? k->n : k->m;
+    int bs = gemv_bs(c);
+    if (bs >= 2 * s) return 0;
+    int w = acc_size(k) / 4;
+    if (gt_kcfg_gemv_dot(c, k)) return w * gemv_wl(c) * (bs + c->tm * c->vec) <= 64 + 32;
+    return w * c->vec * (bs + c->tm) <= 96;
 }
 
 static int warp_not_idle(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
@@ -489,6 +558,9 @@ static int split_needed(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) 
     if (c->split == 1) return 1;
     long long tiles = cdiv(k->m, c->bm) * cdiv(k->n, c->bn);
     long long kps = cdiv(cdiv(k->k, c->bk), c->split);
+    /* GEMV blocks are small and stream: up to 8 per SM, at least 2 units of K each. */
+    if (c->fam == GT_FAM_GEMV)
+        return tiles < 2LL * l->sm_count && tiles * c->split <= 8LL * l->sm_count && kps >= 2;
     return tiles < l->sm_count && tiles * c->split <= 4LL * l->sm_count && kps >= 4;
 }
 static int raster_useful(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
@@ -540,9 +612,18 @@ const gt_kconstraint gt_kconstraints[] = {
      dmma_k8_block},
     {"dmma_stages", GT_KC_LEGAL,
      "DMMA: at least 3 shared-memory stages (2 computed wrong results)", dmma_stages},
+    {"gemv_layout", GT_KC_LEGAL,
+     "GEMV: the small side (N where BM >= BN, else M) fits its tile; with the large operand "
+     "contiguous along the long side (AXPY) a block is one warp of 32 lanes of VEC rows, "
+     "else at most 16 rows per warp; STAGES 2, RASTER 1",
+     gemv_layout},
     {"wgmma_tile", GT_KC_LEGAL,
      "WGMMA: at most 128 accumulators per consumer thread (TN x BM / 2), 96 for f32_3xtf32",
      wgmma_tile},
+    {"gemv_fit", GT_KC_PRUNE,
+     "GEMV: the small side's tile is the smallest power of two that holds it; sums and loads "
+     "in flight fit in about 96 registers",
+     gemv_fit},
     {"warp_not_idle", GT_KC_PRUNE,
      "no warp computes nothing: the tiles overhang the problem by less than a warp tile "
      "(DMMA: or by under 1/16 of the tiled extent; WGMMA exempt: one block per SM, waves "
@@ -576,7 +657,8 @@ const gt_kconstraint gt_kconstraints[] = {
      fills_sms},
     {"split_needed", GT_KC_PRUNE,
      "split-K only when the tiles are fewer than the SMs, up to 4 blocks per SM, with at "
-     "least 4 K steps per split",
+     "least 4 K steps per split (GEMV: tiles fewer than 2 per SM, up to 8 blocks per SM, 2 "
+     "steps)",
      split_needed},
     {"raster_useful", GT_KC_PRUNE,
      "grouped rasterization only for grids of 2 waves or more, taller than the group",
@@ -590,7 +672,8 @@ const gt_kconstraint *gt_kcfg_check(const gt_kcfg *c, const gt_key *key, const g
      * refused first, as outside the table, whichever kinds were asked for. */
     if (c->bm <= 0 || c->bn <= 0 || c->bk <= 0 || c->wm <= 0 || c->wn <= 0 || c->tm <= 0 ||
         c->tn <= 0 || c->vec <= 0 || c->stages <= 0 || c->split <= 0 || c->raster <= 0 ||
-        c->wm > c->bm || c->wn > c->bn || c->tm > c->wm || c->tn > c->wn)
+        c->wm > c->bm || c->wn > c->bn ||
+        (c->fam != GT_FAM_GEMV && (c->tm > c->wm || c->tn > c->wn)))
         return &gt_kconstraints[0];
     for (int i = 0; i < gt_nkconstraints; i++) {
         if (!(gt_kconstraints[i].kind & kinds)) continue;

@@ -23,6 +23,8 @@ enum {
     GT_FAM_MMA = 2,  /* gemm_mma.cu: tf32, f16, bf16, f32_3xtf32 tensor cores (mma.sync), sm_80+ */
     GT_FAM_WGMMA = 3, /* gemm_wgmma.cu: tf32, f16, bf16 (and f32_3xtf32) warpgroup MMA fed by
                          TMA, sm_90a only */
+    GT_FAM_GEMV = 4,  /* gemm_gemv.cu: byte-bound shapes (one of M and N at most 16), every
+                         type, FMA in the compute type */
 };
 
 /* One configuration of a family (the macros of kernel_src/common.cuh). */
@@ -112,6 +114,14 @@ void gt_kcfg_limits_generic(const gt_key *key, gt_klimits *lim);
  * the reason (the parser's, or the failing constraint's name and reason) in why. */
 int gt_kcfg_validate(const char *text, const gt_key *key, const gt_klimits *lim, gt_kcfg *out,
                      char *why, size_t whysize);
+
+/* GEMV (gemm_gemv.cu): the long side is M when BM >= BN, else N; the small side's tile
+ * (BS, at most 16) covers that dimension whole. DOT when the large operand is stored
+ * contiguous along K, else AXPY (its lanes along the long side). */
+int gt_kcfg_gemv_long_m(const gt_kcfg *c);
+int gt_kcfg_gemv_dot(const gt_kcfg *c, const gt_key *key);
+/* The layout a GEMV kernel takes for key (gemm_gemv.cu's W_KCONTIG). */
+int gt_key_gemv_dot(const gt_key *key, int long_m);
 
 /* Derived values, computed in one place (mirroring kernel_src/common.cuh and the
  * families' sources). */

@@ -19,7 +19,8 @@
 
 /* The source of each family (kcfg.h, GT_FAM_*); each defines gt_gemm. */
 static const char *family_source(const gt_kcfg *cfg) {
-    return cfg->fam == GT_FAM_WGMMA  ? gt_src_gemm_wgmma
+    return cfg->fam == GT_FAM_GEMV   ? gt_src_gemm_gemv
+           : cfg->fam == GT_FAM_WGMMA  ? gt_src_gemm_wgmma
            : cfg->fam == GT_FAM_MMA  ? gt_src_gemm_mma
            : cfg->fam == GT_FAM_DMMA ? gt_src_gemm_dmma
                                      : gt_src_gemm_simt;

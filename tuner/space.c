@@ -41,7 +41,45 @@
 
 static double cdivd(double a, double b) { return ceil(a / b); }
 
+/* GEMV (gemm_gemv.cu): the bytes of W, X's re-reads by each tile through L2 and C, at
+ * DRAM's rate scaled by the bytes in flight (about 40 KiB per SM reach it: 3 TB/s over
+ * about 1.7 us of latency), against the FMAs (the small side padded to its tile) and
+ * the 16-bit conversions at about 70% of the FMA pipe's rate. */
+static double gemv_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_klimits *lim) {
+    int lm = gt_kcfg_gemv_long_m(c), dot = gt_kcfg_gemv_dot(c, key);
+    double L = (double)(lm ? key->m : key->n), S = (double)(lm ? key->n : key->m), K = (double)key->k;
+    int bl = lm ? c->bm : c->bn, wl = lm ? c->wm : c->wn, bs = lm ? c->bn : c->bm;
+    double es = gt_dtype_in_size(key->dtype), esc = gt_dtype_out_size(key->dtype);
+    double acc = key->dtype == GT_DT_F64 ? 8.0 : 4.0;
+    int t = gt_kcfg_threads(c), sms = lim->sm_count > 0 ? lim->sm_count : 1;
+    double tiles = cdivd(L, bl), blocks = tiles * c->split;
+    int bps = gt_kcfg_blocks_per_sm(c, key, lim);
+    if (bps < 1) bps = 1;
+    double resident = fmin(blocks, (double)bps * sms);
+    double per_thread = (dot ? (double)c->tm * wl : (double)c->tm) * c->vec * es;
+    double inflight = resident * t * per_thread, want = 40960.0 * sms;
+    double mem_eff = inflight >= want ? 1.0 : 0.1 + 0.9 * inflight / want;
+    double dram = es * (L * K + S * K) + esc * L * S * (key->beta0 ? 1 : 2);
+    double l2 = es * L * K + tiles * es * S * K;
+    if (c->split > 1) {
+        double part = tiles * c->split * t * cdivd((double)bl * bs, t) * acc * 2.0;
+        dram += part, l2 += part;
+    }
+    double memory = fmax(dram / (DRAM_BYTES_PER_US * mem_eff), l2 / L2_BYTES_PER_US);
+    double fma = L * K * bs * (key->dtype == GT_DT_F64 ? 2.0 : 1.0) + (es < 4 ? L * K : 0.0);
+    /* X's loads: one per VEC k and small column (contiguous along K), else one per k,
+     * shared by a DOT warp's rows; AXPY: one per k and small column per lane. */
+    double xl = dot ? L * K * bs / wl / (c->vec > 1 ? c->vec : 1) : L * K * bs / c->vec;
+    double compute = (fma + xl) / (sms * 128.0 * 1.755e3 * 0.7);
+    /* A block with work left in only some of its warps at the end (few blocks) idles. */
+    double waves = ceil(blocks / ((double)bps * sms));
+    double tail = waves > 1 ? 1.0 + 0.5 / waves : 1.0;
+    return (fmax(compute, memory) + OVERLAP_LOSS * fmin(compute, memory)) * tail +
+           LAUNCH_US * (1.0 + (c->split > 1 ? 0.5 : 0.0));
+}
+
 double gt_space_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_klimits *lim) {
+    if (c->fam == GT_FAM_GEMV) return gemv_estimate_us(c, key, lim);
     double M = (double)key->m, N = (double)key->n, K = (double)key->k;
     double es = gt_dtype_in_size(key->dtype), esc = gt_dtype_out_size(key->dtype);
     int t = gt_kcfg_threads(c);
@@ -369,12 +407,44 @@ int gt_space_build(const gt_key *key, const gt_klimits *lim, int max, int flags,
     lookup(selective, (int)(sizeof selective / sizeof selective[0]), b.fast);
     static const int warps[] = {1, 2, 4};
     const gt_kparam *ptm = &gt_kparams[param_index("TM")], *ptn = &gt_kparams[param_index("TN")];
-    for (int fam = GT_FAM_SIMT; fam <= GT_FAM_WGMMA; fam++) {
+    for (int fam = GT_FAM_SIMT; fam <= GT_FAM_GEMV; fam++) {
         gt_kcfg c;
         memset(&c, 0, sizeof c);
         c.fam = fam;
         /* Families that cannot fit the key are not generated. */
         if (!gt_kcfg_family_fits(fam, key)) continue;
+        if (fam == GT_FAM_GEMV) {
+            /* Each orientation whose small side is at most 16, in the layout the key
+             * gives it: DOT warps of WL rows, LW of them along the long side; AXPY one
+             * warp of 32 VEC rows. TM loads in flight, TN warps along K. */
+            static const int p2[] = {1, 2, 4, 8};
+            int vec = gt_kcfg_widest_vec(key);
+            for (int lm = 1; lm >= 0; lm--) {
+                long long small = lm ? key->n : key->m;
+                if (small > 16) continue;
+                int bs = 1;
+                while (bs < small) bs *= 2;
+                int dot = gt_key_gemv_dot(key, lm);
+                for (int iw = 0; iw < (dot ? 4 : 1); iw++)
+                    for (int il = 0; il < (dot ? 4 : 1); il++)
+                        for (int im = 0; im < 4; im++)
+                            for (int in = 0; in < 4; in++) {
+                                int wl = dot ? p2[iw] : 32 * vec, bl = dot ? wl * p2[il] : wl;
+                                c.tm = p2[im], c.tn = p2[in];
+                                if (lm) c.bm = bl, c.wm = wl, c.bn = c.wn = bs;
+                                else c.bn = bl, c.wn = wl, c.bm = c.wm = bs;
+                                if (gt_kcfg_gemv_long_m(&c) != lm || !in_values("BM", c.bm) ||
+                                    !in_values("BN", c.bn) || !in_values("WM", c.wm) ||
+                                    !in_values("WN", c.wn))
+                                    continue;
+                                if (add_variants(&b, c) != 0) {
+                                    free(b.cands);
+                                    return -1;
+                                }
+                            }
+            }
+            continue;
+        }
         if (fam == GT_FAM_WGMMA) {
             /* Instructions of BM columns, TN per consumer warpgroup, 1 or 2 of those. */
             static const int bms[] = {64, 128, 192, 256};

@@ -1,0 +1,288 @@
+// gemm_gemv.cu: the GEMV family (GT_FAM 4), for GEMMs bound by the bytes they read: one of M
+// and N small (a decode step's tokens against a weight matrix, a row vector), or a tiny
+// output with a huge K. Every data type, every op pair, FMA arithmetic in the compute type
+// (f32 for the 16-bit types, tf32 and f32_3xtf32: exact fp32 products).
+//
+// The problem as this family sees it: a long side L (M or N) and a small side S (the other,
+// at most BS), so that C (L x S, or its transpose) = W (L x K) times X (K x S):
+//   LM (BM >= BN): L = M, W = op(A), X = op(B), C[l + s ldc];
+//   else:          L = N, W = op(B)^T, X = op(A)^T, C[s + l ldc].
+// W is the large operand and is read once, in 16-byte loads (VEC elements) along its
+// contiguous dimension, with a streaming hint; X is small and read through L1.
+// Parameters (tuner/kcfg.c's table, which states the legal values):
+//   BM x BN   the block's tile of C: BL rows of L, and BS >= S on the small side;
+//   WM x WN   the warp's: WL rows of L (the small side whole: WS = BS);
+//   TM        vector steps each lane has in flight per row (UNROLL);
+//   TN        warps along K in a block (KWARPS), their sums added through shared memory;
+//   SPLIT     blocks along K, reduced in order in the workspace (common.cuh's splitk_reduce);
+//   BK = 64   the unit K is split in; STAGES and RASTER take their first values, unused.
+// Two layouts, by which dimension of W is contiguous (a property of the key):
+//   DOT (W contiguous along K): a warp owns WL rows; its lanes, and the block's KWARPS
+//     warps, take interleaved vectors along K; each lane keeps WL x BS sums, then the warp
+//     adds its lanes' (a butterfly).
+//   AXPY (W contiguous along L): BL = WL = 32 VEC, each lane owns VEC consecutive rows;
+//     the KWARPS warps take k = kw, kw + KWARPS, ...; each lane keeps VEC x BS sums.
+// Every sum is taken in an order fixed by the configuration, so results are
+// deterministic: the lanes' and warps' partials in index order, the splits in split order.
+// Shared memory (dynamic, GT_SMEM_CHECK): KWARPS x BL x BS partial sums of the compute type.
+#include "common.cuh"
+
+using namespace gt;
+
+namespace {
+
+constexpr bool LM = BM >= BN;
+constexpr int BL = LM ? BM : BN, BS = LM ? BN : BM, WL = LM ? WM : WN;
+constexpr int UNROLL = TM, KWARPS = TN, LWARPS = BL / WL;
+constexpr int NTG = 32 * LWARPS * KWARPS;
+constexpr int NOUT = BL * BS, NACC = (NOUT + NTG - 1) / NTG;
+// W[l][k] and X[k][s] as stored: contiguous along K or not.
+constexpr bool W_KCONTIG = LM ? TA : !TB;
+constexpr bool X_KCONTIG = LM ? !TB : TA;
+
+static_assert((LM ? WN : WM) == BS, "a warp covers the small side whole");
+static_assert(BL % WL == 0, "warp rows divide the block's");
+static_assert(W_KCONTIG || (LWARPS == 1 && BL == 32 * VEC), "AXPY: one warp of VEC rows a lane");
+static_assert(BK == 64, "K is split in units of 64");
+#ifdef GT_SMEM_CHECK
+static_assert(GT_SMEM_CHECK == KWARPS * NOUT * (int)sizeof(T), "GEMV shared memory differs from tuner/kcfg.c's");
+#endif
+
+__device__ __forceinline__ T cv(TI x) {
+    if constexpr (sizeof(T) == 8) return to_f64(x);
+    else return to_f32(x);
+}
+
+// One element through the read-only path (a template on E, so only its type's branch is
+// compiled: the 16-bit types are tag structs).
+template <class E> __device__ __forceinline__ T ld_one(const E *p) {
+    if constexpr (sizeof(E) == 2) {
+        E e;
+        e.x = __ldg(reinterpret_cast<const unsigned short *>(p));
+        return cv(e);
+    } else {
+        return cv(__ldg(p));
+    }
+}
+
+// V consecutive elements of W from p (aligned to V elements), streamed: W is read once.
+template <int V> __device__ __forceinline__ void ld_w(const TI *p, T (&r)[V]) {
+    constexpr int BYTES = V * (int)sizeof(TI);
+    if constexpr (BYTES == 16) {
+        const uint4 u = __ldcs(reinterpret_cast<const uint4 *>(p));
+        const TI *e = reinterpret_cast<const TI *>(&u);
+#pragma unroll
+        for (int q = 0; q < V; ++q) r[q] = cv(e[q]);
+    } else if constexpr (BYTES == 8) {
+        const uint2 u = __ldcs(reinterpret_cast<const uint2 *>(p));
+        const TI *e = reinterpret_cast<const TI *>(&u);
+#pragma unroll
+        for (int q = 0; q < V; ++q) r[q] = cv(e[q]);
+    } else if constexpr (BYTES == 4 && V > 1) {
+        const unsigned u = __ldcs(reinterpret_cast<const unsigned *>(p));
+        const TI *e = reinterpret_cast<const TI *>(&u);
+#pragma unroll
+        for (int q = 0; q < V; ++q) r[q] = cv(e[q]);
+    } else {
+#pragma unroll
+        for (int q = 0; q < V; ++q) r[q] = cv(p[q]);
+    }
+}
+
+// V consecutive elements of X along K (k aligned to V when X is contiguous along K).
+template <int V>
+__device__ __forceinline__ void ld_x(const TI *X, long long ldx, long long k, long long s, T (&r)[V]) {
+    if constexpr (X_KCONTIG) {
+        const TI *p = X + s * ldx + k;
+        constexpr int BYTES = V * (int)sizeof(TI);
+        if constexpr (BYTES == 16) {
+            const uint4 u = __ldg(reinterpret_cast<const uint4 *>(p));
+            const TI *e = reinterpret_cast<const TI *>(&u);
+#pragma unroll
+            for (int q = 0; q < V; ++q) r[q] = cv(e[q]);
+        } else if constexpr (BYTES == 8) {
+            const uint2 u = __ldg(reinterpret_cast<const uint2 *>(p));
+            const TI *e = reinterpret_cast<const TI *>(&u);
+#pragma unroll
+            for (int q = 0; q < V; ++q) r[q] = cv(e[q]);
+        } else {
+#pragma unroll
+            for (int q = 0; q < V; ++q) r[q] = ld_one(p + q);
+        }
+    } else {
+#pragma unroll
+        for (int q = 0; q < V; ++q) r[q] = ld_one(X + s + (k + q) * ldx);
+    }
+}
+
+// The output index of row li of the tile and column s: the dimension C stores contiguously
+// runs fastest, so the block's stores coalesce.
+__device__ __forceinline__ int out_index(int li, int s) { return LM ? s * BL + li : li * BS + s; }
+
+// C = alpha v + beta C at p (a template, so that only the compute type's branch is compiled).
+template <class P> __device__ __forceinline__ void store_one(P *p, T v, T alpha, T beta) {
+    if constexpr (sizeof(T) == 8) store_c<1>(p, &v, alpha, beta);
+    else store_acc<1>(p, &v, alpha, beta);
+}
+
+}  // namespace
+
+extern "C" __global__ void __launch_bounds__(NTG, GT_MINB)
+    gt_gemm(const TI *__restrict__ A, long long lda, const TI *__restrict__ B, long long ldb,
+            TC *__restrict__ C, long long ldc, T alpha, T beta, T *ws, long long gt_m,
+            long long gt_n, long long gt_k) {
+    const shape sh(gt_m, gt_n, gt_k);
+    const long long L = LM ? sh.M : sh.N, S = LM ? sh.N : sh.M, K = sh.K;
+    const TI *__restrict__ W = LM ? A : B;
+    const TI *__restrict__ X = LM ? B : A;
+    const long long ldw = LM ? lda : ldb, ldx = LM ? ldb : lda;
+    extern __shared__ __align__(16) unsigned char smem[];
+    T *red = reinterpret_cast<T *>(smem);  // [KWARPS][NOUT]
+
+    const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+    const int tile = blockIdx.x, z = blockIdx.y;
+    const long long l0 = (long long)tile * BL;
+    // This block's part of K: whole units of BK, the last split taking what is left.
+    const long long kb = (long long)z * sh.KPS * BK;
+    const long long ke = kb + (long long)sh.KPS * BK < K ? kb + (long long)sh.KPS * BK : K;
+
+    if constexpr (W_KCONTIG) {
+        // ---- DOT ----
+        const int lw = warp % LWARPS, kw = warp / LWARPS;
+        T acc[WL][BS];
+#pragma unroll
+        for (int r = 0; r < WL; ++r)
+#pragma unroll
+            for (int s = 0; s < BS; ++s) acc[r][s] = T(0);
+        // Rows past L read row L - 1 (their sums are never stored).
+        const TI *wrow[WL];
+#pragma unroll
+        for (int r = 0; r < WL; ++r) {
+            const long long l = l0 + lw * WL + r;
+            wrow[r] = W + (l < L ? l : L - 1) * ldw;
+        }
+        auto fma_step = [&](long long k, const T (&w)[WL][VEC]) {
+#pragma unroll
+            for (int s = 0; s < BS; ++s) {
+                T x[VEC];
+                if (s < S) ld_x<VEC>(X, ldx, k, s, x);
+                else
+#pragma unroll
+                    for (int q = 0; q < VEC; ++q) x[q] = T(0);
+#pragma unroll
+                for (int r = 0; r < WL; ++r)
+#pragma unroll
+                    for (int q = 0; q < VEC; ++q) acc[r][s] += w[r][q] * x[q];
+            }
+        };
+        constexpr int STEP = 32 * KWARPS * VEC;  // K the block covers per vector step
+        long long k = kb + (long long)(kw * 32 + lane) * VEC;
+        // UNROLL vector steps with their loads in flight together, then one at a time.
+        for (; k + (UNROLL - 1) * STEP + VEC <= ke; k += UNROLL * STEP) {
+            T w[UNROLL][WL][VEC];
+#pragma unroll
+            for (int u = 0; u < UNROLL; ++u)
+#pragma unroll
+                for (int r = 0; r < WL; ++r) ld_w<VEC>(wrow[r] + k + u * STEP, w[u][r]);
+#pragma unroll
+            for (int u = 0; u < UNROLL; ++u) fma_step(k + u * STEP, w[u]);
+        }
+        for (; k + VEC <= ke; k += STEP) {
+            T w[WL][VEC];
+#pragma unroll
+            for (int r = 0; r < WL; ++r) ld_w<VEC>(wrow[r] + k, w[r]);
+            fma_step(k, w);
+        }
+        if constexpr (VEC > 1) {
+            // The last (ke - kb) % VEC elements, one per thread of the first few.
+            const long long kt = kb + (ke - kb) / VEC * VEC;
+            const long long kk = kt + kw * 32 + lane;
+            if (kk < ke) {
+#pragma unroll
+                for (int s = 0; s < BS; ++s) {
+                    const T x = s < S ? cv(X_KCONTIG ? X[s * ldx + kk] : X[s + kk * ldx]) : T(0);
+#pragma unroll
+                    for (int r = 0; r < WL; ++r) acc[r][s] += cv(wrow[r][kk]) * x;
+                }
+            }
+        }
+        // The warp's sums (every lane gets them), then one lane per sum stores it.
+#pragma unroll
+        for (int r = 0; r < WL; ++r)
+#pragma unroll
+            for (int s = 0; s < BS; ++s) {
+#pragma unroll
+                for (int o = 16; o > 0; o /= 2) acc[r][s] += __shfl_xor_sync(0xffffffffu, acc[r][s], o);
+                if ((r * BS + s) % 32 == lane) red[kw * NOUT + out_index(lw * WL + r, s)] = acc[r][s];
+            }
+    } else {
+        // ---- AXPY ----
+        const int kw = warp;
+        const long long l = l0 + (long long)lane * VEC;
+        const bool whole = l + VEC <= L;
+        T acc[VEC][BS];
+#pragma unroll
+        for (int q = 0; q < VEC; ++q)
+#pragma unroll
+            for (int s = 0; s < BS; ++s) acc[q][s] = T(0);
+        auto load = [&](long long k, T (&w)[VEC]) {
+            const TI *p = W + l + k * ldw;
+            if (whole) {
+                ld_w<VEC>(p, w);
+            } else {
+#pragma unroll
+                for (int q = 0; q < VEC; ++q) w[q] = l + q < L ? cv(p[q]) : T(0);
+            }
+        };
+        auto fma_step = [&](long long k, const T (&w)[VEC]) {
+#pragma unroll
+            for (int s = 0; s < BS; ++s) {
+                const T x = s < S ? ld_one(X_KCONTIG ? X + s * ldx + k : X + s + k * ldx) : T(0);
+#pragma unroll
+                for (int q = 0; q < VEC; ++q) acc[q][s] += w[q] * x;
+            }
+        };
+        long long k = kb + kw;
+        if (l < L) {
+            for (; k + (UNROLL - 1) * KWARPS < ke; k += UNROLL * KWARPS) {
+                T w[UNROLL][VEC];
+#pragma unroll
+                for (int u = 0; u < UNROLL; ++u) load(k + u * KWARPS, w[u]);
+#pragma unroll
+                for (int u = 0; u < UNROLL; ++u) fma_step(k + u * KWARPS, w[u]);
+            }
+            for (; k < ke; k += KWARPS) {
+                T w[VEC];
+                load(k, w);
+                fma_step(k, w);
+            }
+        }
+#pragma unroll
+        for (int q = 0; q < VEC; ++q)
+#pragma unroll
+            for (int s = 0; s < BS; ++s) red[kw * NOUT + out_index(lane * VEC + q, s)] = acc[q][s];
+    }
+    __syncthreads();
+
+    // The warps' partials added in warp order; this thread's outputs are tid + j NTG.
+    T v[NACC];
+#pragma unroll
+    for (int j = 0; j < NACC; ++j) {
+        const int e = tid + j * NTG;
+        v[j] = T(0);
+        if (e < NOUT)
+#pragma unroll
+            for (int w = 0; w < KWARPS; ++w) v[j] += red[w * NOUT + e];
+    }
+    if (!splitk_reduce<NACC, NTG, 0>(sh, v, ws, tile, z, tid)) return;
+#pragma unroll
+    for (int j = 0; j < NACC; ++j) {
+        const int e = tid + j * NTG;
+        if (e >= NOUT) continue;
+        const int li = LM ? e % BL : e / BS, s = LM ? e / BL : e % BS;
+        const long long l = l0 + li;
+        if (l >= L || s >= S) continue;
+        TC *p = LM ? C + l + s * ldc : C + s + l * ldc;
+        store_one(p, v[j], alpha, beta);
+    }
+}
