@@ -183,9 +183,9 @@ static void kcfg_table_sane(void) {
         }
     }
     /* The families' values and a few the kernels rely on. */
-    TAP_CHECK(gt_kparams[0].nvalues == 4 && gt_kparams[0].values[0] == GT_FAM_SIMT &&
+    TAP_CHECK(gt_kparams[0].nvalues == 5 && gt_kparams[0].values[0] == GT_FAM_SIMT &&
                   gt_kparams[0].values[1] == GT_FAM_DMMA && gt_kparams[0].values[2] == GT_FAM_MMA &&
-                  gt_kparams[0].values[3] == GT_FAM_WGMMA,
+                  gt_kparams[0].values[3] == GT_FAM_WGMMA && gt_kparams[0].values[4] == GT_FAM_GEMV,
               "FAM values");
     TAP_CHECK(gt_nkconstraints >= 19, "%d constraints", gt_nkconstraints);
     int legal = 0, prune = 0;
@@ -315,7 +315,7 @@ static void kcfg_parse_rejects(void) {
         {"f0_128 x64x8_w32x32_t8x4_s3_v4_k1_r8", "BN"},
         {"f0_128x64x8 _w32x32_t8x4_s3_v4_k1_r8", "WM"},
         /* Values outside the table. */
-        {"f4_128x64x8_w32x32_t8x4_s3_v4_k1_r8", "FAM"},
+        {"f5_128x64x8_w32x32_t8x4_s3_v4_k1_r8", "FAM"},
         {"f0_100x64x8_w32x32_t8x4_s3_v4_k1_r8", "BM"},
         {"f0_999x64x8_w32x32_t8x4_s3_v4_k1_r8", "BM"},
         {"f0_128x7x8_w32x32_t8x4_s3_v4_k1_r8", "BN"},
@@ -581,6 +581,12 @@ static void kcfg_each_constraint_rejects(void) {
         /* Grouping 8 rows of a 12 x 8 grid: 96 tiles, less than 2 waves. */
         {"raster_useful", CFG(0, 128, 128, 16, 32, 64, 8, 8, 3, 4, 1, 8), 90, GT_DT_F32, 0, 0,
          1536, 1024, 4096, 16, &h100, {0}},
+        /* GEMV: N = 20 does not fit the 16 columns of the tile. */
+        {"gemv_layout", CFG(4, 16, 16, 64, 2, 16, 2, 2, 2, 8, 1, 1), 90, GT_DT_BF16, 1, 0, 4096,
+         20, 4096, 16, &h100, {0}},
+        /* GEMV: 4 columns for N = 1. */
+        {"gemv_fit", CFG(4, 8, 4, 64, 2, 4, 2, 2, 2, 8, 1, 1), 90, GT_DT_BF16, 1, 0, 4096, 1,
+         4096, 16, &h100, {0}},
     };
     const int ncases = (int)(sizeof cases / sizeof cases[0]);
     /* Every constraint has a case. */

@@ -25,6 +25,10 @@
 #               f64) on $BENCH_FILE (default bench/suite.txt), each with a fresh cache
 #   bench-tc    the same for $TC_DTYPES (default bf16 f16 tf32)
 #   devices     tune --devices on one GPU against all, shards and merge
+#   decode      bench/decode.txt (byte-bound shapes) against cuBLAS, $DECODE_DTYPES (default
+#               bf16 f16 f32 f64), each with a fresh cache: decode_DT.json and decode.txt
+#   gemv-memcheck  byte-bound odd shapes tuned with every candidate verified, under
+#               compute-sanitizer's memcheck ($GEMV_MC_DTYPES, default f32 f64 bf16 f16)
 # Development measurements (not tests) are in dev/gpu_dev.sh. Logs and JSON go to $OUT
 # (default ./gpu-out). On the project's device machine: copy ../shared/device to .device
 # first (SQLite headers) and carry it.
@@ -41,7 +45,7 @@ if [ "$what" = all ] || [ "$what" = tests ]; then
 fi
 if [ "$what" = gpu ] || [ "$what" = sweep ] || [ "$what" = verify ] || [ "$what" = multigpu ]; then
   case $what in
-    gpu) suites="gpu cluster cli mode verify capture generic" ;;
+    gpu) suites="gpu cluster cli mode verify capture generic gemv" ;;
     verify) suites="verify" ;;
     multigpu) suites="--suite multigpu" ;;
     *) suites="--suite sweep" ;;
@@ -243,6 +247,35 @@ fi
 if [ "$what" = bench-tc ]; then
   # shellcheck disable=SC2086
   bench_suite "$OUT/bench_tc_ratio.png" ${TC_DTYPES:-bf16 f16 tf32}
+fi
+if [ "$what" = decode ]; then
+  for dt in ${DECODE_DTYPES:-bf16 f16 f32 f64}; do
+    rm -f "$OUT/decode-cache.db"*
+    GEMMTUNE_DEFAULTS=0 GEMMTUNE_CACHE="$OUT/decode-cache.db" ./$B/gemmtune-bench --dtype "$dt" \
+      --file bench/decode.txt --json "$OUT/decode_$dt.json" >>"$OUT/decode.txt" 2>&1 || rc=1
+    grep -v '^#' bench/decode.txt | while read -r m n k a b; do
+      [ -n "$m" ] && ./$B/gemmtune --cache "$OUT/decode-cache.db" show --dtype "$dt" "${m}x${n}x${k}:$a$b"
+    done >>"$OUT/decode-show.txt" 2>&1
+  done
+  rm -f "$OUT/decode-cache.db"*
+  python3 bench/decode_report.py "$OUT"/decode_*.json | tee "$OUT/decode.md" || rc=1
+fi
+if [ "$what" = gemv-memcheck ]; then
+  # Every candidate of each shape (GEMV ones among them) under memcheck and checked
+  # against the reference while it is tuned (fresh cache, no budget).
+  export GEMMTUNE_TUNE_VERIFY_ALL=1 GEMMTUNE_TUNE_BUDGET_S=100000
+  rm -f "$OUT/gemv-mc.db"*
+  for dt in ${GEMV_MC_DTYPES:-f32 f64 bf16 f16}; do
+    for s in ${GEMV_MC_SHAPES:-777x1x1001:TN 5x515x777:NT 1x999x1003:NN 4x8x20001:NN 1003x3x517:TT}; do
+      compute-sanitizer --tool memcheck --error-exitcode 9 \
+        ./$B/gemmtune --cache "$OUT/gemv-mc.db" run --reps 1 --dtype $dt $s >>"$OUT/gemv-mc.log" 2>&1
+      r=$?; echo "memcheck $dt $s: exit $r"; [ $r -eq 0 ] || rc=1
+    done
+  done
+  unset GEMMTUNE_TUNE_VERIFY_ALL GEMMTUNE_TUNE_BUDGET_S
+  grep -E "ERROR SUMMARY" "$OUT/gemv-mc.log" | sort | uniq -c
+  python3 -c "import sqlite3,sys; [print(*r) for r in sqlite3.connect(sys.argv[1]).execute('select dtype,m,n,k,opa,opb,substr(config,1,2),status,count(*) from timings group by 1,2,3,4,5,6,7,8')]" "$OUT/gemv-mc.db"
+  rm -f "$OUT/gemv-mc.db"*
 fi
 if [ "$what" = devices ]; then
   # The same shape list tuned on GPU 0 alone, then on every GPU; then two shards into two

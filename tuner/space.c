@@ -262,6 +262,19 @@ static void interleave_unsplit(gt_cand *c, int n) {
     free(out), free(used);
 }
 
+/* The best GEMV candidate goes third at the latest, so that a budget spent before the end of
+ * the list still times it: the GEMV model and the tile families' are fitted apart, and a
+ * byte-bound shape's winner can sit anywhere in their joint order. */
+#define GEMV_BY 2
+static void gemv_early(gt_cand *c, int n) {
+    int g = 0;
+    while (g < n && c[g].cfg.fam != GT_FAM_GEMV) g++;
+    if (g >= n || g <= GEMV_BY) return;
+    gt_cand best = c[g];
+    memmove(&c[GEMV_BY + 1], &c[GEMV_BY], sizeof *c * (size_t)(g - GEMV_BY));
+    c[GEMV_BY] = best;
+}
+
 /* By estimate, ties broken by the parameters in table order, so that the kept set is
  * the same with every C library's qsort. */
 static int by_estimate(const void *a, const void *b) {
@@ -499,6 +512,11 @@ int gt_space_build(const gt_key *key, const gt_klimits *lim, int max, int flags,
         /* SIMT's 16 x 8 thread tiles (A transposed only) rank level with 8 x 8 ones, which
          * still won on some such shapes: an eighth of the budget at most (at least 1). */
         int big_most = max < 8 ? 1 : max / 8, big = 0;
+        /* GEMV and the tile families are ranked by different models: where the shape has
+         * GEMV candidates, a quarter of the budget is kept for them. */
+        int gemv_want = 0, gemv = 0;
+        for (int i = 0; i < b.n; i++) gemv_want += b.cands[i].cfg.fam == GT_FAM_GEMV;
+        if (gemv_want > max / 4) gemv_want = max / 4;
         unsigned char *taken = calloc((size_t)b.n, 1);
         gt_cand *keep = malloc(sizeof *keep * (size_t)max);
         if (!taken || !keep) {
@@ -512,6 +530,8 @@ int gt_space_build(const gt_key *key, const gt_klimits *lim, int max, int flags,
                 if (pass == 0 && b.cands[i].cfg.split > 1 &&
                     nk - unsplit >= max - unsplit_want)
                     continue; /* the rest is kept for unsplit kernels */
+                const int is_gemv = b.cands[i].cfg.fam == GT_FAM_GEMV;
+                if (pass == 0 && !is_gemv && nk - gemv >= max - gemv_want) continue;
                 const int is_big = b.cands[i].cfg.fam == GT_FAM_SIMT &&
                                    b.cands[i].cfg.tm * b.cands[i].cfg.tn > 64;
                 if (is_big && big >= big_most) continue;
@@ -527,10 +547,12 @@ int gt_space_build(const gt_key *key, const gt_klimits *lim, int max, int flags,
                 taken[i] = 1;
                 unsplit += b.cands[i].cfg.split == 1;
                 big += is_big;
+                gemv += is_gemv;
                 keep[nk++] = b.cands[i];
             }
         qsort(keep, (size_t)nk, sizeof *keep, by_estimate);
         interleave_unsplit(keep, nk);
+        gemv_early(keep, nk);
         free(taken);
         free(b.cands);
         b.cands = keep;
