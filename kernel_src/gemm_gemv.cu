@@ -7,21 +7,25 @@
 // at most BS), so that C (L x S, or its transpose) = W (L x K) times X (K x S):
 //   LM (BM >= BN): L = M, W = op(A), X = op(B), C[l + s ldc];
 //   else:          L = N, W = op(B)^T, X = op(A)^T, C[s + l ldc].
-// W is the large operand and is read once, in 16-byte loads (VEC elements) along its
-// contiguous dimension, with a streaming hint; X is small and read through L1.
+// W is the large operand and is read once, with a streaming hint, in chunks of 16 bytes (WV
+// elements) along its contiguous dimension: one 16-byte load where W's pointer and leading
+// dimension are 16-byte aligned (checked at run time: a key's alignment class may be
+// narrower only because of the small operand, e.g. a row vector's leading dimension of
+// 1), else loads of VEC elements, the class's width. X is small and read through L1.
 // Parameters (tuner/kcfg.c's table, which states the legal values):
 //   BM x BN   the block's tile of C: BL rows of L, and BS >= S on the small side;
 //   WM x WN   the warp's: WL rows of L (the small side whole: WS = BS);
 //   TM        vector steps each lane has in flight per row (UNROLL);
 //   TN        warps along K in a block (KWARPS), their sums added through shared memory;
+//   VEC       the alignment class's width: W's loads where it is not 16-byte aligned;
 //   SPLIT     blocks along K, reduced in order in the workspace (common.cuh's splitk_reduce);
 //   BK = 64   the unit K is split in; STAGES and RASTER take their first values, unused.
 // Two layouts, by which dimension of W is contiguous (a property of the key):
 //   DOT (W contiguous along K): a warp owns WL rows; its lanes, and the block's KWARPS
 //     warps, take interleaved vectors along K; each lane keeps WL x BS sums, then the warp
 //     adds its lanes' (a butterfly).
-//   AXPY (W contiguous along L): BL = WL = 32 VEC, each lane owns VEC consecutive rows;
-//     the KWARPS warps take k = kw, kw + KWARPS, ...; each lane keeps VEC x BS sums.
+//   AXPY (W contiguous along L): BL = WL = 32 WV, each lane owns WV consecutive rows;
+//     the KWARPS warps take k = kw, kw + KWARPS, ...; each lane keeps WV x BS sums.
 // Every sum is taken in an order fixed by the configuration, so results are
 // deterministic: the lanes' and warps' partials in index order, the splits in split order.
 // Shared memory (dynamic, GT_SMEM_CHECK): KWARPS x BL x BS partial sums of the compute type.
@@ -36,13 +40,15 @@ constexpr int BL = LM ? BM : BN, BS = LM ? BN : BM, WL = LM ? WM : WN;
 constexpr int UNROLL = TM, KWARPS = TN, LWARPS = BL / WL;
 constexpr int NTG = 32 * LWARPS * KWARPS;
 constexpr int NOUT = BL * BS, NACC = (NOUT + NTG - 1) / NTG;
+constexpr int WV = 16 / (int)sizeof(TI);  // elements of a 16-byte chunk
 // W[l][k] and X[k][s] as stored: contiguous along K or not.
 constexpr bool W_KCONTIG = LM ? TA : !TB;
 constexpr bool X_KCONTIG = LM ? !TB : TA;
 
 static_assert((LM ? WN : WM) == BS, "a warp covers the small side whole");
 static_assert(BL % WL == 0, "warp rows divide the block's");
-static_assert(W_KCONTIG || (LWARPS == 1 && BL == 32 * VEC), "AXPY: one warp of VEC rows a lane");
+static_assert(W_KCONTIG || (LWARPS == 1 && BL == 32 * WV), "AXPY: one warp of WV rows a lane");
+static_assert(VEC <= WV && WV % VEC == 0, "the class's vectors divide a 16-byte chunk");
 static_assert(BK == 64, "K is split in units of 64");
 #ifdef GT_SMEM_CHECK
 static_assert(GT_SMEM_CHECK == KWARPS * NOUT * (int)sizeof(T), "GEMV shared memory differs from tuner/kcfg.c's");
@@ -66,7 +72,7 @@ template <class E> __device__ __forceinline__ T ld_one(const E *p) {
 }
 
 // V consecutive elements of W from p (aligned to V elements), streamed: W is read once.
-template <int V> __device__ __forceinline__ void ld_w(const TI *p, T (&r)[V]) {
+template <int V> __device__ __forceinline__ void ld_w(const TI *p, T *r) {
     constexpr int BYTES = V * (int)sizeof(TI);
     if constexpr (BYTES == 16) {
         const uint4 u = __ldcs(reinterpret_cast<const uint4 *>(p));
@@ -89,25 +95,42 @@ template <int V> __device__ __forceinline__ void ld_w(const TI *p, T (&r)[V]) {
     }
 }
 
-// V consecutive elements of X along K (k aligned to V when X is contiguous along K).
+// One 16-byte chunk of W at p (aligned to WV elements within W): one load when `wide` (W
+// is 16-byte aligned), else WV / VEC loads of the class's width.
+__device__ __forceinline__ void ld_chunk(const TI *p, T *r, bool wide) {
+    if constexpr (VEC == WV) {
+        ld_w<WV>(p, r);
+    } else if (wide) {
+        ld_w<WV>(p, r);
+    } else {
+#pragma unroll
+        for (int j = 0; j < WV; j += VEC) ld_w<VEC>(p + j, r + j);
+    }
+}
+
+// V consecutive elements of X along K at k (a multiple of V): where X is contiguous along
+// K, in loads of VEC elements (X keeps the class's alignment), else one by one.
 template <int V>
 __device__ __forceinline__ void ld_x(const TI *X, long long ldx, long long k, long long s, T (&r)[V]) {
     if constexpr (X_KCONTIG) {
         const TI *p = X + s * ldx + k;
-        constexpr int BYTES = V * (int)sizeof(TI);
-        if constexpr (BYTES == 16) {
-            const uint4 u = __ldg(reinterpret_cast<const uint4 *>(p));
-            const TI *e = reinterpret_cast<const TI *>(&u);
+        constexpr int BYTES = VEC * (int)sizeof(TI);
 #pragma unroll
-            for (int q = 0; q < V; ++q) r[q] = cv(e[q]);
-        } else if constexpr (BYTES == 8) {
-            const uint2 u = __ldg(reinterpret_cast<const uint2 *>(p));
-            const TI *e = reinterpret_cast<const TI *>(&u);
+        for (int j = 0; j < V; j += VEC) {
+            if constexpr (BYTES == 16) {
+                const uint4 u = __ldg(reinterpret_cast<const uint4 *>(p + j));
+                const TI *e = reinterpret_cast<const TI *>(&u);
 #pragma unroll
-            for (int q = 0; q < V; ++q) r[q] = cv(e[q]);
-        } else {
+                for (int q = 0; q < VEC; ++q) r[j + q] = cv(e[q]);
+            } else if constexpr (BYTES == 8) {
+                const uint2 u = __ldg(reinterpret_cast<const uint2 *>(p + j));
+                const TI *e = reinterpret_cast<const TI *>(&u);
 #pragma unroll
-            for (int q = 0; q < V; ++q) r[q] = ld_one(p + q);
+                for (int q = 0; q < VEC; ++q) r[j + q] = cv(e[q]);
+            } else {
+#pragma unroll
+                for (int q = 0; q < VEC; ++q) r[j + q] = ld_one(p + j + q);
+            }
         }
     } else {
 #pragma unroll
@@ -145,6 +168,9 @@ extern "C" __global__ void __launch_bounds__(NTG, GT_MINB)
     // This block's part of K: whole units of BK, the last split taking what is left.
     const long long kb = (long long)z * sh.KPS * BK;
     const long long ke = kb + (long long)sh.KPS * BK < K ? kb + (long long)sh.KPS * BK : K;
+    // 16-byte loads of W where its pointer and leading dimension allow them.
+    const bool wide = VEC == WV || ((reinterpret_cast<unsigned long long>(W) | (unsigned long long)ldw *
+                                     sizeof(TI)) % 16 == 0);
 
     if constexpr (W_KCONTIG) {
         // ---- DOT ----
@@ -161,41 +187,41 @@ extern "C" __global__ void __launch_bounds__(NTG, GT_MINB)
             const long long l = l0 + lw * WL + r;
             wrow[r] = W + (l < L ? l : L - 1) * ldw;
         }
-        auto fma_step = [&](long long k, const T (&w)[WL][VEC]) {
+        auto fma_step = [&](long long k, const T (&w)[WL][WV]) {
 #pragma unroll
             for (int s = 0; s < BS; ++s) {
-                T x[VEC];
-                if (s < S) ld_x<VEC>(X, ldx, k, s, x);
+                T x[WV];
+                if (s < S) ld_x<WV>(X, ldx, k, s, x);
                 else
 #pragma unroll
-                    for (int q = 0; q < VEC; ++q) x[q] = T(0);
+                    for (int q = 0; q < WV; ++q) x[q] = T(0);
 #pragma unroll
                 for (int r = 0; r < WL; ++r)
 #pragma unroll
-                    for (int q = 0; q < VEC; ++q) acc[r][s] += w[r][q] * x[q];
+                    for (int q = 0; q < WV; ++q) acc[r][s] += w[r][q] * x[q];
             }
         };
-        constexpr int STEP = 32 * KWARPS * VEC;  // K the block covers per vector step
-        long long k = kb + (long long)(kw * 32 + lane) * VEC;
+        constexpr int STEP = 32 * KWARPS * WV;  // K the block covers per vector step
+        long long k = kb + (long long)(kw * 32 + lane) * WV;
         // UNROLL vector steps with their loads in flight together, then one at a time.
-        for (; k + (UNROLL - 1) * STEP + VEC <= ke; k += UNROLL * STEP) {
-            T w[UNROLL][WL][VEC];
+        for (; k + (UNROLL - 1) * STEP + WV <= ke; k += UNROLL * STEP) {
+            T w[UNROLL][WL][WV];
 #pragma unroll
             for (int u = 0; u < UNROLL; ++u)
 #pragma unroll
-                for (int r = 0; r < WL; ++r) ld_w<VEC>(wrow[r] + k + u * STEP, w[u][r]);
+                for (int r = 0; r < WL; ++r) ld_chunk(wrow[r] + k + u * STEP, w[u][r], wide);
 #pragma unroll
             for (int u = 0; u < UNROLL; ++u) fma_step(k + u * STEP, w[u]);
         }
-        for (; k + VEC <= ke; k += STEP) {
-            T w[WL][VEC];
+        for (; k + WV <= ke; k += STEP) {
+            T w[WL][WV];
 #pragma unroll
-            for (int r = 0; r < WL; ++r) ld_w<VEC>(wrow[r] + k, w[r]);
+            for (int r = 0; r < WL; ++r) ld_chunk(wrow[r] + k, w[r], wide);
             fma_step(k, w);
         }
-        if constexpr (VEC > 1) {
-            // The last (ke - kb) % VEC elements, one per thread of the first few.
-            const long long kt = kb + (ke - kb) / VEC * VEC;
+        {
+            // The last (ke - kb) % WV elements, one per thread of the first few.
+            const long long kt = kb + (ke - kb) / WV * WV;
             const long long kk = kt + kw * 32 + lane;
             if (kk < ke) {
 #pragma unroll
@@ -218,49 +244,49 @@ extern "C" __global__ void __launch_bounds__(NTG, GT_MINB)
     } else {
         // ---- AXPY ----
         const int kw = warp;
-        const long long l = l0 + (long long)lane * VEC;
-        const bool whole = l + VEC <= L;
-        T acc[VEC][BS];
+        const long long l = l0 + (long long)lane * WV;
+        const bool whole = l + WV <= L;
+        T acc[WV][BS];
 #pragma unroll
-        for (int q = 0; q < VEC; ++q)
+        for (int q = 0; q < WV; ++q)
 #pragma unroll
             for (int s = 0; s < BS; ++s) acc[q][s] = T(0);
-        auto load = [&](long long k, T (&w)[VEC]) {
+        auto load = [&](long long k, T (&w)[WV]) {
             const TI *p = W + l + k * ldw;
             if (whole) {
-                ld_w<VEC>(p, w);
+                ld_chunk(p, w, wide);
             } else {
 #pragma unroll
-                for (int q = 0; q < VEC; ++q) w[q] = l + q < L ? cv(p[q]) : T(0);
+                for (int q = 0; q < WV; ++q) w[q] = l + q < L ? cv(p[q]) : T(0);
             }
         };
-        auto fma_step = [&](long long k, const T (&w)[VEC]) {
+        auto fma_step = [&](long long k, const T (&w)[WV]) {
 #pragma unroll
             for (int s = 0; s < BS; ++s) {
                 const T x = s < S ? ld_one(X_KCONTIG ? X + s * ldx + k : X + s + k * ldx) : T(0);
 #pragma unroll
-                for (int q = 0; q < VEC; ++q) acc[q][s] += w[q] * x;
+                for (int q = 0; q < WV; ++q) acc[q][s] += w[q] * x;
             }
         };
         long long k = kb + kw;
         if (l < L) {
             for (; k + (UNROLL - 1) * KWARPS < ke; k += UNROLL * KWARPS) {
-                T w[UNROLL][VEC];
+                T w[UNROLL][WV];
 #pragma unroll
                 for (int u = 0; u < UNROLL; ++u) load(k + u * KWARPS, w[u]);
 #pragma unroll
                 for (int u = 0; u < UNROLL; ++u) fma_step(k + u * KWARPS, w[u]);
             }
             for (; k < ke; k += KWARPS) {
-                T w[VEC];
+                T w[WV];
                 load(k, w);
                 fma_step(k, w);
             }
         }
 #pragma unroll
-        for (int q = 0; q < VEC; ++q)
+        for (int q = 0; q < WV; ++q)
 #pragma unroll
-            for (int s = 0; s < BS; ++s) red[kw * NOUT + out_index(lane * VEC + q, s)] = acc[q][s];
+            for (int s = 0; s < BS; ++s) red[kw * NOUT + out_index(lane * WV + q, s)] = acc[q][s];
     }
     __syncthreads();
 

@@ -71,6 +71,8 @@ int gt_kcfg_gemv_dot(const gt_kcfg *c, const gt_key *key) {
 static int gemv_bl(const gt_kcfg *c) { return gt_kcfg_gemv_long_m(c) ? c->bm : c->bn; }
 static int gemv_wl(const gt_kcfg *c) { return gt_kcfg_gemv_long_m(c) ? c->wm : c->wn; }
 static int gemv_bs(const gt_kcfg *c) { return gt_kcfg_gemv_long_m(c) ? c->bn : c->bm; }
+/* Elements of a 16-byte chunk of the large operand: what a lane reads at a time. */
+static int gemv_wv(const gt_key *key) { return 16 / gt_dtype_in_size(key->dtype); }
 /* Sums per tile a split-K partial holds: the block's NACC x threads (gemm_gemv.cu). */
 static long long gemv_tile_sums(const gt_kcfg *c) {
     long long t = 32 * (gemv_bl(c) / gemv_wl(c)) * c->tn, out = (long long)gemv_bl(c) * gemv_bs(c);
@@ -188,9 +190,9 @@ int gt_kcfg_regs_estimate(const gt_kcfg *c, const gt_key *key) {
         int w = acc_size(key) / 4;
         if (gt_kcfg_gemv_dot(c, key)) {
             int wl = gemv_wl(c), bs = gemv_bs(c);
-            return w * (wl * bs + c->tm * wl * c->vec + c->vec) + 2 * wl + 40;
+            return w * (wl * bs + c->tm * wl * gemv_wv(key) + gemv_wv(key)) + 2 * wl + 40;
         }
-        return w * (c->vec * gemv_bs(c) + c->tm * c->vec + gemv_bs(c)) + 40;
+        return w * (gemv_wv(key) * gemv_bs(c) + c->tm * gemv_wv(key) + gemv_bs(c)) + 40;
     }
     int natural = simt_regs_natural(c, key), cap = regs_cap(c, gt_kcfg_min_blocks(c, key));
     return natural < cap ? natural : cap;
@@ -456,7 +458,7 @@ static int wgmma_tile(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
 }
 
 /* GEMV (gemm_gemv.cu): the small side's tile covers it whole; AXPY's warp is the block,
- * 32 lanes of VEC rows; at most 16 rows per DOT warp; STAGES and RASTER unused, at their
+ * 32 lanes of 16 bytes of rows; at most 16 rows per DOT warp; STAGES and RASTER unused, at their
  * first values. */
 static int gemv_layout(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     (void)l;
@@ -464,7 +466,7 @@ static int gemv_layout(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     int lm = gt_kcfg_gemv_long_m(c);
     if ((lm ? (long long)k->n > c->bn : (long long)k->m > c->bm) || c->stages != 2 || c->raster != 1)
         return 0;
-    if (!gt_kcfg_gemv_dot(c, k)) return gemv_wl(c) == gemv_bl(c) && gemv_bl(c) == 32 * c->vec;
+    if (!gt_kcfg_gemv_dot(c, k)) return gemv_wl(c) == gemv_bl(c) && gemv_bl(c) == 32 * gemv_wv(k);
     return gemv_wl(c) <= 16;
 }
 /* GEMV: the small side's tile is the smallest power of two that holds it; the sums and
@@ -476,8 +478,8 @@ static int gemv_fit(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     int bs = gemv_bs(c);
     if (bs >= 2 * s) return 0;
     int w = acc_size(k) / 4;
-    if (gt_kcfg_gemv_dot(c, k)) return w * gemv_wl(c) * (bs + c->tm * c->vec) <= 64 + 32;
-    return w * c->vec * (bs + c->tm) <= 96;
+    if (gt_kcfg_gemv_dot(c, k)) return w * gemv_wl(c) * (bs + c->tm * gemv_wv(k)) <= 96;
+    return w * gemv_wv(k) * (bs + c->tm) <= 96;
 }
 
 static int warp_not_idle(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
@@ -614,7 +616,7 @@ const gt_kconstraint gt_kconstraints[] = {
      "DMMA: at least 3 shared-memory stages (2 computed wrong results)", dmma_stages},
     {"gemv_layout", GT_KC_LEGAL,
      "GEMV: the small side (N where BM >= BN, else M) fits its tile; with the large operand "
-     "contiguous along the long side (AXPY) a block is one warp of 32 lanes of VEC rows, "
+     "contiguous along the long side (AXPY) a block is one warp of 32 lanes of 16 bytes of rows, "
      "else at most 16 rows per warp; STAGES 2, RASTER 1",
      gemv_layout},
     {"wgmma_tile", GT_KC_LEGAL,

@@ -56,7 +56,7 @@ static double gemv_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_kli
     int bps = gt_kcfg_blocks_per_sm(c, key, lim);
     if (bps < 1) bps = 1;
     double resident = fmin(blocks, (double)bps * sms);
-    double per_thread = (dot ? (double)c->tm * wl : (double)c->tm) * c->vec * es;
+    double per_thread = (dot ? (double)c->tm * wl : (double)c->tm) * 16.0;
     double inflight = resident * t * per_thread, want = 40960.0 * sms;
     double mem_eff = inflight >= want ? 1.0 : 0.1 + 0.9 * inflight / want;
     double dram = es * (L * K + S * K) + esc * L * S * (key->beta0 ? 1 : 2);
@@ -69,7 +69,7 @@ static double gemv_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_kli
     double fma = L * K * bs * (key->dtype == GT_DT_F64 ? 2.0 : 1.0) + (es < 4 ? L * K : 0.0);
     /* X's loads: one per VEC k and small column (contiguous along K), else one per k,
      * shared by a DOT warp's rows; AXPY: one per k and small column per lane. */
-    double xl = dot ? L * K * bs / wl / (c->vec > 1 ? c->vec : 1) : L * K * bs / c->vec;
+    double xl = dot ? L * K * bs / wl / (c->vec > 1 ? c->vec : 1) : L * K * bs / (16.0 / es);
     double compute = (fma + xl) / (sms * 128.0 * 1.755e3 * 0.7);
     /* A block with work left in only some of its warps at the end (few blocks) idles. */
     double waves = ceil(blocks / ((double)bps * sms));
@@ -429,9 +429,9 @@ int gt_space_build(const gt_key *key, const gt_klimits *lim, int max, int flags,
         if (fam == GT_FAM_GEMV) {
             /* Each orientation whose small side is at most 16, in the layout the key
              * gives it: DOT warps of WL rows, LW of them along the long side; AXPY one
-             * warp of 32 VEC rows. TM loads in flight, TN warps along K. */
+             * warp of 32 lanes of 16 bytes of rows. TM loads in flight, TN warps along K. */
             static const int p2[] = {1, 2, 4, 8};
-            int vec = gt_kcfg_widest_vec(key);
+            int wv = 16 / gt_dtype_in_size(key->dtype);
             for (int lm = 1; lm >= 0; lm--) {
                 long long small = lm ? key->n : key->m;
                 if (small > 16) continue;
@@ -442,7 +442,7 @@ int gt_space_build(const gt_key *key, const gt_klimits *lim, int max, int flags,
                     for (int il = 0; il < (dot ? 4 : 1); il++)
                         for (int im = 0; im < 4; im++)
                             for (int in = 0; in < 4; in++) {
-                                int wl = dot ? p2[iw] : 32 * vec, bl = dot ? wl * p2[il] : wl;
+                                int wl = dot ? p2[iw] : 32 * wv, bl = dot ? wl * p2[il] : wl;
                                 c.tm = p2[im], c.tn = p2[in];
                                 if (lm) c.bm = bl, c.wm = wl, c.bn = c.wn = bs;
                                 else c.bn = bl, c.wn = wl, c.bm = c.wm = bs;

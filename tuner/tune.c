@@ -679,6 +679,9 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
         double deadline = rep->timed ? t0 + opts.budget_s : 0;
         if (!wait_compiled(job, i, deadline, cands, images)) break; /* stays NOT_TIMED */
         if (cands[i].status == GT_TR_COMPILE_FAILED) continue;
+        /* Skipped by the compiler as too late for the budget: stays NOT_TIMED, with the
+         * compiler's message. */
+        if (!images[i].image) continue;
         if (rep->timed && gt_measure_now_s() - t0 > opts.budget_s) break; /* stays NOT_TIMED */
         gt_status ls = gt_kern_load(images[i].image, &cands[i].cfg, key, &kerns[i]);
         if (ls != GT_SUCCESS) {
