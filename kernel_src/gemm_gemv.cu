@@ -24,8 +24,9 @@
 //   DOT (W contiguous along K): a warp owns WL rows; its lanes, and the block's KWARPS
 //     warps, take interleaved vectors along K; each lane keeps WL x BS sums, then the warp
 //     adds its lanes' (a butterfly).
-//   AXPY (W contiguous along L): BL = WL = 32 WV, each lane owns WV consecutive rows;
-//     the KWARPS warps take k = kw, kw + KWARPS, ...; each lane keeps WV x BS sums.
+//   AXPY (W contiguous along L): WL = 32 WV, each lane owns WV consecutive rows, LWARPS
+//     warps side by side along L (one contiguous stretch of BL rows per k); the KWARPS
+//     warps of each take k = kw, kw + KWARPS, ...; each lane keeps WV x BS sums.
 // Every sum is taken in an order fixed by the configuration, so results are
 // deterministic: the lanes' and warps' partials in index order, the splits in split order.
 // Shared memory (dynamic, GT_SMEM_CHECK): KWARPS x BL x BS partial sums of the compute type.
@@ -47,7 +48,7 @@ constexpr bool X_KCONTIG = LM ? !TB : TA;
 
 static_assert((LM ? WN : WM) == BS, "a warp covers the small side whole");
 static_assert(BL % WL == 0, "warp rows divide the block's");
-static_assert(W_KCONTIG || (LWARPS == 1 && BL == 32 * WV), "AXPY: one warp of WV rows a lane");
+static_assert(W_KCONTIG || WL == 32 * WV, "AXPY: a warp of WV rows a lane");
 static_assert(VEC <= WV && WV % VEC == 0, "the class's vectors divide a 16-byte chunk");
 static_assert(BK == 64, "K is split in units of 64");
 #ifdef GT_SMEM_CHECK
@@ -243,8 +244,8 @@ extern "C" __global__ void __launch_bounds__(NTG, GT_MINB)
             }
     } else {
         // ---- AXPY ----
-        const int kw = warp;
-        const long long l = l0 + (long long)lane * WV;
+        const int lw = warp % LWARPS, kw = warp / LWARPS;
+        const long long l = l0 + (long long)lw * WL + (long long)lane * WV;
         const bool whole = l + WV <= L;
         T acc[WV][BS];
 #pragma unroll
@@ -286,7 +287,7 @@ extern "C" __global__ void __launch_bounds__(NTG, GT_MINB)
 #pragma unroll
         for (int q = 0; q < WV; ++q)
 #pragma unroll
-            for (int s = 0; s < BS; ++s) red[kw * NOUT + out_index(lane * WV + q, s)] = acc[q][s];
+            for (int s = 0; s < BS; ++s) red[kw * NOUT + out_index(lw * WL + lane * WV + q, s)] = acc[q][s];
     }
     __syncthreads();
 

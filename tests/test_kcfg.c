@@ -321,7 +321,7 @@ static void kcfg_parse_rejects(void) {
         {"f0_128x7x8_w32x32_t8x4_s3_v4_k1_r8", "BN"},
         {"f0_128x64x128_w32x32_t8x4_s3_v4_k1_r8", "BK"},
         {"f0_128x64x4_w32x32_t8x4_s3_v4_k1_r8", "BK"},
-        {"f0_128x64x8_w512x32_t8x4_s3_v4_k1_r8", "WM"},
+        {"f0_128x64x8_w2048x32_t8x4_s3_v4_k1_r8", "WM"},
         {"f0_128x64x8_w32x7_t8x4_s3_v4_k1_r8", "WN"},
         {"f0_128x64x8_w32x32_t7x4_s3_v4_k1_r8", "TM"},
         {"f0_128x64x8_w32x32_t8x16_s3_v4_k1_r8", "TN"},
@@ -918,15 +918,21 @@ static void check_space(const gt_key *key, const gt_klimits *lim, int max, int f
     int near_left = 0;
     for (int i = 0; i < n; i++) near_left += c[i].cfg.split == 1 && c[i].est_us <= near;
     int bad = 0;
+    /* The best GEMV candidate, moved up to GT_SPACE_GEMV_BY where the budget cuts the space:
+     * the others are in order around it. */
+    int moved = -1;
+    for (int i = 0; i < n && moved < 0; i++)
+        if (c[i].cfg.fam == GT_FAM_GEMV) moved = n < legal && i <= GT_SPACE_GEMV_BY ? i : n;
     for (int i = 0, run = 0; i < n; i++) {
         const gt_kconstraint *b = gt_kcfg_check(&c[i].cfg, key, lim, GT_KC_LEGAL | GT_KC_PRUNE);
         double est = gt_space_estimate_us(&c[i].cfg, key, lim);
         const int is_near = c[i].cfg.split == 1 && c[i].est_us <= near;
-        int in_order = i == 0 || c[i - 1].est_us <= c[i].est_us ||
-                       (n < legal && c[i - 1].cfg.split == 1 && c[i - 1].est_us <= near);
+        const int p = i - 1 == moved ? i - 2 : i - 1; /* the previous one, the moved one aside */
+        int in_order = p < 0 || i == moved || c[p].est_us <= c[i].est_us ||
+                       (n < legal && c[p].cfg.split == 1 && c[p].est_us <= near);
         /* Each kind on its own stays in estimate order. */
-        for (int j = i - 1; j >= 0; j--)
-            if ((c[j].cfg.split == 1) == (c[i].cfg.split == 1)) {
+        for (int j = i - 1; j >= 0 && i != moved; j--)
+            if (j != moved && (c[j].cfg.split == 1) == (c[i].cfg.split == 1)) {
                 in_order &= c[j].est_us <= c[i].est_us;
                 break;
             }
@@ -1103,6 +1109,71 @@ static space_tally tally(const gt_key *key, const gt_klimits *lim, int max, int 
 }
 
 #define DEFAULT_MAX_CANDIDATES 32
+
+/* GEMV (byte-bound shapes): the cost model ranks it first on decode steps, LM heads, a row
+ * vector and a tiny output with a huge K, in each layout (the large operand contiguous
+ * along K or along the long side, a narrow class from the small operand's leading
+ * dimension); the default budget keeps a quarter for GEMV with the best of them third at
+ * the latest; no GEMV where neither M nor N is at most 16. */
+static void kcfg_space_gemv(void) {
+    static const struct {
+        int dt, opa, opb;
+        long long m, n, k;
+        int align;
+    } first[] = {
+        {GT_DT_BF16, 1, 0, 4096, 1, 4096, 16},    {GT_DT_BF16, 1, 0, 128256, 1, 4096, 16},
+        {GT_DT_BF16, 0, 0, 1, 4096, 4096, 2},     {GT_DT_F32, 0, 0, 4, 8, 3000000, 16},
+        {GT_DT_F64, 0, 0, 4, 8, 3000000, 16},     {GT_DT_F32, 0, 1, 1, 10240, 8192, 4},
+        {GT_DT_BF16, 0, 1, 1, 128256, 4096, 2},   {GT_DT_F16, 1, 0, 14336, 1, 4096, 16},
+    };
+    for (size_t i = 0; i < sizeof first / sizeof first[0]; i++) {
+        gt_key key;
+        make_key_dt(&key, 90, first[i].dt, first[i].opa, first[i].opb, first[i].m, first[i].n,
+                    first[i].k, first[i].align, 1);
+        gt_cand *c = NULL;
+        gt_space_counts counts;
+        int n = gt_space_build(&key, &h100, 0, 0, &c, &counts);
+        TAP_CHECK(n > 0 && c[0].cfg.fam == GT_FAM_GEMV, "%s %lldx%lldx%lld: first is %s",
+                  gt_dtype_name(first[i].dt), first[i].m, first[i].n, first[i].k,
+                  n > 0 ? fmt(&c[0].cfg).s : "none");
+        free(c);
+        c = NULL;
+        n = gt_space_build(&key, &h100, DEFAULT_MAX_CANDIDATES, 0, &c, &counts);
+        int gemv = 0, at = -1;
+        for (int j = 0; j < n; j++) {
+            gemv += c[j].cfg.fam == GT_FAM_GEMV;
+            if (at < 0 && c[j].cfg.fam == GT_FAM_GEMV) at = j;
+        }
+        TAP_CHECK(gemv >= DEFAULT_MAX_CANDIDATES / 4 && at >= 0 && at <= GT_SPACE_GEMV_BY,
+                  "%lldx%lldx%lld: %d GEMV in the budget, first at %d", first[i].m, first[i].n,
+                  first[i].k, gemv, at);
+        free(c);
+    }
+    /* Where the tile families' model ranks first, the budget still keeps GEMV candidates
+     * (bf16 decode with 16 tokens) and times one third at the latest. */
+    gt_key key;
+    make_key_dt(&key, 90, GT_DT_BF16, 1, 0, 4096, 16, 4096, 16, 1);
+    gt_cand *c = NULL;
+    gt_space_counts counts;
+    int n = gt_space_build(&key, &h100, DEFAULT_MAX_CANDIDATES, 0, &c, &counts);
+    TAP_CHECK(n == DEFAULT_MAX_CANDIDATES && c[0].cfg.fam != GT_FAM_GEMV &&
+                  c[GT_SPACE_GEMV_BY].cfg.fam == GT_FAM_GEMV,
+              "4096x16x4096: %s first, %s third", n ? fmt(&c[0].cfg).s : "-",
+              n > 2 ? fmt(&c[2].cfg).s : "-");
+    free(c);
+    /* No GEMV with both sides over 16, nor with N = 17. */
+    static const long long none[][3] = {{17, 4096, 4096}, {4096, 17, 4096}, {64, 64, 64}};
+    for (int i = 0; i < 3; i++) {
+        make_key_dt(&key, 90, GT_DT_BF16, 1, 0, none[i][0], none[i][1], none[i][2], 16, 1);
+        c = NULL;
+        n = gt_space_build(&key, &h100, 0, 0, &c, &counts);
+        int gemv = 0;
+        for (int j = 0; j < n; j++) gemv += c[j].cfg.fam == GT_FAM_GEMV;
+        TAP_CHECK(n > 0 && gemv == 0, "%lldx%lldx%lld: %d GEMV of %d", none[i][0], none[i][1],
+                  none[i][2], gemv, n);
+        free(c);
+    }
+}
 
 static void kcfg_space_families(void) {
     /* f64 on sm_90 and sm_80: DMMA candidates, in the default budget too. */
@@ -1863,6 +1934,7 @@ int main(void) {
     TAP_RUN(kcfg_limits_generic);
     TAP_RUN(kcfg_space_candidates);
     TAP_RUN(kcfg_space_families);
+    TAP_RUN(kcfg_space_gemv);
     TAP_RUN(kcfg_space_split_k);
     TAP_RUN(kcfg_space_model_measured);
     TAP_RUN(kcfg_space_tile_only_constraints);

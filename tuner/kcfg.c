@@ -15,8 +15,9 @@
 
 /* ===== the table ===== */
 
-/* Tile sizes reachable as warps x lanes x thread tile (1..8, odd included), up to 256. */
-#define TILE_VALUES {1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 40, 48, 64, 80, 96, 128, 160, 192, 256}, 22
+/* Tile sizes reachable as warps x lanes x thread tile (1..8, odd included), up to 256; 512
+ * and 1024 for GEMV's rows only (warp_layout). */
+#define TILE_VALUES {1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 40, 48, 64, 80, 96, 128, 160, 192, 256, 512, 1024}, 24
 
 const gt_kparam gt_kparams[] = {
     {"FAM", "f", offsetof(gt_kcfg, fam), {0, 1, 2, 3, 4}, 5,
@@ -324,7 +325,7 @@ int gt_kcfg_same_order(const gt_kcfg *c, const gt_key *key) {
 /* Every value of the table is below TABLE_BITS: a bit set per parameter makes in_table
  * a lookup (the space checks it for every configuration it generates, hundreds of
  * thousands per key; the loop over the values was 40% of building the space). */
-#define TABLE_BITS 1024
+#define TABLE_BITS 2048
 static unsigned long long table_bits[sizeof gt_kparams / sizeof gt_kparams[0]][TABLE_BITS / 64];
 static pthread_once_t table_once = PTHREAD_ONCE_INIT;
 static void table_init(void) {
@@ -365,6 +366,7 @@ static int warp_layout(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     (void)k, (void)l;
     /* TM 16 is SIMT's only: the other families' fragment counts stop at 8. */
     if (c->tm == 16 && c->fam != GT_FAM_SIMT) return 0;
+    if (c->fam != GT_FAM_GEMV && (c->bm > 256 || c->bn > 256 || c->wm > 256 || c->wn > 256)) return 0;
     /* GEMV: the small side whole in every warp (at most 16), whole warps along the long
      * side, TM and TN 1, 2, 4 or 8. */
     if (c->fam == GT_FAM_GEMV) {
@@ -457,16 +459,16 @@ static int wgmma_tile(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     return c->fam != GT_FAM_WGMMA || c->tn * c->bm / 2 <= (gt_dtype_split3(k->dtype) ? 96 : 128);
 }
 
-/* GEMV (gemm_gemv.cu): the small side's tile covers it whole; AXPY's warp is the block,
- * 32 lanes of 16 bytes of rows; at most 16 rows per DOT warp; STAGES and RASTER unused, at their
- * first values. */
+/* GEMV (gemm_gemv.cu): the small side's tile covers it whole; an AXPY warp is 32 lanes of
+ * 16 bytes of rows; at most 16 rows per DOT warp; STAGES and RASTER unused, at their first
+ * values. */
 static int gemv_layout(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     (void)l;
     if (c->fam != GT_FAM_GEMV) return 1;
     int lm = gt_kcfg_gemv_long_m(c);
     if ((lm ? (long long)k->n > c->bn : (long long)k->m > c->bm) || c->stages != 2 || c->raster != 1)
         return 0;
-    if (!gt_kcfg_gemv_dot(c, k)) return gemv_wl(c) == gemv_bl(c) && gemv_bl(c) == 32 * gemv_wv(k);
+    if (!gt_kcfg_gemv_dot(c, k)) return gemv_wl(c) == 32 * gemv_wv(k);
     return gemv_wl(c) <= 16;
 }
 /* GEMV: the small side's tile is the smallest power of two that holds it; the sums and
@@ -489,14 +491,15 @@ static int warp_not_idle(const gt_kcfg *c, const gt_key *k, const gt_klimits *l)
      * (2.9 waves of 384), whose last column leaves one of two consumers idle. */
     if (c->fam == GT_FAM_WGMMA) return 1;
     long long pm = cdiv(k->m, c->bm) * c->bm, pn = cdiv(k->n, c->bn) * c->bn;
-    /* DMMA: warps idle in the last row or column of tiles are tolerated while they are a
-     * small part of the grid (under 1/16 of its extent). f64 3000^3 in 128 x 96 tiles
+    /* DMMA (and GEMV, whose blocks are small and many): warps idle in the last row or
+     * column of tiles are tolerated while they are a small part of the grid (under 1/16
+     * of its extent). f64 3000^3 in 128 x 96 tiles
      * idles warps in the last of 24 tile rows, 2% of the arithmetic, and ran in 1136 us
      * against 1187 for the best 64 x 64 tiles the plain rule left; 5000 x 3000 x 2000 in
      * 1216 against 1368 (H100, every candidate timed). SIMT keeps the plain rule: the
      * tiles the wider one admits ranked above faster ones (f32 5000 x 3000 x 2000: 1420
      * us for the best of the top 32 against 1385). */
-    if (c->fam == GT_FAM_DMMA)
+    if (c->fam == GT_FAM_DMMA || c->fam == GT_FAM_GEMV)
         return (pm - k->m < c->wm || 16 * (pm - k->m) < pm) &&
                (pn - k->n < c->wn || 16 * (pn - k->n) < pn);
     return pm - k->m < c->wm && pn - k->n < c->wn;
@@ -578,7 +581,7 @@ const gt_kconstraint gt_kconstraints[] = {
      "f16, bf16 and f32_3xtf32 on sm_80 and later, WGMMA for them on 9.0 only",
      family_fits},
     {"warp_layout", GT_KC_LEGAL,
-     "warp tiles divide the block tile; thread tiles divide the warp tile into 32 lanes "
+     "tiles of at most 256 (GEMV: 1024); warp tiles divide the block tile; thread tiles divide the warp tile into 32 lanes "
      "(SIMT), or WM = 8 TM and WN = 8 TN fragments (DMMA), WM = 8 TM and WN = 16 TN (MMA), "
      "WM = BM, WN = 64 TN, 1 or 2 consumer warpgroups and clusters of TM = 1 or 2 blocks, "
      "each loading whole 64-column chunks of B (WGMMA)",
@@ -616,7 +619,7 @@ const gt_kconstraint gt_kconstraints[] = {
      "DMMA: at least 3 shared-memory stages (2 computed wrong results)", dmma_stages},
     {"gemv_layout", GT_KC_LEGAL,
      "GEMV: the small side (N where BM >= BN, else M) fits its tile; with the large operand "
-     "contiguous along the long side (AXPY) a block is one warp of 32 lanes of 16 bytes of rows, "
+     "contiguous along the long side (AXPY) a warp is 32 lanes of 16 bytes of rows, "
      "else at most 16 rows per warp; STAGES 2, RASTER 1",
      gemv_layout},
     {"wgmma_tile", GT_KC_LEGAL,
@@ -628,7 +631,7 @@ const gt_kconstraint gt_kconstraints[] = {
      gemv_fit},
     {"warp_not_idle", GT_KC_PRUNE,
      "no warp computes nothing: the tiles overhang the problem by less than a warp tile "
-     "(DMMA: or by under 1/16 of the tiled extent; WGMMA exempt: one block per SM, waves "
+     "(DMMA and GEMV: or by under 1/16 of the tiled extent; WGMMA exempt: one block per SM, waves "
      "count for more)",
      warp_not_idle},
     {"widest_vector", GT_KC_PRUNE,

@@ -262,10 +262,9 @@ static void interleave_unsplit(gt_cand *c, int n) {
     free(out), free(used);
 }
 
-/* The best GEMV candidate goes third at the latest, so that a budget spent before the end of
- * the list still times it: the GEMV model and the tile families' are fitted apart, and a
- * byte-bound shape's winner can sit anywhere in their joint order. */
-#define GEMV_BY 2
+/* The best GEMV candidate goes to GT_SPACE_GEMV_BY at the latest (space.h), so that a budget
+ * spent before the end of the list still times it. */
+#define GEMV_BY GT_SPACE_GEMV_BY
 static void gemv_early(gt_cand *c, int n) {
     int g = 0;
     while (g < n && c[g].cfg.fam != GT_FAM_GEMV) g++;
@@ -428,8 +427,8 @@ int gt_space_build(const gt_key *key, const gt_klimits *lim, int max, int flags,
         if (!gt_kcfg_family_fits(fam, key)) continue;
         if (fam == GT_FAM_GEMV) {
             /* Each orientation whose small side is at most 16, in the layout the key
-             * gives it: DOT warps of WL rows, LW of them along the long side; AXPY one
-             * warp of 32 lanes of 16 bytes of rows. TM loads in flight, TN warps along K. */
+             * gives it: DOT warps of WL rows, AXPY warps of 32 lanes of 16 bytes of rows,
+             * 1 to 8 of them along the long side; TM loads in flight, TN warps along K. */
             static const int p2[] = {1, 2, 4, 8};
             int wv = 16 / gt_dtype_in_size(key->dtype);
             for (int lm = 1; lm >= 0; lm--) {
@@ -439,10 +438,10 @@ int gt_space_build(const gt_key *key, const gt_klimits *lim, int max, int flags,
                 while (bs < small) bs *= 2;
                 int dot = gt_key_gemv_dot(key, lm);
                 for (int iw = 0; iw < (dot ? 4 : 1); iw++)
-                    for (int il = 0; il < (dot ? 4 : 1); il++)
+                    for (int il = 0; il < 4; il++)
                         for (int im = 0; im < 4; im++)
                             for (int in = 0; in < 4; in++) {
-                                int wl = dot ? p2[iw] : 32 * wv, bl = dot ? wl * p2[il] : wl;
+                                int wl = dot ? p2[iw] : 32 * wv, bl = wl * p2[il];
                                 c.tm = p2[im], c.tn = p2[in];
                                 if (lm) c.bm = bl, c.wm = wl, c.bn = c.wn = bs;
                                 else c.bn = bl, c.wn = wl, c.bm = c.wm = bs;

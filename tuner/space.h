@@ -29,6 +29,10 @@ typedef struct gt_space_counts {
  * until the budget is spent, and the model often misjudges split against unsplit). */
 #define GT_SPACE_UNSPLIT_NEAR 1.3
 #define GT_SPACE_SPLIT_RUN 3
+/* Where the budget cuts the space and GEMV candidates are kept, the best of them comes at
+ * this position at the latest (0-based), moved ahead of better estimates if need be: the
+ * GEMV model and the tile families' are fitted apart, so both get timed early. */
+#define GT_SPACE_GEMV_BY 2
 /* flags: GT_SPACE_SAME_ORDER keeps only configurations that sum over K in the order
  * of gt_kcfg_default's kernel (no split-K, no tensor cores), so that their results are
  * bit-identical to it: background tuning swaps kernels under a running application. */
