@@ -96,12 +96,11 @@ template <int V> __device__ __forceinline__ void ld_w(const TI *p, T *r) {
     }
 }
 
-// One 16-byte chunk of W at p (aligned to WV elements within W): one load when `wide` (W
-// is 16-byte aligned), else WV / VEC loads of the class's width.
-__device__ __forceinline__ void ld_chunk(const TI *p, T *r, bool wide) {
-    if constexpr (VEC == WV) {
-        ld_w<WV>(p, r);
-    } else if (wide) {
+// One 16-byte chunk of W at p (aligned to WV elements within W): one load when WIDE (W is
+// 16-byte aligned), else WV / VEC loads of the class's width. A compile-time choice, so that
+// a loop's loads issue back to back with no branch between them.
+template <bool WIDE> __device__ __forceinline__ void ld_chunk(const TI *p, T *r) {
+    if constexpr (WIDE || VEC == WV) {
         ld_w<WV>(p, r);
     } else {
 #pragma unroll
@@ -203,23 +202,29 @@ extern "C" __global__ void __launch_bounds__(NTG, GT_MINB)
             }
         };
         constexpr int STEP = 32 * KWARPS * WV;  // K the block covers per vector step
-        long long k = kb + (long long)(kw * 32 + lane) * WV;
+        const long long k0 = kb + (long long)(kw * 32 + lane) * WV;
         // UNROLL vector steps with their loads in flight together, then one at a time.
-        for (; k + (UNROLL - 1) * STEP + WV <= ke; k += UNROLL * STEP) {
-            T w[UNROLL][WL][WV];
+        auto steps = [&](auto wide_c) {
+            constexpr bool WIDE = decltype(wide_c)::value != 0;
+            long long k = k0;
+            for (; k + (UNROLL - 1) * STEP + WV <= ke; k += UNROLL * STEP) {
+                T w[UNROLL][WL][WV];
 #pragma unroll
-            for (int u = 0; u < UNROLL; ++u)
+                for (int u = 0; u < UNROLL; ++u)
 #pragma unroll
-                for (int r = 0; r < WL; ++r) ld_chunk(wrow[r] + k + u * STEP, w[u][r], wide);
+                    for (int r = 0; r < WL; ++r) ld_chunk<WIDE>(wrow[r] + k + u * STEP, w[u][r]);
 #pragma unroll
-            for (int u = 0; u < UNROLL; ++u) fma_step(k + u * STEP, w[u]);
-        }
-        for (; k + WV <= ke; k += STEP) {
-            T w[WL][WV];
+                for (int u = 0; u < UNROLL; ++u) fma_step(k + u * STEP, w[u]);
+            }
+            for (; k + WV <= ke; k += STEP) {
+                T w[WL][WV];
 #pragma unroll
-            for (int r = 0; r < WL; ++r) ld_chunk(wrow[r] + k, w[r], wide);
-            fma_step(k, w);
-        }
+                for (int r = 0; r < WL; ++r) ld_chunk<WIDE>(wrow[r] + k, w[r]);
+                fma_step(k, w);
+            }
+        };
+        if (wide) steps(ic<1>());
+        else steps(ic<0>());
         {
             // The last (ke - kb) % WV elements, one per thread of the first few.
             const long long kt = kb + (ke - kb) / WV * WV;
@@ -252,10 +257,12 @@ extern "C" __global__ void __launch_bounds__(NTG, GT_MINB)
         for (int q = 0; q < WV; ++q)
 #pragma unroll
             for (int s = 0; s < BS; ++s) acc[q][s] = T(0);
-        auto load = [&](long long k, T (&w)[WV]) {
+        // MODE 2: 16-byte loads; 1: the class's width; 0: the rows at L's edge one by one.
+        auto load = [&](auto mode_c, long long k, T (&w)[WV]) {
+            constexpr int MODE = decltype(mode_c)::value;
             const TI *p = W + l + k * ldw;
-            if (whole) {
-                ld_chunk(p, w, wide);
+            if constexpr (MODE > 0) {
+                ld_chunk<MODE == 2>(p, w);
             } else {
 #pragma unroll
                 for (int q = 0; q < WV; ++q) w[q] = l + q < L ? cv(p[q]) : T(0);
@@ -269,21 +276,24 @@ extern "C" __global__ void __launch_bounds__(NTG, GT_MINB)
                 for (int q = 0; q < WV; ++q) acc[q][s] += w[q] * x;
             }
         };
-        long long k = kb + kw;
-        if (l < L) {
+        auto steps = [&](auto mode_c) {
+            long long k = kb + kw;
             for (; k + (UNROLL - 1) * KWARPS < ke; k += UNROLL * KWARPS) {
                 T w[UNROLL][WV];
 #pragma unroll
-                for (int u = 0; u < UNROLL; ++u) load(k + u * KWARPS, w[u]);
+                for (int u = 0; u < UNROLL; ++u) load(mode_c, k + u * KWARPS, w[u]);
 #pragma unroll
                 for (int u = 0; u < UNROLL; ++u) fma_step(k + u * KWARPS, w[u]);
             }
             for (; k < ke; k += KWARPS) {
                 T w[WV];
-                load(k, w);
+                load(mode_c, k, w);
                 fma_step(k, w);
             }
-        }
+        };
+        if (whole && wide) steps(ic<2>());
+        else if (whole) steps(ic<1>());
+        else if (l < L) steps(ic<0>());
 #pragma unroll
         for (int q = 0; q < WV; ++q)
 #pragma unroll

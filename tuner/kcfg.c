@@ -563,9 +563,9 @@ static int split_needed(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) 
     if (c->split == 1) return 1;
     long long tiles = cdiv(k->m, c->bm) * cdiv(k->n, c->bn);
     long long kps = cdiv(cdiv(k->k, c->bk), c->split);
-    /* GEMV blocks are small and stream: up to 8 per SM, at least 2 units of K each. */
-    if (c->fam == GT_FAM_GEMV)
-        return tiles < 2LL * l->sm_count && tiles * c->split <= 8LL * l->sm_count && kps >= 2;
+    /* GEMV blocks are small and stream, and more of them keep more bytes in flight: up to
+     * 16 per SM, at least 2 units of K each. */
+    if (c->fam == GT_FAM_GEMV) return tiles * c->split <= 16LL * l->sm_count && kps >= 2;
     return tiles < l->sm_count && tiles * c->split <= 4LL * l->sm_count && kps >= 4;
 }
 static int raster_useful(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
@@ -662,8 +662,7 @@ const gt_kconstraint gt_kconstraints[] = {
      fills_sms},
     {"split_needed", GT_KC_PRUNE,
      "split-K only when the tiles are fewer than the SMs, up to 4 blocks per SM, with at "
-     "least 4 K steps per split (GEMV: tiles fewer than 2 per SM, up to 8 blocks per SM, 2 "
-     "steps)",
+     "least 4 K steps per split (GEMV: up to 16 blocks per SM, 2 steps)",
      split_needed},
     {"raster_useful", GT_KC_PRUNE,
      "grouped rasterization only for grids of 2 waves or more, taller than the group",

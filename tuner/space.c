@@ -42,8 +42,8 @@
 static double cdivd(double a, double b) { return ceil(a / b); }
 
 /* GEMV (gemm_gemv.cu): the bytes of W, X's re-reads by each tile through L2 and C, at
- * DRAM's rate scaled by the bytes in flight (about 40 KiB per SM reach it: 3 TB/s over
- * about 1.7 us of latency), against the FMAs (the small side padded to its tile) and
+ * DRAM's rate scaled by the bytes in flight (about 64 KiB per SM reach it on the H100:
+ * bf16 LM heads with 60 KiB ran at 2 TB/s, f32 ones with twice that at 2.9), against the FMAs (the small side padded to its tile) and
  * the 16-bit conversions at about 70% of the FMA pipe's rate. */
 static double gemv_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_klimits *lim) {
     int lm = gt_kcfg_gemv_long_m(c), dot = gt_kcfg_gemv_dot(c, key);
@@ -57,7 +57,7 @@ static double gemv_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_kli
     if (bps < 1) bps = 1;
     double resident = fmin(blocks, (double)bps * sms);
     double per_thread = (dot ? (double)c->tm * wl : (double)c->tm) * 16.0;
-    double inflight = resident * t * per_thread, want = 40960.0 * sms;
+    double inflight = resident * t * per_thread, want = 65536.0 * sms;
     double mem_eff = inflight >= want ? 1.0 : 0.1 + 0.9 * inflight / want;
     double dram = es * (L * K + S * K) + esc * L * S * (key->beta0 ? 1 : 2);
     double l2 = es * L * K + tiles * es * S * K;
@@ -218,6 +218,13 @@ double gt_space_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_klimit
      * the copies of STAGES - 1 stages of every resident block. */
     double inflight = resident * (c->stages - 1) * (double)(c->bm + c->bn) * c->bk * es;
     double mem_eff = inflight >= 32768.0 ? 1.0 : 0.25 + 0.75 * inflight / 32768.0;
+    /* MMA's and DMMA's per-thread copies of under 16 bytes reach less of DRAM's rate: bf16
+     * 1 x 128256 x 4096 NT in the 2-byte class ran at 0.42 of the rate its bytes allow
+     * (MMA 8 x 256 tiles, H100). */
+    if (c->fam == GT_FAM_MMA || c->fam == GT_FAM_DMMA) {
+        int vb = c->vec * (int)es;
+        mem_eff *= vb >= 16 ? 1.0 : vb == 8 ? 0.8 : vb == 4 ? 0.6 : 0.45;
+    }
     /* TMA's bulk copies reach about twice the L2 rate of per-thread copies: cuBLAS's
      * 4096^3 bf16 moves 1.6 GB of 256 x 128 tiles through L2 in 170 us. */
     double l2_rate = L2_BYTES_PER_US * (c->fam == GT_FAM_WGMMA ? 2.0 : 1.0);
