@@ -24,7 +24,9 @@
  * then holds, or comes close to, the choice the whole space would give it. A factor of
  * 16 left bf16 shapes of the held-out list running a held configuration the cost model
  * rated up to 2.6 times slower than its best. */
-static const long long grid_mn[] = {1, 4, 16, 64, 256, 1024, 4096, 16384, 65536};
+/* Below 16, every power of two: GEMV's tile holds the small side in the next power of two
+ * (kcfg.c's gemv_fit), so a decode step of 5 to 8 tokens needs an 8-row point. */
+static const long long grid_mn[] = {1, 2, 4, 8, 16, 64, 256, 1024, 4096, 16384, 65536};
 static const long long grid_k[] = {16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576};
 #define NGRID_MN (int)(sizeof grid_mn / sizeof grid_mn[0])
 #define NGRID_K (int)(sizeof grid_k / sizeof grid_k[0])
