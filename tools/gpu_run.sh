@@ -11,7 +11,7 @@
 #   heldout     bench/heldout.txt in mode cached, from a file tuned on bench/suite.txt and
 #               from no file at all (the selector), against cuBLAS; the node's generic
 #               kernels built first (gemmtune prebuild, for the classes the list's calls
-#               fall in: $HELDOUT_PREBUILD_ARGS, default --ops NN,NT,TN --beta zero),
+#               fall in: $HELDOUT_PREBUILD_ARGS, default --ops NN,NT,TN,TT --beta zero),
 #               unless HELDOUT_PREBUILD=0
 #   defaults    the built-in defaults' file of this GPU (gemmtune defaults on
 #               bench/suite.txt, $DEFAULTS_DTYPES, default f32 bf16 f64 tf32) into
@@ -135,7 +135,7 @@ if [ "$what" = heldout ]; then
       defaults=0; [ "$ship" = none ] && defaults=1
       if [ "${HELDOUT_PREBUILD:-1}" = 1 ]; then
         GEMMTUNE_CACHE="$OUT/node.db" GEMMTUNE_CACHE_PATH="$path" GEMMTUNE_DEFAULTS=$defaults \
-          ./$B/gemmtune prebuild --dtype "$dt" ${HELDOUT_PREBUILD_ARGS:---ops NN,NT,TN --beta zero} >>"$OUT/prebuild.txt" 2>&1 || rc=1
+          ./$B/gemmtune prebuild --dtype "$dt" ${HELDOUT_PREBUILD_ARGS:---ops NN,NT,TN,TT --beta zero} >>"$OUT/prebuild.txt" 2>&1 || rc=1
         tail -1 "$OUT/prebuild.txt"
         cp "$OUT/node.db" "$OUT/fresh.db"
       fi
