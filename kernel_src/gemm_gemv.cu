@@ -53,7 +53,7 @@ constexpr int WV = 16 / (int)sizeof(TI);  // elements of a 16-byte chunk
 #define GT_TCORE 0
 #endif
 constexpr bool TCORE = GT_TCORE != 0;
-constexpr int NT8 = BS / 8;  // TCORE: tiles of 8 columns of the small side
+constexpr int NT8 = BS >= 8 ? BS / 8 : 1;  // TCORE: tiles of 8 columns of the small side
 // W[l][k] and X[k][s] as stored: contiguous along K or not.
 constexpr bool W_KCONTIG = LM ? TA : !TB;
 constexpr bool X_KCONTIG = LM ? !TB : TA;
@@ -277,23 +277,30 @@ extern "C" __global__ void __launch_bounds__(NTG, GT_MINB)
 #pragma unroll
                 for (int u = 0; u < UNROLL; ++u) mma_step(kk + u * STEP + lk, a[u], b[u]);
             }
+            // The rest of K, a window at a time: a lane's chunk whole, or cut at K's end
+            // (zero-filled past it); the instructions outside the branches, so that the
+            // warp issues them together.
             for (; kk < ke; kk += STEP) {
                 const long long k = kk + lk;
-                if (k + WV <= ke) {
-                    mma_step(k, ld_raw16<WIDE>(w0 + k), ld_raw16<WIDE>(w1 + k));
-                } else {
-                    const uint4 a = edge(k, w0), b = edge(k, w1);
+                const bool whole = k + WV <= ke;
+                uint4 a, b;
+                if (whole) a = ld_raw16<WIDE>(w0 + k), b = ld_raw16<WIDE>(w1 + k);
+                else a = edge(k, w0), b = edge(k, w1);
 #pragma unroll
-                    for (int j = 0; j < NT8; ++j) {
+                for (int j = 0; j < NT8; ++j) {
+                    uint4 x;
+                    if (whole) {
+                        x = x_words(k, j);
+                    } else {
                         const long long s = 8 * j + g;
-                        uint4 x = make_uint4(0u, 0u, 0u, 0u);
+                        x = make_uint4(0u, 0u, 0u, 0u);
                         TI *ex = reinterpret_cast<TI *>(&x);
                         if (s < S)
                             for (int q = 0; q < WV && k + q < ke; ++q)
                                 ex[q] = X_KCONTIG ? X[s * ldx + k + q] : X[s + (k + q) * ldx];
-                        mma16816(acc[j], a.x, b.x, a.y, b.y, x.x, x.y);
-                        mma16816(acc[j], a.z, b.z, a.w, b.w, x.z, x.w);
                     }
+                    mma16816(acc[j], a.x, b.x, a.y, b.y, x.x, x.y);
+                    mma16816(acc[j], a.z, b.z, a.w, b.w, x.z, x.w);
                 }
             }
         };
