@@ -3,8 +3,7 @@
  *
  * For every data type, every op pair and each orientation (N small with M long, M small
  * with N long, and both small with a long K), the cost model's best GEMV candidate
- * without split-K and with it, on tensor cores (TCORE) and not where the key allows both,
- * each compiled exact and shape-generic, runs on
+ * without split-K and with it, each compiled exact and shape-generic, runs on
  *  - a 16-byte class (leading dimensions rounded up to 16 bytes: 16-byte vector loads),
  *  - the element class: leading dimensions padded by one element and A's pointer one
  *    element past an aligned address, with K odd (not a multiple of any vector width);
@@ -40,7 +39,7 @@ typedef struct shape3 {
 
 /* The programs of one data type: per op pair, shape and class, GEMV's best unsplit and
  * split candidates, exact (even entries) and generic (the next one). */
-#define MAX_PROGS 512
+#define MAX_PROGS 256
 typedef struct progs {
     int n, arch;
     gt_key key[MAX_PROGS];
@@ -87,17 +86,15 @@ static gt_gemm gemm_of(const prob *p, int narrow) {
     return g;
 }
 
-/* GEMV's best candidate for key with split-K or without, on tensor cores or not; 0 when
- * there is none. */
-static int pick(const gt_key *key, gt_devctx *dc, int split, int tcore, gt_kcfg *out) {
+/* GEMV's best candidate for key with split-K or without; 0 when there is none. */
+static int pick(const gt_key *key, gt_devctx *dc, int split, gt_kcfg *out) {
     gt_klimits lim;
     gt_kern_limits(dc, &lim);
     gt_cand *c = NULL;
     gt_space_counts counts;
     int n = gt_space_build(key, &lim, 0, 0, &c, &counts), found = 0;
     for (int i = 0; i < n && !found; i++)
-        if (c[i].cfg.fam == GT_FAM_GEMV && (c[i].cfg.split > 1) == split && c[i].cfg.tcore == tcore)
-            *out = c[i].cfg, found = 1;
+        if (c[i].cfg.fam == GT_FAM_GEMV && (c[i].cfg.split > 1) == split) *out = c[i].cfg, found = 1;
     free(c);
     return found;
 }
@@ -127,7 +124,7 @@ static const shape3 shapes[] = {{777, 1, 1001}, {1003, 3, 517}, {1, 999, 1003},
                                 {5, 515, 777}, {4, 8, 20001}};
 #define NSHAPES ((int)(sizeof shapes / sizeof shapes[0]))
 
-static void gemv_case(int dt, int *ran, int *split_ran, int *tcore_ran) {
+static void gemv_case(int dt, int *ran, int *split_ran) {
     static progs ps;
     memset(&ps, 0, sizeof ps);
     gt_devctx *dc = NULL;
@@ -144,10 +141,9 @@ static void gemv_case(int dt, int *ran, int *split_ran, int *tcore_ran) {
                 if (!ok) return;
                 TAP_CHECK(narrow ? key.align == (int)gr_size(gt_dtype_in(dt)) : key.align >= 16,
                           "%s class %d bytes", narrow ? "element" : "16-byte", key.align);
-                for (int v = 0; v < 4; v++) {
-                    const int split = v & 1, tcore = v >> 1;
+                for (int split = 0; split < 2; split++) {
                     gt_kcfg c;
-                    if (!pick(&key, dc, split, tcore, &c) || ps.n + 2 > MAX_PROGS) continue;
+                    if (!pick(&key, dc, split, &c) || ps.n + 2 > MAX_PROGS) continue;
                     /* The generic twin on the 16-byte class (the other class's code paths
                      * are the same in both). */
                     for (int gen = 0; gen < (narrow ? 1 : 2); gen++) {
@@ -189,7 +185,6 @@ static void gemv_case(int dt, int *ran, int *split_ran, int *tcore_ran) {
         if (gok) {
             (*ran)++;
             *split_ran += ps.cfg[i].split > 1;
-            *tcore_ran += ps.cfg[i].tcore;
         }
         free(want);
         gr_ref_free(&ref);
@@ -203,13 +198,12 @@ static void gemv_case(int dt, int *ran, int *split_ran, int *tcore_ran) {
 #define GEMV_TYPE_CASE(fn, dt)                                                           \
     static void fn(void) {                                                               \
         NEED_GPU();                                                                      \
-        int ran = 0, split = 0, tcore = 0;                                               \
-        gemv_case(dt, &ran, &split, &tcore);                                             \
+        int ran = 0, split = 0;                                                          \
+        gemv_case(dt, &ran, &split);                                                     \
         TAP_CHECK(ran >= 4 * NSHAPES * 2, "%d GEMV kernels checked", ran);               \
         TAP_CHECK(split >= 4, "%d of them split K", split);                              \
-        TAP_CHECK(gr_size(gt_dtype_in(dt)) != 2 || tcore >= 8, "%d on tensor cores", tcore); \
-        printf("# %s: %d GEMV configurations checked, %d split K, %d on tensor cores\n",    \
-               gt_dtype_name(dt), ran, split, tcore);                                    \
+        printf("# %s: %d GEMV configurations checked, %d split K\n", gt_dtype_name(dt), ran, \
+               split);                                                                   \
     }
 GEMV_TYPE_CASE(gemv_f32, GT_DT_F32)
 GEMV_TYPE_CASE(gemv_f64, GT_DT_F64)

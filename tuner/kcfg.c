@@ -47,10 +47,6 @@ const gt_kparam gt_kparams[] = {
      "split-K factor: blocks per tile, reduced in order in the library's workspace"},
     {"RASTER", "_r", offsetof(gt_kcfg, raster), {1, 4, 8, 16}, 4,
      "tile rows per rasterization group (L2 reuse); 1: column order"},
-    {"TCORE", "_c", offsetof(gt_kcfg, tcore), {0, 1}, 2,
-     "GEMV: 1 multiplies on tensor cores (mma.sync m16n8k16: 16-bit inputs, the large operand "
-     "contiguous along K, sm_80+), warps of 16 rows and the small side in tiles of 8 or 16; 0 "
-     "(omitted from the text): FMA", 1},
     {"GENERIC", "_g", offsetof(gt_kcfg, generic), {0, 1}, 2,
      "1: shape-generic, M, N and K are the kernel's arguments and one binary serves every "
      "shape of the class (device, types, ops, alignment, beta == 0); 0 (omitted from the "
@@ -193,9 +189,6 @@ int gt_kcfg_regs_estimate(const gt_kcfg *c, const gt_key *key) {
         /* The sums, the loads in flight (TM vectors per row) and a step's X values, in
          * registers of the compute type, plus about 40 for addresses and loop state. */
         int w = acc_size(key) / 4;
-        /* Tensor cores: 4 sums per 8 columns, per step two 16-byte chunks of W and the X
-         * fragments (2 registers per 8 columns). */
-        if (c->tcore) return 4 * (gemv_bs(c) / 8) + c->tm * (8 + gemv_bs(c) / 4) + 40;
         if (gt_kcfg_gemv_dot(c, key)) {
             int wl = gemv_wl(c), bs = gemv_bs(c);
             return w * (wl * bs + c->tm * wl * gemv_wv(key) + gemv_wv(key)) + 2 * wl + 40;
@@ -471,15 +464,10 @@ static int wgmma_tile(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
  * values. */
 static int gemv_layout(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     (void)l;
-    if (c->fam != GT_FAM_GEMV) return !c->tcore;
+    if (c->fam != GT_FAM_GEMV) return 1;
     int lm = gt_kcfg_gemv_long_m(c);
     if ((lm ? (long long)k->n > c->bn : (long long)k->m > c->bm) || c->stages != 2 || c->raster != 1)
         return 0;
-    /* Tensor cores: m16n8k16 (16-bit inputs, sm_80+), with W as the row-major A (contiguous
-     * along K), a warp's 16 rows, the small side in 1 or 2 tiles of 8. */
-    if (c->tcore)
-        return gt_kcfg_gemv_dot(c, k) && esize(k) == 2 && !gt_dtype_split3(k->dtype) &&
-               k->cc_major >= 8 && gemv_wl(c) == 16 && (gemv_bs(c) == 8 || gemv_bs(c) == 16);
     if (!gt_kcfg_gemv_dot(c, k)) return gemv_wl(c) == 32 * gemv_wv(k);
     return gemv_wl(c) <= 16;
 }
@@ -490,7 +478,6 @@ static int gemv_fit(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     if (c->fam != GT_FAM_GEMV) return 1;
     long long s = gt_kcfg_gemv_long_m(c) ? k->n : k->m;
     int bs = gemv_bs(c);
-    if (c->tcore) return bs == (s <= 8 ? 8 : 16) && c->tm * (8 + bs / 4) <= 64;
     if (bs >= 2 * s) return 0;
     int w = acc_size(k) / 4;
     if (gt_kcfg_gemv_dot(c, k)) return w * gemv_wl(c) * (bs + c->tm * gemv_wv(k)) <= 96;
@@ -632,15 +619,15 @@ const gt_kconstraint gt_kconstraints[] = {
      "DMMA: at least 3 shared-memory stages (2 computed wrong results)", dmma_stages},
     {"gemv_layout", GT_KC_LEGAL,
      "GEMV: the small side (N where BM >= BN, else M) fits its tile; with the large operand "
-     "contiguous along the long side (AXPY) a warp is 32 lanes of 16 bytes of rows, else "
-     "(DOT) at most 16 rows; TCORE only as its help says; STAGES 2, RASTER 1",
+     "contiguous along the long side (AXPY) a warp is 32 lanes of 16 bytes of rows, "
+     "else at most 16 rows per warp; STAGES 2, RASTER 1",
      gemv_layout},
     {"wgmma_tile", GT_KC_LEGAL,
      "WGMMA: at most 128 accumulators per consumer thread (TN x BM / 2), 96 for f32_3xtf32",
      wgmma_tile},
     {"gemv_fit", GT_KC_PRUNE,
-     "GEMV: the small side's tile is the smallest power of two that holds it (TCORE: 8 or "
-     "16); sums and loads in flight fit in about 96 registers",
+     "GEMV: the small side's tile is the smallest power of two that holds it; sums and loads "
+     "in flight fit in about 96 registers",
      gemv_fit},
     {"warp_not_idle", GT_KC_PRUNE,
      "no warp computes nothing: the tiles overhang the problem by less than a warp tile "
