@@ -20,39 +20,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "gpu_probe.h"
-#include "pool.h"
-#include "prob.h"
-#include "space.h"
+#include "kprogs.h"
 #include "tap.h"
 
 static int gpu_state;
 static char no_gpu_reason[200];
 #define NEED_GPU() GPU_NEED(gpu_state, no_gpu_reason)
 
-/* One shape of a case: the three sizes and whether it keeps the 16-byte class. */
+/* One shape of a case. */
 typedef struct shape3 {
     long long m, n, k;
 } shape3;
 
-/* The programs of one data type: per op pair, shape and class, GEMV's best unsplit and
- * split candidates, exact (even entries) and generic (the next one). */
-#define MAX_PROGS 256
-typedef struct progs {
-    int n, arch;
-    gt_key key[MAX_PROGS];
-    gt_kcfg cfg[MAX_PROGS];
-    int op[MAX_PROGS], shape[MAX_PROGS], narrow[MAX_PROGS];
-    gt_rtc_result res[MAX_PROGS];
-    gt_status st[MAX_PROGS];
-} progs;
-
-static void compile_one(int i, void *user) {
-    progs *p = user;
-    p->st[i] = gt_kern_compile(&p->cfg[i], &p->key[i], p->arch, &p->res[i]);
-}
+/* Per program of a data type's batch: its op pair, shape and class. */
+typedef struct progs_of {
+    int op[KPROGS_MAX], shape[KPROGS_MAX], narrow[KPROGS_MAX];
+} progs_of;
 
 /* Rounds rows up to a multiple of 16 bytes of elements of es bytes, less rows: the pad. */
 static long long pad16(long long rows, int es) {
@@ -86,46 +71,14 @@ static gt_gemm gemm_of(const prob *p, int narrow) {
     return g;
 }
 
-/* GEMV's best candidate for key with split-K or without; 0 when there is none. */
-static int pick(const gt_key *key, gt_devctx *dc, int split, gt_kcfg *out) {
-    gt_klimits lim;
-    gt_kern_limits(dc, &lim);
-    gt_cand *c = NULL;
-    gt_space_counts counts;
-    int n = gt_space_build(key, &lim, 0, 0, &c, &counts), found = 0;
-    for (int i = 0; i < n && !found; i++)
-        if (c[i].cfg.fam == GT_FAM_GEMV && (c[i].cfg.split > 1) == split) *out = c[i].cfg, found = 1;
-    free(c);
-    return found;
-}
-
-static int run_prog(prob *p, progs *ps, int i, char *why, size_t size) {
-    gt_kern k;
-    gt_status s = ps->st[i];
-    if (s == GT_SUCCESS) s = gt_kern_load(ps->res[i].image, &ps->cfg[i], &ps->key[i], &k);
-    if (s == GT_SUCCESS) {
-        prob_reset_c(p);
-        const gt_gemm g = gemm_of(p, ps->narrow[i]);
-        /* Split-K: the default stream's workspace (runtime/work.c), as gemm_tuned uses. */
-        s = gt_kern_run(&k, &g, 0);
-        if (s == GT_SUCCESS && gt_cu.ctx_synchronize() != CUDA_SUCCESS) s = GT_CUDA_ERROR;
-        gt_kern_unload(&k);
-    }
-    if (s != GT_SUCCESS) {
-        snprintf(why, size, "%s: %s", gt_status_string(s), gt_last_error());
-        return -1;
-    }
-    prob_fetch_c(p, p->dC);
-    return 0;
-}
-
 /* Shapes: N small (1 and 3), M small (1 and 5), both small with a long K. K is odd. */
 static const shape3 shapes[] = {{777, 1, 1001}, {1003, 3, 517}, {1, 999, 1003},
                                 {5, 515, 777}, {4, 8, 20001}};
 #define NSHAPES ((int)(sizeof shapes / sizeof shapes[0]))
 
 static void gemv_case(int dt, int *ran, int *split_ran) {
-    static progs ps;
+    static kprogs ps;
+    static progs_of of;
     memset(&ps, 0, sizeof ps);
     gt_devctx *dc = NULL;
     for (int op = 0; op < 4; op++)
@@ -143,39 +96,41 @@ static void gemv_case(int dt, int *ran, int *split_ran) {
                           "%s class %d bytes", narrow ? "element" : "16-byte", key.align);
                 for (int split = 0; split < 2; split++) {
                     gt_kcfg c;
-                    if (!pick(&key, dc, split, &c) || ps.n + 2 > MAX_PROGS) continue;
+                    if (!kprogs_best(&key, dc, GT_FAM_GEMV, split, &c) || ps.n + 2 > KPROGS_MAX)
+                        continue;
                     /* The generic twin on the 16-byte class (the other class's code paths
                      * are the same in both). */
                     for (int gen = 0; gen < (narrow ? 1 : 2); gen++) {
                         ps.key[ps.n] = key, ps.cfg[ps.n] = c, ps.cfg[ps.n].generic = gen;
-                        ps.op[ps.n] = op, ps.shape[ps.n] = si, ps.narrow[ps.n] = narrow;
+                        of.op[ps.n] = op, of.shape[ps.n] = si, of.narrow[ps.n] = narrow;
                         ps.n++;
                     }
                 }
             }
     ps.arch = dc->arch;
-    gt_pool_run(ps.n, 0, compile_one, &ps);
-    for (int i = 0; i < ps.n; i += ps.narrow[i] ? 1 : 2) {
-        const shape3 *s = &shapes[ps.shape[i]];
-        prob p = problem_of(dt, ps.op[i], s, ps.narrow[i]);
+    kprogs_compile(&ps);
+    for (int i = 0; i < ps.n; i += of.narrow[i] ? 1 : 2) {
+        const shape3 *s = &shapes[of.shape[i]];
+        prob p = problem_of(dt, of.op[i], s, of.narrow[i]);
+        const gt_gemm g = gemm_of(&p, of.narrow[i]);
         gr_ref ref;
         prob_reference(&p, &ref);
         char text[96], why[400], name[240];
         gt_kcfg_format(&ps.cfg[i], text, sizeof text);
         snprintf(name, sizeof name, "%s %lldx%lldx%lld:%c%c %s class %s", gt_dtype_name(dt), s->m,
-                 s->n, s->k, ps.op[i] & 1 ? 'T' : 'N', ps.op[i] >> 1 ? 'T' : 'N',
-                 ps.narrow[i] ? "element" : "16-byte", text);
+                 s->n, s->k, of.op[i] & 1 ? 'T' : 'N', of.op[i] >> 1 ? 'T' : 'N',
+                 of.narrow[i] ? "element" : "16-byte", text);
         size_t bytes = c_bytes(&p);
         void *want = malloc(bytes);
-        int ok = run_prog(&p, &ps, i, why, sizeof why) == 0;
+        int ok = kprogs_run(&ps, i, &p, &g, why, sizeof why) == 0;
         TAP_CHECK(ok, "%s: exact kernel: %s", name, why);
         if (ok) {
             gr_result res;
             TAP_CHECK(prob_grade(&p, &ref, &res) <= 1.0, "%s: exact wrong: %s", name, res.text);
             memcpy(want, p.C, bytes);
         }
-        const int twin = !ps.narrow[i];
-        int gok = ok && (!twin || run_prog(&p, &ps, i + 1, why, sizeof why) == 0);
+        const int twin = !of.narrow[i];
+        int gok = ok && (!twin || kprogs_run(&ps, i + 1, &p, &g, why, sizeof why) == 0);
         TAP_CHECK(!ok || gok, "%s: generic kernel: %s", name, why);
         if (gok && twin) {
             gr_result res;
@@ -190,7 +145,7 @@ static void gemv_case(int dt, int *ran, int *split_ran) {
         gr_ref_free(&ref);
         prob_free(&p);
     }
-    for (int i = 0; i < ps.n; i++) gt_rtc_result_free(&ps.res[i]);
+    kprogs_free(&ps);
 }
 
 /* Every op pair, shape and class of one type: at least one GEMV kernel per combination

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "gpu_probe.h"
+#include "kprogs.h"
 #include "layers.h"
 #include "measure.h"
 #include "pool.h"
@@ -31,56 +32,6 @@ static int gpu_state;
 static char no_gpu_reason[200];
 #define NEED_GPU() GPU_NEED(gpu_state, no_gpu_reason)
 
-/* The cost model's best candidate of family fam for key (split: with split-K or without);
- * 0 when it has none. */
-static int pick(const gt_key *key, gt_devctx *dc, int fam, int split, gt_kcfg *out) {
-    gt_klimits lim;
-    gt_kern_limits(dc, &lim);
-    gt_cand *c = NULL;
-    gt_space_counts counts;
-    int n = gt_space_build(key, &lim, 0, 0, &c, &counts), found = 0;
-    for (int i = 0; i < n && !found; i++)
-        if (c[i].cfg.fam == fam && (c[i].cfg.split > 1) == split) *out = c[i].cfg, found = 1;
-    free(c);
-    return found;
-}
-
-/* Compiles of one family case, run on threads (gt_pool_run; NVRTC is thread-safe) so
- * that the case takes seconds, not a minute. */
-#define MAX_PROGS 16
-typedef struct progs {
-    int n, arch;
-    gt_key key[MAX_PROGS];
-    gt_kcfg cfg[MAX_PROGS];
-    gt_rtc_result res[MAX_PROGS];
-    gt_status st[MAX_PROGS];
-} progs;
-
-static void compile_one(int i, void *user) {
-    progs *p = user;
-    p->st[i] = gt_kern_compile(&p->cfg[i], &p->key[i], p->arch, &p->res[i]);
-}
-
-/* Runs program i of ps on p into p->C; 0 on success. */
-static int run_prog(prob *p, progs *ps, int i, char *why, size_t size) {
-    gt_kern k;
-    gt_status s = ps->st[i];
-    if (s == GT_SUCCESS) s = gt_kern_load(ps->res[i].image, &ps->cfg[i], &ps->key[i], &k);
-    if (s == GT_SUCCESS) {
-        prob_reset_c(p);
-        const gt_gemm g = prob_gemm(p, p->dC);
-        s = gt_kern_run(&k, &g, 0);
-        if (s == GT_SUCCESS && gt_cu.ctx_synchronize() != CUDA_SUCCESS) s = GT_CUDA_ERROR;
-        gt_kern_unload(&k);
-    }
-    if (s != GT_SUCCESS) {
-        snprintf(why, size, "%s: %s", gt_status_string(s), gt_last_error());
-        return -1;
-    }
-    prob_fetch_c(p, p->dC);
-    return 0;
-}
-
 /* dt's family fam on an odd shape in every op pair (A's and C's leading dimensions padded),
  * without and with split-K: generic == exact, bit for bit, and right. */
 static prob problem_of(int dt, int op, long long m, long long n, long long k) {
@@ -92,9 +43,9 @@ static prob problem_of(int dt, int op, long long m, long long n, long long k) {
 static void family_case(int dt, int fam, long long m, long long n, long long k, int *ran) {
     /* The programs: per op pair, the family's best without and with split-K, exact and
      * generic (even entries exact, the next one its generic twin). */
-    static progs ps;
+    static kprogs ps;
     memset(&ps, 0, sizeof ps);
-    int op_of[MAX_PROGS];
+    int op_of[KPROGS_MAX];
     gt_devctx *dc = NULL;
     for (int op = 0; op < 4; op++) {
         prob p = problem_of(dt, op, m, n, k);
@@ -103,7 +54,7 @@ static void family_case(int dt, int fam, long long m, long long n, long long k, 
         prob_free(&p);
         for (int split = 0; split < 2 && dc; split++) {
             gt_kcfg exact;
-            if (!pick(&key, dc, fam, split, &exact)) continue;
+            if (!kprogs_best(&key, dc, fam, split, &exact)) continue;
             for (int g = 0; g < 2; g++) {
                 ps.key[ps.n] = key, ps.cfg[ps.n] = exact, ps.cfg[ps.n].generic = g;
                 op_of[ps.n++] = op;
@@ -112,7 +63,7 @@ static void family_case(int dt, int fam, long long m, long long n, long long k, 
     }
     if (!dc) return;
     ps.arch = dc->arch;
-    gt_pool_run(ps.n, 0, compile_one, &ps);
+    kprogs_compile(&ps);
     for (int i = 0; i < ps.n; i += 2) {
         /* The same random problem for the pair (a fresh one per op pair would do too; this
          * keeps the reference computed once per pair). */
@@ -125,14 +76,15 @@ static void family_case(int dt, int fam, long long m, long long n, long long k, 
                  op_of[i] & 1 ? 'T' : 'N', op_of[i] >> 1 ? 'T' : 'N', text);
         size_t bytes = c_bytes(&p);
         void *want = malloc(bytes);
-        int ok = run_prog(&p, &ps, i, why, sizeof why) == 0;
+        const gt_gemm g = prob_gemm(&p, p.dC);
+        int ok = kprogs_run(&ps, i, &p, &g, why, sizeof why) == 0;
         TAP_CHECK(ok, "%s: exact kernel: %s", name, why);
         if (ok) {
             gr_result res;
             TAP_CHECK(prob_grade(&p, &ref, &res) <= 1.0, "%s: exact wrong: %s", name, res.text);
             memcpy(want, p.C, bytes);
         }
-        int gok = ok && run_prog(&p, &ps, i + 1, why, sizeof why) == 0;
+        int gok = ok && kprogs_run(&ps, i + 1, &p, &g, why, sizeof why) == 0;
         TAP_CHECK(!ok || gok, "%s: generic kernel: %s", name, why);
         if (gok) {
             gr_result res;
@@ -145,7 +97,7 @@ static void family_case(int dt, int fam, long long m, long long n, long long k, 
         gr_ref_free(&ref);
         prob_free(&p);
     }
-    for (int i = 0; i < ps.n; i++) gt_rtc_result_free(&ps.res[i]);
+    kprogs_free(&ps);
 }
 
 static int tc_ok(void) {

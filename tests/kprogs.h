@@ -1,0 +1,72 @@
+/*
+ * kprogs.h: kernel programs of GPU tests that check configurations outside tuning
+ * (test_generic, test_gemv): the cost model's best of a family for a key, a batch of
+ * programs compiled on threads (gt_pool_run; NVRTC is thread-safe) so that a case takes
+ * seconds, not a minute, and one program run on a problem.
+ */
+#ifndef GT_TEST_KPROGS_H
+#define GT_TEST_KPROGS_H
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "pool.h"
+#include "prob.h"
+#include "space.h"
+
+/* The cost model's best candidate of family fam for key, with split-K or without (split);
+ * 0 when it has none. */
+static inline int kprogs_best(const gt_key *key, gt_devctx *dc, int fam, int split, gt_kcfg *out) {
+    gt_klimits lim;
+    gt_kern_limits(dc, &lim);
+    gt_cand *c = NULL;
+    gt_space_counts counts;
+    int n = gt_space_build(key, &lim, 0, 0, &c, &counts), found = 0;
+    for (int i = 0; i < n && !found; i++)
+        if (c[i].cfg.fam == fam && (c[i].cfg.split > 1) == split) *out = c[i].cfg, found = 1;
+    free(c);
+    return found;
+}
+
+#define KPROGS_MAX 256
+typedef struct kprogs {
+    int n, arch;
+    gt_key key[KPROGS_MAX];
+    gt_kcfg cfg[KPROGS_MAX];
+    gt_rtc_result res[KPROGS_MAX];
+    gt_status st[KPROGS_MAX];
+} kprogs;
+
+static inline void kprogs_compile_one(int i, void *user) {
+    kprogs *p = user;
+    p->st[i] = gt_kern_compile(&p->cfg[i], &p->key[i], p->arch, &p->res[i]);
+}
+
+/* Compiles every program of ps for ps->arch. */
+static inline void kprogs_compile(kprogs *ps) { gt_pool_run(ps->n, 0, kprogs_compile_one, ps); }
+
+static inline void kprogs_free(kprogs *ps) {
+    for (int i = 0; i < ps->n; i++) gt_rtc_result_free(&ps->res[i]);
+}
+
+/* Runs program i of ps as call g (into p->dC, after C is reset to C0) and reads C back
+ * into p->C; 0 on success, else -1 with the reason in why. */
+static inline int kprogs_run(kprogs *ps, int i, prob *p, const gt_gemm *g, char *why, size_t size) {
+    gt_kern k;
+    gt_status s = ps->st[i];
+    if (s == GT_SUCCESS) s = gt_kern_load(ps->res[i].image, &ps->cfg[i], &ps->key[i], &k);
+    if (s == GT_SUCCESS) {
+        prob_reset_c(p);
+        s = gt_kern_run(&k, g, 0);
+        if (s == GT_SUCCESS && gt_cu.ctx_synchronize() != CUDA_SUCCESS) s = GT_CUDA_ERROR;
+        gt_kern_unload(&k);
+    }
+    if (s != GT_SUCCESS) {
+        snprintf(why, size, "%s: %s", gt_status_string(s), gt_last_error());
+        return -1;
+    }
+    prob_fetch_c(p, p->dC);
+    return 0;
+}
+
+#endif
