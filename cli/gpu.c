@@ -366,6 +366,7 @@ typedef struct tune_job {
     int *which;               /* indices of this worker's shapes */
     int nwhich;
     int force;
+    const gt_tune_opts *opts; /* --budget, --candidates, --exhaustive (zeros: defaults) */
     int dtype;                /* gt_dtype of every shape */
     int progress;             /* progress lines on stderr (one worker on a terminal) */
     int failures;             /* out */
@@ -385,7 +386,7 @@ static int tune_one(gt_devctx *dc, const tune_job *job, const cli_shape *sh, int
     gt_tune_report rep;
     memset(&rep, 0, sizeof rep);
     int source = -1, failed = 0;
-    gt_status s = gt_dispatch_tune(dc, &key, job->force, &rep, &source);
+    gt_status s = gt_dispatch_tune(dc, &key, job->force, job->opts, &rep, &source);
     if (job->progress) fprintf(stderr, "\r\033[K");
     if (s != GT_SUCCESS) {
         snprintf(line, sizeof line, "%s%-24s FAILED: %s: %s\n", prefix, text, gt_status_string(s),
@@ -438,7 +439,7 @@ static void *tune_worker(void *arg) {
 /* --devices: one worker thread per listed GPU. Devices of one model (name, compute
  * capability, SM count: one key) split the shapes round-robin; every model tunes all. */
 static int tune_on_devices(const char *list, int all, int *ids, int nids, const cli_shape *shapes,
-                           int n, int force, int dtype) {
+                           int n, int force, const gt_tune_opts *opts, int dtype) {
     int count = 0;
     gt_status s = gt_cu_load();
     CUresult r = CUDA_SUCCESS;
@@ -485,6 +486,7 @@ static int tune_on_devices(const char *list, int all, int *ids, int nids, const 
         }
         tune_job *job = &jobs[i];
         job->ordinal = ids[i], job->shapes = shapes, job->force = force, job->dtype = dtype;
+        job->opts = opts;
         job->which = malloc(sizeof *job->which * (size_t)(n + 1));
         if (!job->which) {
             fprintf(stderr, "gemmtune tune: out of memory\n");
@@ -520,12 +522,29 @@ int cli_tune(int argc, char **argv) {
         {"file", required_argument, 0, 'f'},    {"force", no_argument, 0, 'F'},
         {"shard", required_argument, 0, 's'},   {"devices", required_argument, 0, 'd'},
         {"dry-run", no_argument, 0, 'n'},       {"help", no_argument, 0, 'h'},
-        {"dtype", required_argument, 0, 't'},   {0, 0, 0, 0}};
+        {"dtype", required_argument, 0, 't'},   {"budget", required_argument, 0, 'b'},
+        {"candidates", required_argument, 0, 'c'}, {"exhaustive", no_argument, 0, 'x'},
+        {0, 0, 0, 0}};
     const char *file = NULL, *shard = NULL, *devices = NULL;
     int force = 0, dry = 0, c, all_devices = 0, ids[MAX_DEVICES], nids = 0, dtype = GT_DT_F32;
+    int exhaustive = 0;
+    gt_tune_opts opts;
+    memset(&opts, 0, sizeof opts);
     optind = 1;
     while ((c = getopt_long(argc, argv, "f:h", longs, NULL)) != -1) {
-        if (c == 'f') file = optarg;
+        if (c == 'b') {
+            if (cli_parse_finite(optarg, &opts.budget_s) != 0 || opts.budget_s <= 0) {
+                fprintf(stderr, "gemmtune tune: --budget wants seconds above 0, not '%s'\n", optarg);
+                return 2;
+            }
+        } else if (c == 'c') {
+            if (cli_parse_index(optarg, &opts.max_candidates) != 0 || opts.max_candidates < 1) {
+                fprintf(stderr, "gemmtune tune: --candidates wants a count of 1 or more, not '%s'\n",
+                        optarg);
+                return 2;
+            }
+        } else if (c == 'x') exhaustive = 1;
+        else if (c == 'f') file = optarg;
         else if (c == 'F') force = 1;
         else if (c == 's') shard = optarg;
         else if (c == 'd') {
@@ -541,19 +560,27 @@ int cli_tune(int argc, char **argv) {
         fprintf(stderr, "gemmtune tune: give SHAPE... or --file FILE (see --help)\n");
         return 2;
     }
+    if (exhaustive && opts.max_candidates) {
+        fprintf(stderr, "gemmtune tune: --exhaustive times every candidate; --candidates limits them\n");
+        return 2;
+    }
+    /* Exhaustive: every candidate the legal and prune rules keep, with no time budget unless
+     * one is given. */
+    if (exhaustive) {
+        opts.max_candidates = GT_TUNE_ALL_CANDIDATES;
+        if (opts.budget_s <= 0) opts.budget_s = 1e9;
+    }
     /* The list: command-line shapes, then the file's lines, in order. */
     cli_shape *all = NULL;
     int n = 0, cap = 0;
     for (int i = optind; i < argc; i++) {
-        cli_shape sh;
-        if (cli_parse_shape(argv[i], &sh) != 0) {
-            fprintf(stderr, "gemmtune tune: bad shape '%s' (want MxNxK or MxNxK:NT)\n", argv[i]);
+        int r = cli_push_shapes(argv[i], &all, &n, &cap);
+        if (r != 0) {
+            if (r == -1)
+                fprintf(stderr, "gemmtune tune: bad shape '%s' (want MxNxK or MxNxK:NT, one size "
+                                "of them may be a range LO:HI)\n", argv[i]);
             free(all);
-            return 2;
-        }
-        if (cli_push_shape(&all, &n, &cap, &sh) != 0) {
-            free(all);
-            return 1;
+            return r == -1 ? 2 : 1;
         }
     }
     if (file && cli_read_shapes(file, &all, &n, &cap) != 0) {
@@ -586,7 +613,7 @@ int cli_tune(int argc, char **argv) {
         return 0;
     }
     if (devices) {
-        code = tune_on_devices(devices, all_devices, ids, nids, all, n, force, dtype);
+        code = tune_on_devices(devices, all_devices, ids, nids, all, n, force, &opts, dtype);
         free(all);
         return code;
     }
@@ -605,7 +632,7 @@ int cli_tune(int argc, char **argv) {
     }
     tune_job job;
     memset(&job, 0, sizeof job);
-    job.ordinal = -1, job.shapes = all, job.force = force, job.dtype = dtype;
+    job.ordinal = -1, job.shapes = all, job.force = force, job.dtype = dtype, job.opts = &opts;
     job.progress = isatty(2);
     job.which = malloc(sizeof *job.which * (size_t)n);
     if (!job.which) {

@@ -53,6 +53,59 @@ void cli_shape_format(const cli_shape *sh, char *buf, size_t size) {
     gt_key_shape(&key, buf, size);
 }
 
+/* One size of a ranged shape at *p: "N" or "LO:HI" (a colon followed by a digit). */
+static int parse_size(const char **p, long long *lo, long long *hi) {
+    char *end;
+    if (**p < '0' || **p > '9') return -1;
+    *lo = *hi = strtoll(*p, &end, 10);
+    if (end[0] == ':' && end[1] >= '0' && end[1] <= '9') *hi = strtoll(end + 1, &end, 10);
+    *p = end;
+    return 0;
+}
+
+int cli_push_shapes(const char *s, cli_shape **v, int *n, int *cap) {
+    long long lo[3], hi[3];
+    const char *p = s;
+    for (int d = 0; d < 3; d++) {
+        if (parse_size(&p, &lo[d], &hi[d]) != 0) return -1;
+        if (d < 2 && *p++ != 'x') return -1;
+    }
+    char text[96];
+    const char *ops = *p == ':' ? p : "";
+    if (*p && *p != ':') return -1;
+    int ranged = -1;
+    for (int d = 0; d < 3; d++) {
+        if (lo[d] == hi[d]) continue;
+        if (ranged >= 0 || lo[d] > hi[d]) return -1;
+        ranged = d;
+    }
+    if (ranged < 0) {
+        cli_shape sh;
+        snprintf(text, sizeof text, "%lldx%lldx%lld%s", lo[0], lo[1], lo[2], ops);
+        if (cli_parse_shape(text, &sh) != 0) return -1;
+        return cli_push_shape(v, n, cap, &sh) != 0 ? -2 : 0;
+    }
+    /* The points: LO, the powers of two strictly between, HI. */
+    long long pts[CLI_RANGE_MAX];
+    int np = 0;
+    pts[np++] = lo[ranged];
+    for (long long q = 1; q < hi[ranged] && q <= 2147483647LL; q *= 2)
+        if (q > lo[ranged]) {
+            if (np == CLI_RANGE_MAX - 1) return -1;
+            pts[np++] = q;
+        }
+    pts[np++] = hi[ranged];
+    for (int i = 0; i < np; i++) {
+        long long d[3] = {lo[0], lo[1], lo[2]};
+        d[ranged] = pts[i];
+        cli_shape sh;
+        snprintf(text, sizeof text, "%lldx%lldx%lld%s", d[0], d[1], d[2], ops);
+        if (cli_parse_shape(text, &sh) != 0) return -1;
+        if (cli_push_shape(v, n, cap, &sh) != 0) return -2;
+    }
+    return 0;
+}
+
 int cli_push_shape(cli_shape **v, int *n, int *cap, const cli_shape *sh) {
     if (*n == *cap) {
         int ncap = *cap ? 2 * *cap : 16;
@@ -90,11 +143,14 @@ int cli_read_shapes(const char *path, cli_shape **v, int *n, int *cap) {
                 return -1;
             }
         } else if (sscanf(line, "%63s", a) == 1) {
-            if (cli_parse_shape(a, &sh) != 0) {
-                fprintf(stderr, "gemmtune: %s:%d: bad shape '%s'\n", path, lineno, a);
+            int r = cli_push_shapes(a, v, n, cap);
+            if (r != 0) {
+                if (r == -2) fprintf(stderr, "gemmtune: out of memory reading %s\n", path);
+                else fprintf(stderr, "gemmtune: %s:%d: bad shape '%s'\n", path, lineno, a);
                 fclose(f);
                 return -1;
             }
+            continue;
         } else {
             continue;
         }
@@ -173,6 +229,13 @@ int cli_usage(FILE *f, int code) {
           "                            kernel source hash\n"
           "  tune SHAPE... | --file F  pre-warm the cache (tune what is missing)\n"
           "      --force               tune even if cached\n"
+          "      --budget S            seconds of compiling and timing per shape\n"
+          "                            (default 1.5, GEMMTUNE_TUNE_BUDGET_S)\n"
+          "      --candidates N        candidates ranked for timing per shape\n"
+          "                            (default 32, GEMMTUNE_TUNE_MAX_CANDIDATES)\n"
+          "      --exhaustive          time every candidate the legal and prune rules\n"
+          "                            keep, with no budget unless --budget is given\n"
+          "                            (for a shape list run overnight)\n"
           "      --devices all|LIST    one worker per GPU (LIST: 0,2,3); GPUs of one model\n"
           "                            share the shapes, each model tunes all of them\n"
           "      --shard I/N           only shapes j with j % N == I (0-based; default from\n"
@@ -221,6 +284,8 @@ int cli_usage(FILE *f, int code) {
           "  prune                     delete entries of other kernel sources or library\n"
           "                            versions, and cubins of other sources, NVRTC, driver\n"
           "SHAPE: MxNxK[:AB], ops A, B in N (as stored) or T (transposed); column-major.\n"
+          "For tune, one of M, N, K may be a range LO:HI: LO, each power of two between and\n"
+          "HI (4096x1:256x4096:TN tunes N = 1, 2, 4, ..., 256; the selector covers the rest).\n"
           "A shape file (--file) holds one shape a line, MxNxK[:AB] or M N K opA opB; '#'\n"
           "starts a comment. Every cache file read (import, merge, export's cache) may be\n"
           "an SQLite file or a cache text.\n"

@@ -29,7 +29,16 @@ void cli_shape_format(const cli_shape *sh, char *buf, size_t size);
 /* Appends sh to *v (count *n, capacity *cap; realloc'd). 0, or -1 when out of memory. */
 int cli_push_shape(cli_shape **v, int *n, int *cap, const cli_shape *sh);
 
-/* Reads a shape file ('#' comments; each line "M N K [opA opB]" or "MxNxK[:AB]") and
+/* A shape that may range over one dimension: "MxLO:HIxK[:AB]" (any one of M, N or K as
+ * LO:HI, LO < HI): LO, every power of two between them and HI, in ascending order, for
+ * applications whose batch or sequence length varies (the selector covers the points
+ * between). Appends the shapes to *v. 0; -1 when malformed (more than one range, more
+ * than CLI_RANGE_MAX points, a size out of range); -2 when out of memory. */
+#define CLI_RANGE_MAX 64
+int cli_push_shapes(const char *s, cli_shape **v, int *n, int *cap);
+
+/* Reads a shape file ('#' comments; each line "M N K [opA opB]" or "MxNxK[:AB]", the latter
+ * with a range as cli_push_shapes reads it) and
  * appends its shapes to *v (count *n, capacity *cap; realloc'd). 0, or -1 after
  * printing the file, the line and what is wrong. */
 int cli_read_shapes(const char *path, cli_shape **v, int *n, int *cap);

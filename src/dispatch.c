@@ -346,12 +346,16 @@ static gt_status default_kern(gt_devctx *dc, const gt_key *key, int use_cache, g
 }
 
 /* Tunes key on dc (its context current), under its tune_lock; stores a winner.
- * same_order: only candidates bit-identical to the default kernel (gt_tune_opts).
+ * base: the tuning options (NULL: the defaults); same_order: only candidates
+ * bit-identical to the default kernel (gt_tune_opts).
  * Returns 1 with *k loaded when there is a winner; 0 when tuning was skipped or failed
  * (logged), with *st set to the failure that must reach the caller, if any. */
-static int tune_key(gt_devctx *dc, const gt_key *key, int same_order, gt_tune_report *rep,
-                    gt_kern *k, gt_status *st) {
-    gt_tune_opts opts = {.same_order = same_order};
+static int tune_key(gt_devctx *dc, const gt_key *key, const gt_tune_opts *base, int same_order,
+                    gt_tune_report *rep, gt_kern *k, gt_status *st) {
+    gt_tune_opts opts;
+    if (base) opts = *base;
+    else memset(&opts, 0, sizeof opts);
+    opts.same_order = same_order;
     pthread_mutex_lock(&dc->tune_lock);
     gt_status s = gt_tune(dc, key, &opts, k, rep);
     pthread_mutex_unlock(&dc->tune_lock);
@@ -402,7 +406,7 @@ static void run_job(job *j) {
     gt_tune_report rep;
     gt_kern k;
     gt_status st;
-    int won = tune_key(dc, &j->key, 1, &rep, &k, &st);
+    int won = tune_key(dc, &j->key, NULL, 1, &rep, &k, &st);
     gt_tune_report_free(&rep);
     gt_stat_add(GT_STAT_ASYNC_TUNES, 1);
     pthread_mutex_lock(&dc->resolve_lock);
@@ -557,7 +561,7 @@ static gt_status resolve(gt_devctx *dc, const gt_key *key, CUstream stream, cons
     if (r != CUDA_SUCCESS) return gt_cu_fail(r, "cuStreamSynchronize (caller's stream, before tuning)");
     gt_tune_report rep;
     gt_status st;
-    int won = tune_key(dc, key, 0, &rep, &k, &st);
+    int won = tune_key(dc, key, NULL, 0, &rep, &k, &st);
     gt_tune_report_free(&rep);
     if (won) return plan_of(dc, key, &k, GT_SRC_TUNED, 0, out);
     if (st != GT_SUCCESS) return st;
@@ -578,8 +582,8 @@ gt_status gt_dispatch(gt_devctx *dc, const gt_key *key, CUstream stream, int cap
     return s;
 }
 
-gt_status gt_dispatch_tune(gt_devctx *dc, const gt_key *key, int force, gt_tune_report *rep,
-                           int *source) {
+gt_status gt_dispatch_tune(gt_devctx *dc, const gt_key *key, int force, const gt_tune_opts *opts,
+                           gt_tune_report *rep, int *source) {
     pthread_mutex_lock(&dc->resolve_lock);
     gt_layers_open();
     const gt_plan *p = force ? NULL : gt_plan_find(dc->ctx, key);
@@ -590,7 +594,7 @@ gt_status gt_dispatch_tune(gt_devctx *dc, const gt_key *key, int force, gt_tune_
         gt_tune_report local;
         gt_tune_report *r = rep ? rep : &local;
         gt_status st;
-        if (tune_key(dc, key, 0, r, &k, &st)) {
+        if (tune_key(dc, key, opts, 0, r, &k, &st)) {
             /* --force replaces a plan the process may already hold. */
             gt_plan np = {.ctx = dc->ctx, .key = *key, .kern = k, .source = GT_SRC_TUNED};
             p = gt_plan_replace(&np);

@@ -38,10 +38,11 @@ gt_status gt_dispatch(gt_devctx *dc, const gt_key *key, CUstream stream, int cap
                       const gt_plan **out);
 
 /* For `gemmtune tune`: tunes key even when cached (force) or only on a miss, stores the
- * result, and reports. Ignores the mode and async settings. *source says where the plan
- * came from. rep may be NULL. */
-gt_status gt_dispatch_tune(gt_devctx *dc, const gt_key *key, int force, gt_tune_report *rep,
-                           int *source);
+ * result, and reports. Ignores the mode and async settings. opts: the tuning options
+ * (budget, candidates; NULL: the defaults). *source says where the plan came from. rep
+ * may be NULL. */
+gt_status gt_dispatch_tune(gt_devctx *dc, const gt_key *key, int force, const gt_tune_opts *opts,
+                           gt_tune_report *rep, int *source);
 
 /* Every measured row of key's class in the cache layers (each tuned shape's winner and
  * its timings), as the selector reads them: *rows malloc'd (the caller frees it; NULL

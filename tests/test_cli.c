@@ -2258,6 +2258,73 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
     return remove(path);
 }
 
+/* tune's ranges (one size as LO:HI: LO, each power of two between, HI), on the command
+ * line and in a file, and its options for offline pre-warming: --budget, --candidates and
+ * --exhaustive refused where malformed or contradictory. */
+static void cli_tune_ranges_and_budget(void) {
+    result r;
+    char lines[32][48];
+    run_cmd(&r, ENV(NO_DRIVER_ENV, NO_SLURM), ARGS("tune", "--dry-run", "4096x1:256x4096:TN", "7x9:40x3"));
+    int n = dry_lines(&r, lines, 32);
+    static const char *want[] = {"4096x1x4096:TN",  "4096x2x4096:TN",  "4096x4x4096:TN",
+                                 "4096x8x4096:TN",  "4096x16x4096:TN", "4096x32x4096:TN",
+                                 "4096x64x4096:TN", "4096x128x4096:TN", "4096x256x4096:TN",
+                                 "7x9x3:NN",        "7x16x3:NN",       "7x32x3:NN",
+                                 "7x40x3:NN"};
+    CHECK_RUN(&r, r.code == 0 && n == 13, "ranges: exit %d, %d shapes, want 13", r.code, n);
+    for (int j = 0; j < n && j < 13; j++)
+        CHECK_RUN(&r, strcmp(lines[j], want[j]) == 0, "line %d '%s', want '%s'", j, lines[j], want[j]);
+    result_free(&r);
+    char file[300];
+    case_path("range-shapes.txt", file, sizeof file);
+    static const char text[] = "64x3:17x64   # a range\n8 8 8 N T\n";
+    TAP_CHECK(write_file(file, text, sizeof text - 1) == 0, "cannot write %s", file);
+    run_cmd(&r, ENV(NO_DRIVER_ENV, NO_SLURM), ARGS("tune", "--dry-run", "--file", file));
+    n = dry_lines(&r, lines, 32);
+    static const char *want_file[] = {"64x3x64:NN", "64x4x64:NN", "64x8x64:NN", "64x16x64:NN",
+                                      "64x17x64:NN", "8x8x8:NT"};
+    CHECK_RUN(&r, r.code == 0 && n == 6, "file ranges: exit %d, %d shapes, want 6", r.code, n);
+    for (int j = 0; j < n && j < 6; j++)
+        CHECK_RUN(&r, strcmp(lines[j], want_file[j]) == 0, "file line %d '%s', want '%s'", j,
+                  lines[j], want_file[j]);
+    result_free(&r);
+    expect_usage_error(NULL, ARGS("tune", "--dry-run", "1:4x1:4x5"), "1:4x1:4x5", "two ranges");
+    expect_usage_error(NULL, ARGS("tune", "--dry-run", "5:3x1x1"), "5:3x1x1", "a range downwards");
+    expect_usage_error(NULL, ARGS("tune", "--dry-run", "0:4x1x1"), "0:4x1x1", "a range from 0");
+    expect_usage_error(NULL, ARGS("tune", "--budget", "0", "8x8x8"), "--budget", "tune --budget 0");
+    expect_usage_error(NULL, ARGS("tune", "--budget", "x", "8x8x8"), "--budget", "tune --budget x");
+    expect_usage_error(NULL, ARGS("tune", "--candidates", "0", "8x8x8"), "--candidates",
+                       "tune --candidates 0");
+    expect_usage_error(NULL, ARGS("tune", "--exhaustive", "--candidates", "3", "8x8x8"),
+                       "--exhaustive", "tune --exhaustive --candidates 3");
+    /* Well formed, they reach the device: here none. */
+    run_cmd(&r, ENV(NO_DRIVER_ENV), ARGS("tune", "--exhaustive", "--budget", "60", "8x8x8"));
+    CHECK_RUN(&r, r.code == 1 && strstr(r.err, gt_status_string(GT_NO_DRIVER)) != NULL,
+              "tune --exhaustive without a driver: exit %d", r.code);
+    result_free(&r);
+}
+
+/* --candidates bounds the candidates timed per shape (the tune line says how many were
+ * compiled and timed); a range tunes each of its points. */
+static void cli_tune_candidates(void) {
+    NEED_GPU();
+    char cache[PATH_MAX], env[PATH_MAX + 32];
+    case_path("tune-candidates.db", cache, sizeof cache);
+    cache_env(env, sizeof env, cache);
+    result r;
+    run_cmd(&r, ENV(env, NO_SLURM), ARGS("tune", "--candidates", "2", "--budget", "30", "96x1:4x200"));
+    CHECK_RUN(&r, r.code == 0 && count_substr(r.out, "tuned in") == 3,
+              "tune --candidates 2 96x1:4x200: exit %d, %d tuned", r.code,
+              count_substr(r.out, "tuned in"));
+    for (const char *p = strstr(r.out, "compiled "); p; p = strstr(p + 1, "compiled ")) {
+        int compiled = -1, timed = -1;
+        sscanf(p, "compiled %d, timed %d", &compiled, &timed);
+        CHECK_RUN(&r, compiled >= 1 && compiled <= 2 && timed >= 1 && timed <= 2,
+                  "--candidates 2: compiled %d, timed %d", compiled, timed);
+    }
+    result_free(&r);
+}
+
 int main(void) {
     const char *e = getenv("GEMMTUNE_EXE");
     if (e && *e) {
@@ -2300,6 +2367,7 @@ int main(void) {
     TAP_RUN(cli_export_text);
     TAP_RUN(cli_defaults_usage);
     TAP_RUN(cli_prebuild_usage);
+    TAP_RUN(cli_tune_ranges_and_budget);
     TAP_RUN(cli_info_defaults);
     TAP_RUN(cli_defaults_here);
     TAP_RUN(cli_merge);
@@ -2314,6 +2382,7 @@ int main(void) {
     TAP_RUN(cli_merge_refuses_tensor_type_below_sm80);
     TAP_RUN(cli_run_dtypes);
     TAP_RUN(cli_tune_list_bf16);
+    TAP_RUN(cli_tune_candidates);
 
     nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     return tap_done();

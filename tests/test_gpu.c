@@ -256,7 +256,7 @@ static gt_status tune_prob(const prob *p, gt_tune_report *rep, int *source) {
     gt_key key;
     gt_status st = prob_key(p, &dc, &key);
     if (st != GT_SUCCESS) return st;
-    return gt_dispatch_tune(dc, &key, 1, rep, source);
+    return gt_dispatch_tune(dc, &key, 1, NULL, rep, source);
 }
 
 /* The library's own f32 rule for the relative Frobenius error its verifier reports

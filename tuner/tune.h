@@ -24,8 +24,12 @@
 #include "kern.h"
 #include "space.h"
 
+/* max_candidates for every candidate the legal and prune rules keep (an exhaustive
+ * offline tuning). */
+#define GT_TUNE_ALL_CANDIDATES 2147483647
 typedef struct gt_tune_opts {
-    int max_candidates;   /* <= 0: default 32 (GEMMTUNE_TUNE_MAX_CANDIDATES) */
+    int max_candidates;   /* <= 0: default 32 (GEMMTUNE_TUNE_MAX_CANDIDATES);
+                             GT_TUNE_ALL_CANDIDATES: all */
     double budget_s;      /* wall seconds for COMPILE and TIME together, from the start;
                              candidates not compiled and timed by then are dropped, but
                              the first that compiles is always timed; <= 0: default 1.5
