@@ -2,7 +2,8 @@
  * kprogs.h: kernel programs of GPU tests that check configurations outside tuning
  * (test_generic, test_gemv): the cost model's best of a family for a key, a batch of
  * programs compiled on threads (gt_pool_run; NVRTC is thread-safe) so that a case takes
- * seconds, not a minute, and one program run on a problem.
+ * seconds, not a minute, one program run on a problem, and an exact kernel checked
+ * against the reference beside its generic twin.
  */
 #ifndef GT_TEST_KPROGS_H
 #define GT_TEST_KPROGS_H
@@ -13,6 +14,7 @@
 #include "pool.h"
 #include "prob.h"
 #include "space.h"
+#include "tap.h"
 
 /* The cost model's best candidate of family fam for key, with split-K or without (split);
  * 0 when it has none. */
@@ -67,6 +69,32 @@ static inline int kprogs_run(kprogs *ps, int i, prob *p, const gt_gemm *g, char 
     }
     prob_fetch_c(p, p->dC);
     return 0;
+}
+
+/* Runs program i of ps as call g on p and grades it against ref; with twin, runs program
+ * i + 1 (its generic twin) on the same problem too, grades it and requires the same bits.
+ * name begins each failure's message. Returns 1 when every run completed. */
+static inline int kprogs_check(kprogs *ps, int i, int twin, prob *p, const gt_gemm *g,
+                               const gr_ref *ref, const char *name) {
+    char why[400];
+    size_t bytes = c_bytes(p);
+    void *want = malloc(bytes);
+    int ok = kprogs_run(ps, i, p, g, why, sizeof why) == 0;
+    TAP_CHECK(ok, "%s: exact kernel: %s", name, why);
+    if (ok) {
+        gr_result res;
+        TAP_CHECK(prob_grade(p, ref, &res) <= 1.0, "%s: exact wrong: %s", name, res.text);
+        if (want) memcpy(want, p->C, bytes);
+    }
+    int gok = ok && (!twin || kprogs_run(ps, i + 1, p, g, why, sizeof why) == 0);
+    TAP_CHECK(!ok || gok, "%s: generic kernel: %s", name, why);
+    if (gok && twin) {
+        gr_result res;
+        TAP_CHECK(prob_grade(p, ref, &res) <= 1.0, "%s: generic wrong: %s", name, res.text);
+        TAP_CHECK(want && memcmp(want, p->C, bytes) == 0, "%s: generic and exact differ", name);
+    }
+    free(want);
+    return gok;
 }
 
 #endif

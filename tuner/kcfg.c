@@ -72,11 +72,13 @@ int gt_kcfg_gemv_dot(const gt_kcfg *c, const gt_key *key) {
 static int gemv_bl(const gt_kcfg *c) { return gt_kcfg_gemv_long_m(c) ? c->bm : c->bn; }
 static int gemv_wl(const gt_kcfg *c) { return gt_kcfg_gemv_long_m(c) ? c->wm : c->wn; }
 static int gemv_bs(const gt_kcfg *c) { return gt_kcfg_gemv_long_m(c) ? c->bn : c->bm; }
-/* Elements of a 16-byte chunk of the large operand: what a lane reads at a time. */
-static int gemv_wv(const gt_key *key) { return 16 / gt_dtype_in_size(key->dtype); }
+void gt_kcfg_gemv_tile(const gt_kcfg *c, int *bl, int *wl, int *bs) {
+    *bl = gemv_bl(c), *wl = gemv_wl(c), *bs = gemv_bs(c);
+}
+int gt_kcfg_gemv_wv(const gt_key *key) { return 16 / gt_dtype_in_size(key->dtype); }
 /* Sums per tile a split-K partial holds: the block's NACC x threads (gemm_gemv.cu). */
 static long long gemv_tile_sums(const gt_kcfg *c) {
-    long long t = 32 * (gemv_bl(c) / gemv_wl(c)) * c->tn, out = (long long)gemv_bl(c) * gemv_bs(c);
+    long long t = gt_kcfg_threads(c), out = (long long)gemv_bl(c) * gemv_bs(c);
     return cdiv(out, t) * t;
 }
 
@@ -191,9 +193,9 @@ int gt_kcfg_regs_estimate(const gt_kcfg *c, const gt_key *key) {
         int w = acc_size(key) / 4;
         if (gt_kcfg_gemv_dot(c, key)) {
             int wl = gemv_wl(c), bs = gemv_bs(c);
-            return w * (wl * bs + c->tm * wl * gemv_wv(key) + gemv_wv(key)) + 2 * wl + 40;
+            return w * (wl * bs + c->tm * wl * gt_kcfg_gemv_wv(key) + gt_kcfg_gemv_wv(key)) + 2 * wl + 40;
         }
-        return w * (gemv_wv(key) * gemv_bs(c) + c->tm * gemv_wv(key) + gemv_bs(c)) + 40;
+        return w * (gt_kcfg_gemv_wv(key) * gemv_bs(c) + c->tm * gt_kcfg_gemv_wv(key) + gemv_bs(c)) + 40;
     }
     int natural = simt_regs_natural(c, key), cap = regs_cap(c, gt_kcfg_min_blocks(c, key));
     return natural < cap ? natural : cap;
@@ -468,11 +470,11 @@ static int gemv_layout(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     int lm = gt_kcfg_gemv_long_m(c);
     if ((lm ? (long long)k->n > c->bn : (long long)k->m > c->bm) || c->stages != 2 || c->raster != 1)
         return 0;
-    if (!gt_kcfg_gemv_dot(c, k)) return gemv_wl(c) == 32 * gemv_wv(k);
+    if (!gt_kcfg_gemv_dot(c, k)) return gemv_wl(c) == 32 * gt_kcfg_gemv_wv(k);
     return gemv_wl(c) <= 16;
 }
 /* GEMV: the small side's tile is the smallest power of two that holds it; the sums and
- * the loads in flight stay within 64 registers' worth. */
+ * the loads in flight stay within 96 registers' worth. */
 static int gemv_fit(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     (void)l;
     if (c->fam != GT_FAM_GEMV) return 1;
@@ -480,8 +482,8 @@ static int gemv_fit(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     int bs = gemv_bs(c);
     if (bs >= 2 * s) return 0;
     int w = acc_size(k) / 4;
-    if (gt_kcfg_gemv_dot(c, k)) return w * gemv_wl(c) * (bs + c->tm * gemv_wv(k)) <= 96;
-    return w * gemv_wv(k) * (bs + c->tm) <= 96;
+    if (gt_kcfg_gemv_dot(c, k)) return w * gemv_wl(c) * (bs + c->tm * gt_kcfg_gemv_wv(k)) <= 96;
+    return w * gt_kcfg_gemv_wv(k) * (bs + c->tm) <= 96;
 }
 
 static int warp_not_idle(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {

@@ -122,6 +122,11 @@ int gt_kcfg_gemv_long_m(const gt_kcfg *c);
 int gt_kcfg_gemv_dot(const gt_kcfg *c, const gt_key *key);
 /* The layout a GEMV kernel takes for key (gemm_gemv.cu's W_KCONTIG). */
 int gt_key_gemv_dot(const gt_key *key, int long_m);
+/* A GEMV configuration's rows of the long side per block (bl) and per warp (wl), and the
+ * small side's tile (bs): gemm_gemv.cu's BL, WL and BS. */
+void gt_kcfg_gemv_tile(const gt_kcfg *c, int *bl, int *wl, int *bs);
+/* Elements of a 16-byte chunk of key's large operand: what a GEMV lane reads at a time. */
+int gt_kcfg_gemv_wv(const gt_key *key);
 
 /* Derived values, computed in one place (mirroring kernel_src/common.cuh and the
  * families' sources). */

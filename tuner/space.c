@@ -48,9 +48,9 @@ static double cdivd(double a, double b) { return ceil(a / b); }
 static double gemv_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_klimits *lim) {
     int lm = gt_kcfg_gemv_long_m(c), dot = gt_kcfg_gemv_dot(c, key);
     double L = (double)(lm ? key->m : key->n), S = (double)(lm ? key->n : key->m), K = (double)key->k;
-    int bl = lm ? c->bm : c->bn, wl = lm ? c->wm : c->wn, bs = lm ? c->bn : c->bm;
+    int bl, wl, bs;
+    gt_kcfg_gemv_tile(c, &bl, &wl, &bs);
     double es = gt_dtype_in_size(key->dtype), esc = gt_dtype_out_size(key->dtype);
-    double acc = key->dtype == GT_DT_F64 ? 8.0 : 4.0;
     int t = gt_kcfg_threads(c), sms = lim->sm_count > 0 ? lim->sm_count : 1;
     double tiles = cdivd(L, bl), blocks = tiles * c->split;
     int bps = gt_kcfg_blocks_per_sm(c, key, lim);
@@ -62,14 +62,16 @@ static double gemv_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_kli
     double dram = es * (L * K + S * K) + esc * L * S * (key->beta0 ? 1 : 2);
     double l2 = es * L * K + tiles * es * S * K;
     if (c->split > 1) {
-        double part = tiles * c->split * t * cdivd((double)bl * bs, t) * acc * 2.0;
+        /* Every block writes its partials and the last of each tile reads them: the
+         * workspace less its counters, twice. */
+        double part = 2.0 * (double)(gt_kcfg_workspace_bytes(c, key) - 4 * GT_KCFG_WS_COUNTERS);
         dram += part, l2 += part;
     }
     double memory = fmax(dram / (DRAM_BYTES_PER_US * mem_eff), l2 / L2_BYTES_PER_US);
     double fma = L * K * bs * (key->dtype == GT_DT_F64 ? 2.0 : 1.0) + (es < 4 ? L * K : 0.0);
     /* X's loads: one per VEC k and small column (contiguous along K), else one per k,
      * shared by a DOT warp's rows; AXPY: one per k and small column per lane. */
-    double xl = dot ? L * K * bs / wl / (c->vec > 1 ? c->vec : 1) : L * K * bs / (16.0 / es);
+    double xl = dot ? L * K * bs / wl / (c->vec > 1 ? c->vec : 1) : L * K * bs / gt_kcfg_gemv_wv(key);
     double compute = (fma + xl) / (sms * 128.0 * 1.755e3 * 0.7);
     /* A block with work left in only some of its warps at the end (few blocks) idles. */
     double waves = ceil(blocks / ((double)bps * sms));
@@ -437,7 +439,7 @@ int gt_space_build(const gt_key *key, const gt_klimits *lim, int max, int flags,
              * gives it: DOT warps of WL rows, AXPY warps of 32 lanes of 16 bytes of rows,
              * 1 to 8 of them along the long side; TM loads in flight, TN warps along K. */
             static const int p2[] = {1, 2, 4, 8};
-            int wv = 16 / gt_dtype_in_size(key->dtype);
+            int wv = gt_kcfg_gemv_wv(key);
             for (int lm = 1; lm >= 0; lm--) {
                 long long small = lm ? key->n : key->m;
                 if (small > 16) continue;
