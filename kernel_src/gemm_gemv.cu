@@ -18,6 +18,7 @@
 //   TM        vector steps each lane has in flight per row (UNROLL);
 //   TN        warps along K in a block (KWARPS), their sums added through shared memory;
 //   VEC       the alignment class's width: W's loads where it is not 16-byte aligned;
+//   TCORE     1: DOT on tensor cores (below), 16-bit inputs, sm_80 and later;
 //   SPLIT     blocks along K, reduced in order in the workspace (common.cuh's splitk_reduce);
 //   BK = 64   the unit K is split in; STAGES and RASTER take their first values, unused.
 // Two layouts, by which dimension of W is contiguous (a property of the key):
@@ -27,6 +28,12 @@
 //   AXPY (W contiguous along L): WL = 32 WV, each lane owns WV consecutive rows, LWARPS
 //     warps side by side along L (one contiguous stretch of BL rows per k); the KWARPS
 //     warps of each take k = kw, kw + KWARPS, ...; each lane keeps WV x BS sums.
+//   TCORE (DOT only): each warp's 16 rows are the A operand of mma.sync m16n8k16 (row major,
+//     as W is stored) and X's columns the B operand, in 1 or 2 tiles of 8. A lane loads 16
+//     bytes (8 consecutive k) of rows g and g + 8 (g = lane / 4) and of X's column g, and
+//     feeds them to two instructions as the k that its fragment positions stand for
+//     (2t, 2t + 1, 2t + 8, 2t + 9 with t = lane % 4): a renaming of k that A and B share,
+//     so every product is the right one, and each 16-byte load is whole.
 // Every sum is taken in an order fixed by the configuration, so results are
 // deterministic: the lanes' and warps' partials in index order, the splits in split order.
 // Shared memory (dynamic, GT_SMEM_CHECK): KWARPS x BL x BS partial sums of the compute type.
@@ -42,6 +49,11 @@ constexpr int UNROLL = TM, KWARPS = TN, LWARPS = BL / WL;
 constexpr int NTG = 32 * LWARPS * KWARPS;
 constexpr int NOUT = BL * BS, NACC = (NOUT + NTG - 1) / NTG;
 constexpr int WV = 16 / (int)sizeof(TI);  // elements of a 16-byte chunk
+#ifndef GT_TCORE
+#define GT_TCORE 0
+#endif
+constexpr bool TCORE = GT_TCORE != 0;
+constexpr int NT8 = BS >= 8 ? BS / 8 : 1;  // TCORE: tiles of 8 columns of the small side
 // W[l][k] and X[k][s] as stored: contiguous along K or not.
 constexpr bool W_KCONTIG = LM ? TA : !TB;
 constexpr bool X_KCONTIG = LM ? !TB : TA;
@@ -50,6 +62,8 @@ static_assert((LM ? WN : WM) == BS, "a warp covers the small side whole");
 static_assert(BL % WL == 0, "warp rows divide the block's");
 static_assert(W_KCONTIG || WL == 32 * WV, "AXPY: a warp of WV rows a lane");
 static_assert(VEC <= WV && WV % VEC == 0, "the class's vectors divide a 16-byte chunk");
+static_assert(!TCORE || (W_KCONTIG && sizeof(TI) == 2 && WL == 16 && (BS == 8 || BS == 16)),
+              "TCORE: DOT, 16-bit inputs, warps of 16 rows, 8 or 16 columns");
 static_assert(BK == 64, "K is split in units of 64");
 #ifdef GT_SMEM_CHECK
 static_assert(GT_SMEM_CHECK == KWARPS * NOUT * (int)sizeof(T), "GEMV shared memory differs from tuner/kcfg.c's");
@@ -106,6 +120,38 @@ template <bool WIDE> __device__ __forceinline__ void ld_chunk(const TI *p, T *r)
 #pragma unroll
         for (int j = 0; j < WV; j += VEC) ld_w<VEC>(p + j, r + j);
     }
+}
+
+// TCORE: 16 bytes (8 elements) of W at p as four 32-bit words, in one load when WIDE, else
+// in pieces of the class's width.
+template <bool WIDE> __device__ __forceinline__ uint4 ld_raw16(const TI *p) {
+    if constexpr (WIDE || VEC == WV) {
+        return __ldcs(reinterpret_cast<const uint4 *>(p));
+    } else {
+        uint4 u;
+        TI *e = reinterpret_cast<TI *>(&u);
+#pragma unroll
+        for (int q = 0; q < WV; ++q) e[q] = p[q];
+        return u;
+    }
+}
+
+// TCORE: d += a b, m16n8k16 with f32 accumulators (the 16-bit type of TI).
+__device__ __forceinline__ void mma16816(float (&d)[4], unsigned a0, unsigned a1, unsigned a2,
+                                         unsigned a3, unsigned b0, unsigned b1) {
+#if __CUDA_ARCH__ >= 800
+#if GT_DT == 3 || GT_DT == 4
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+                 "{%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+#else
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+                 "{%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+#endif
+#endif
 }
 
 // V consecutive elements of X along K at k (a multiple of V): where X is contiguous along
@@ -172,7 +218,101 @@ extern "C" __global__ void __launch_bounds__(NTG, GT_MINB)
     const bool wide = VEC == WV || ((reinterpret_cast<unsigned long long>(W) | (unsigned long long)ldw *
                                      sizeof(TI)) % 16 == 0);
 
-    if constexpr (W_KCONTIG) {
+    if constexpr (TCORE) {
+        // ---- DOT on tensor cores ----
+        const int lw = warp % LWARPS, kw = warp / LWARPS, g = lane / 4, t = lane % 4;
+        float acc[NT8][4];
+#pragma unroll
+        for (int j = 0; j < NT8; ++j)
+#pragma unroll
+            for (int q = 0; q < 4; ++q) acc[j][q] = 0.f;
+        // Rows g and g + 8 of the warp's 16 (past L: row L - 1, never stored).
+        const long long r0 = l0 + lw * 16 + g, r1 = r0 + 8;
+        const TI *w0 = W + (r0 < L ? r0 : L - 1) * ldw, *w1 = W + (r1 < L ? r1 : L - 1) * ldw;
+        // X's columns g and 8 + g (past S: zeros).
+        auto x_words = [&](long long k, int j) -> uint4 {
+            const long long s = 8 * j + g;
+            uint4 u = make_uint4(0u, 0u, 0u, 0u);
+            if (s < S) {
+                if constexpr (X_KCONTIG && VEC == WV) {
+                    u = __ldg(reinterpret_cast<const uint4 *>(X + s * ldx + k));
+                } else {
+                    TI *e = reinterpret_cast<TI *>(&u);
+#pragma unroll
+                    for (int q = 0; q < WV; ++q) e[q] = X_KCONTIG ? X[s * ldx + k + q] : X[s + (k + q) * ldx];
+                }
+            }
+            return u;
+        };
+        auto mma_step = [&](long long k, uint4 a, uint4 b) {
+#pragma unroll
+            for (int j = 0; j < NT8; ++j) {
+                const uint4 x = x_words(k, j);
+                mma16816(acc[j], a.x, b.x, a.y, b.y, x.x, x.y);
+                mma16816(acc[j], a.z, b.z, a.w, b.w, x.z, x.w);
+            }
+        };
+        // A warp takes windows of 32 k (its 4 lanes of a row, 8 each), the block's KWARPS
+        // warps side by side; the loops run on the window's start, the same in every lane,
+        // because mma.sync needs the whole warp.
+        constexpr int STEP = 32 * KWARPS;
+        const long long kw0 = kb + (long long)kw * 32, lk = (long long)t * WV;
+        // A chunk at K's end, zero-filled past it.
+        auto edge = [&](long long k, const TI *w) -> uint4 {
+            uint4 u = make_uint4(0u, 0u, 0u, 0u);
+            TI *e = reinterpret_cast<TI *>(&u);
+            for (int q = 0; q < WV && k + q < ke; ++q) e[q] = w[k + q];
+            return u;
+        };
+        auto steps = [&](auto wide_c) {
+            constexpr bool WIDE = decltype(wide_c)::value != 0;
+            long long kk = kw0;
+            for (; kk + (UNROLL - 1) * STEP + 32 <= ke; kk += UNROLL * STEP) {
+                uint4 a[UNROLL], b[UNROLL];
+#pragma unroll
+                for (int u = 0; u < UNROLL; ++u) {
+                    a[u] = ld_raw16<WIDE>(w0 + kk + u * STEP + lk);
+                    b[u] = ld_raw16<WIDE>(w1 + kk + u * STEP + lk);
+                }
+#pragma unroll
+                for (int u = 0; u < UNROLL; ++u) mma_step(kk + u * STEP + lk, a[u], b[u]);
+            }
+            // The rest of K, a window at a time: a lane's chunk whole, or cut at K's end
+            // (zero-filled past it); the instructions outside the branches, so that the
+            // warp issues them together.
+            for (; kk < ke; kk += STEP) {
+                const long long k = kk + lk;
+                const bool whole = k + WV <= ke;
+                uint4 a, b;
+                if (whole) a = ld_raw16<WIDE>(w0 + k), b = ld_raw16<WIDE>(w1 + k);
+                else a = edge(k, w0), b = edge(k, w1);
+#pragma unroll
+                for (int j = 0; j < NT8; ++j) {
+                    uint4 x;
+                    if (whole) {
+                        x = x_words(k, j);
+                    } else {
+                        const long long s = 8 * j + g;
+                        x = make_uint4(0u, 0u, 0u, 0u);
+                        TI *ex = reinterpret_cast<TI *>(&x);
+                        if (s < S)
+                            for (int q = 0; q < WV && k + q < ke; ++q)
+                                ex[q] = X_KCONTIG ? X[s * ldx + k + q] : X[s + (k + q) * ldx];
+                    }
+                    mma16816(acc[j], a.x, b.x, a.y, b.y, x.x, x.y);
+                    mma16816(acc[j], a.z, b.z, a.w, b.w, x.z, x.w);
+                }
+            }
+        };
+        if (wide) steps(ic<1>());
+        else steps(ic<0>());
+        // The accumulators: rows g (d0, d1) and g + 8 (d2, d3), columns 8 j + 2 t and + 1.
+#pragma unroll
+        for (int j = 0; j < NT8; ++j)
+#pragma unroll
+            for (int q = 0; q < 4; ++q)
+                red[kw * NOUT + out_index(lw * 16 + g + (q >= 2 ? 8 : 0), 8 * j + 2 * t + (q & 1))] = acc[j][q];
+    } else if constexpr (W_KCONTIG) {
         // ---- DOT ----
         const int lw = warp % LWARPS, kw = warp / LWARPS;
         T acc[WL][BS];

@@ -16,21 +16,23 @@
 #include "space.h"
 #include "tap.h"
 
-/* The cost model's best candidate of family fam for key, with split-K or without (split);
- * 0 when it has none. */
-static inline int kprogs_best(const gt_key *key, gt_devctx *dc, int fam, int split, gt_kcfg *out) {
+/* The cost model's best candidate of family fam for key, with split-K or without (split),
+ * on tensor cores or not (tcore, GEMV's; 0 for the tile families); 0 when it has none. */
+static inline int kprogs_best(const gt_key *key, gt_devctx *dc, int fam, int split, int tcore,
+                              gt_kcfg *out) {
     gt_klimits lim;
     gt_kern_limits(dc, &lim);
     gt_cand *c = NULL;
     gt_space_counts counts;
     int n = gt_space_build(key, &lim, 0, 0, &c, &counts), found = 0;
     for (int i = 0; i < n && !found; i++)
-        if (c[i].cfg.fam == fam && (c[i].cfg.split > 1) == split) *out = c[i].cfg, found = 1;
+        if (c[i].cfg.fam == fam && (c[i].cfg.split > 1) == split && c[i].cfg.tcore == tcore)
+            *out = c[i].cfg, found = 1;
     free(c);
     return found;
 }
 
-#define KPROGS_MAX 256
+#define KPROGS_MAX 512
 typedef struct kprogs {
     int n, arch;
     gt_key key[KPROGS_MAX];

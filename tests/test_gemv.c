@@ -3,7 +3,8 @@
  *
  * For every data type, every op pair and each orientation (N small with M long, M small
  * with N long, and both small with a long K), the cost model's best GEMV candidate
- * without split-K and with it, each compiled exact and shape-generic, runs on
+ * without split-K and with it, on tensor cores (TCORE) and not where the key allows both,
+ * each compiled exact and shape-generic, runs on
  *  - a 16-byte class (leading dimensions rounded up to 16 bytes: 16-byte vector loads),
  *  - the element class: leading dimensions padded by one element and A's pointer one
  *    element past an aligned address, with K odd (not a multiple of any vector width);
@@ -76,7 +77,7 @@ static const shape3 shapes[] = {{777, 1, 1001}, {1003, 3, 517}, {1, 999, 1003},
                                 {5, 515, 777}, {4, 8, 20001}};
 #define NSHAPES ((int)(sizeof shapes / sizeof shapes[0]))
 
-static void gemv_case(int dt, int *ran, int *split_ran) {
+static void gemv_case(int dt, int *ran, int *split_ran, int *tcore_ran) {
     static kprogs ps;
     static progs_of of;
     memset(&ps, 0, sizeof ps);
@@ -94,9 +95,10 @@ static void gemv_case(int dt, int *ran, int *split_ran) {
                 if (!ok) return;
                 TAP_CHECK(narrow ? key.align == (int)gr_size(gt_dtype_in(dt)) : key.align >= 16,
                           "%s class %d bytes", narrow ? "element" : "16-byte", key.align);
-                for (int split = 0; split < 2; split++) {
+                for (int v = 0; v < 4; v++) {
+                    const int split = v & 1, tcore = v >> 1;
                     gt_kcfg c;
-                    if (!kprogs_best(&key, dc, GT_FAM_GEMV, split, &c) || ps.n + 2 > KPROGS_MAX)
+                    if (!kprogs_best(&key, dc, GT_FAM_GEMV, split, tcore, &c) || ps.n + 2 > KPROGS_MAX)
                         continue;
                     /* The generic twin on the 16-byte class (the other class's code paths
                      * are the same in both). */
@@ -124,6 +126,7 @@ static void gemv_case(int dt, int *ran, int *split_ran) {
         if (kprogs_check(&ps, i, !of.narrow[i], &p, &g, &ref, name)) {
             (*ran)++;
             *split_ran += ps.cfg[i].split > 1;
+            *tcore_ran += ps.cfg[i].tcore;
         }
         gr_ref_free(&ref);
         prob_free(&p);
@@ -136,12 +139,13 @@ static void gemv_case(int dt, int *ran, int *split_ran) {
 #define GEMV_TYPE_CASE(fn, dt)                                                           \
     static void fn(void) {                                                               \
         NEED_GPU();                                                                      \
-        int ran = 0, split = 0;                                                          \
-        gemv_case(dt, &ran, &split);                                                     \
+        int ran = 0, split = 0, tcore = 0;                                               \
+        gemv_case(dt, &ran, &split, &tcore);                                             \
         TAP_CHECK(ran >= 4 * NSHAPES * 2, "%d GEMV kernels checked", ran);               \
         TAP_CHECK(split >= 4, "%d of them split K", split);                              \
-        printf("# %s: %d GEMV configurations checked, %d split K\n", gt_dtype_name(dt), ran, \
-               split);                                                                   \
+        TAP_CHECK(gr_size(gt_dtype_in(dt)) != 2 || tcore >= 8, "%d on tensor cores", tcore); \
+        printf("# %s: %d GEMV configurations checked, %d split K, %d on tensor cores\n",    \
+               gt_dtype_name(dt), ran, split, tcore);                                    \
     }
 GEMV_TYPE_CASE(gemv_f32, GT_DT_F32)
 GEMV_TYPE_CASE(gemv_f64, GT_DT_F64)

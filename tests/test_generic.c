@@ -54,7 +54,7 @@ static void family_case(int dt, int fam, long long m, long long n, long long k, 
         prob_free(&p);
         for (int split = 0; split < 2 && dc; split++) {
             gt_kcfg exact;
-            if (!kprogs_best(&key, dc, fam, split, &exact)) continue;
+            if (!kprogs_best(&key, dc, fam, split, 0, &exact)) continue;
             for (int g = 0; g < 2; g++) {
                 ps.key[ps.n] = key, ps.cfg[ps.n] = exact, ps.cfg[ps.n].generic = g;
                 op_of[ps.n++] = op;

@@ -34,7 +34,7 @@
 /* A configuration, field by field in the order of the canonical text:
  * fFAM_BMxBNxBK_wWMxWN_tTMxTN_sSTAGES_vVEC_kSPLIT_rRASTER. */
 #define CFG(fam, bm, bn, bk, wm, wn, tm, tn, s, v, k, r) \
-    ((gt_kcfg){(fam), (bm), (bn), (bk), (wm), (wn), (tm), (tn), (s), (v), (k), (r)})
+    ((gt_kcfg){(fam), (bm), (bn), (bk), (wm), (wn), (tm), (tn), (s), (v), (k), (r), 0, 0})
 
 /* A key on the H100 (arch 90) or the A100 (arch 80), of dtype dt. */
 static void make_key_dt(gt_key *k, int arch, int dt, int opa, int opb, long long m, long long n,
@@ -140,18 +140,18 @@ static text80 fmt(const gt_kcfg *c) {
 /* ===== text form ===== */
 
 static void kcfg_table_sane(void) {
-    TAP_CHECK(gt_nkparams == 13, "%d parameters", gt_nkparams);
+    TAP_CHECK(gt_nkparams == 14, "%d parameters", gt_nkparams);
     /* The canonical order, the fields and the separators of the text. */
-    static const char *names[] = {"FAM", "BM", "BN", "BK", "WM", "WN", "TM",
-                                  "TN", "STAGES", "VEC", "SPLIT", "RASTER", "GENERIC"};
-    static const char *seps[] = {"f", "_", "x", "x", "_w", "x", "_t", "x", "_s", "_v", "_k", "_r", "_g"};
+    static const char *names[] = {"FAM", "BM", "BN",    "BK",  "WM",    "WN",    "TM",
+                                  "TN",  "STAGES", "VEC", "SPLIT", "RASTER", "TCORE", "GENERIC"};
+    static const char *seps[] = {"f", "_", "x", "x", "_w", "x", "_t", "x", "_s", "_v", "_k", "_r", "_c", "_g"};
     static const size_t offs[] = {
         offsetof(gt_kcfg, fam), offsetof(gt_kcfg, bm),     offsetof(gt_kcfg, bn),
         offsetof(gt_kcfg, bk),  offsetof(gt_kcfg, wm),     offsetof(gt_kcfg, wn),
         offsetof(gt_kcfg, tm),  offsetof(gt_kcfg, tn),     offsetof(gt_kcfg, stages),
         offsetof(gt_kcfg, vec), offsetof(gt_kcfg, split),  offsetof(gt_kcfg, raster),
-        offsetof(gt_kcfg, generic)};
-    for (int i = 0; i < gt_nkparams && i < 13; i++)
+        offsetof(gt_kcfg, tcore), offsetof(gt_kcfg, generic)};
+    for (int i = 0; i < gt_nkparams && i < 14; i++)
         TAP_CHECK(strcmp(gt_kparams[i].name, names[i]) == 0 &&
                       strcmp(gt_kparams[i].sep, seps[i]) == 0 && gt_kparams[i].offset == offs[i],
                   "parameter %d: %s '%s' at %zu", i, gt_kparams[i].name, gt_kparams[i].sep,
@@ -1150,8 +1150,8 @@ static void kcfg_space_gemv(void) {
         free(c);
     }
     /* Where the tile families' model ranks first, the budget still keeps GEMV candidates
-     * (f32, 16 tokens with the weight contiguous along N, where the tile families' best
-     * split K) and times one third at the latest. */
+     * (f32, 16 tokens with the weight contiguous along N) and times one third at the
+     * latest. */
     gt_key key;
     make_key_dt(&key, 90, GT_DT_F32, 0, 1, 16, 4096, 4096, 16, 1);
     gt_cand *c = NULL;
@@ -1161,6 +1161,23 @@ static void kcfg_space_gemv(void) {
                   c[GT_SPACE_GEMV_BY].cfg.fam == GT_FAM_GEMV,
               "16x4096x4096: %s first, %s third", n ? fmt(&c[0].cfg).s : "-",
               n > 2 ? fmt(&c[2].cfg).s : "-");
+    free(c);
+    /* bf16 decode with 8 and 16 tokens: GEMV on tensor cores first (FMA would be bound by
+     * the arithmetic); f32 never on tensor cores. */
+    for (int s16 = 8; s16 <= 16; s16 += 8) {
+        make_key_dt(&key, 90, GT_DT_BF16, 1, 0, 4096, s16, 4096, 16, 1);
+        c = NULL;
+        n = gt_space_build(&key, &h100, 0, 0, &c, &counts);
+        TAP_CHECK(n > 0 && c[0].cfg.fam == GT_FAM_GEMV && c[0].cfg.tcore,
+                  "bf16 4096x%dx4096: first %s", s16, n ? fmt(&c[0].cfg).s : "-");
+        free(c);
+    }
+    make_key_dt(&key, 90, GT_DT_F32, 1, 0, 4096, 16, 4096, 16, 1);
+    c = NULL;
+    n = gt_space_build(&key, &h100, 0, 0, &c, &counts);
+    int tc = 0;
+    for (int j = 0; j < n; j++) tc += c[j].cfg.tcore;
+    TAP_CHECK(n > 0 && tc == 0, "f32 4096x16x4096: %d on tensor cores", tc);
     free(c);
     /* No GEMV with both sides over 16, nor with N = 17. */
     static const long long none[][3] = {{17, 4096, 4096}, {4096, 17, 4096}, {64, 64, 64}};

@@ -25,28 +25,32 @@ const gt_kparam gt_kparams[] = {
      "f16, bf16, f32_3xtf32 tensor cores, sm_80+), 3 WGMMA (tf32, f16, bf16, f32_3xtf32 warpgroup MMA "
      "with TMA, sm_90a), 4 GEMV (byte-bound shapes, every type: BM x BN holds the long side's "
      "rows and the small side whole, WM x WN a warp's, TM vector loads in flight per row, TN "
-     "warps along K, BK 64)"},
-    {"BM", "_", offsetof(gt_kcfg, bm), TILE_VALUES, "block tile rows (of C per block)"},
-    {"BN", "x", offsetof(gt_kcfg, bn), TILE_VALUES, "block tile columns"},
+     "warps along K, BK 64)", 0},
+    {"BM", "_", offsetof(gt_kcfg, bm), TILE_VALUES, "block tile rows (of C per block)", 0},
+    {"BN", "x", offsetof(gt_kcfg, bn), TILE_VALUES, "block tile columns", 0},
     {"BK", "x", offsetof(gt_kcfg, bk), {8, 16, 32, 64}, 4,
-     "K step: depth of one shared-memory stage (64: MMA only)"},
-    {"WM", "_w", offsetof(gt_kcfg, wm), TILE_VALUES, "warp tile rows"},
-    {"WN", "x", offsetof(gt_kcfg, wn), TILE_VALUES, "warp tile columns"},
+     "K step: depth of one shared-memory stage (64: MMA only)", 0},
+    {"WM", "_w", offsetof(gt_kcfg, wm), TILE_VALUES, "warp tile rows", 0},
+    {"WN", "x", offsetof(gt_kcfg, wn), TILE_VALUES, "warp tile columns", 0},
     {"TM", "_t", offsetof(gt_kcfg, tm), {1, 2, 3, 4, 5, 6, 8, 16}, 8,
      "thread tile rows (SIMT; 16 only as SIMT's 16 x 8 with A transposed); 8-row fragments "
      "per warp along M (DMMA, MMA); blocks per cluster, 1 or 2, the pair sharing B's tile by "
-     "TMA multicast (WGMMA)"},
+     "TMA multicast (WGMMA)", 0},
     {"TN", "x", offsetof(gt_kcfg, tn), {1, 2, 3, 4, 5, 6, 8}, 7,
-     "thread tile columns (SIMT); fragments along N: 8 columns (DMMA), 16 (MMA)"},
+     "thread tile columns (SIMT); fragments along N: 8 columns (DMMA), 16 (MMA)", 0},
     {"STAGES", "_s", offsetof(gt_kcfg, stages), {2, 3, 4, 5}, 4,
-     "shared-memory stages (cp.async runs STAGES - 1 steps ahead on sm_80+)"},
+     "shared-memory stages (cp.async runs STAGES - 1 steps ahead on sm_80+)", 0},
     {"VEC", "_v", offsetof(gt_kcfg, vec), {1, 2, 4, 8}, 4,
-     "global vector width in elements (the alignment class must allow it)"},
+     "global vector width in elements (the alignment class must allow it)", 0},
     {"SPLIT", "_k", offsetof(gt_kcfg, split),
      {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512}, 18,
-     "split-K factor: blocks per tile, reduced in order in the library's workspace"},
+     "split-K factor: blocks per tile, reduced in order in the library's workspace", 0},
     {"RASTER", "_r", offsetof(gt_kcfg, raster), {1, 4, 8, 16}, 4,
-     "tile rows per rasterization group (L2 reuse); 1: column order"},
+     "tile rows per rasterization group (L2 reuse); 1: column order", 0},
+    {"TCORE", "_c", offsetof(gt_kcfg, tcore), {0, 1}, 2,
+     "GEMV: 1 multiplies on tensor cores (mma.sync m16n8k16: 16-bit inputs, the large operand "
+     "contiguous along K, sm_80+), warps of 16 rows and the small side in tiles of 8 or 16; 0 "
+     "(omitted from the text): FMA", 1},
     {"GENERIC", "_g", offsetof(gt_kcfg, generic), {0, 1}, 2,
      "1: shape-generic, M, N and K are the kernel's arguments and one binary serves every "
      "shape of the class (device, types, ops, alignment, beta == 0); 0 (omitted from the "
@@ -191,6 +195,9 @@ int gt_kcfg_regs_estimate(const gt_kcfg *c, const gt_key *key) {
         /* The sums, the loads in flight (TM vectors per row) and a step's X values, in
          * registers of the compute type, plus about 40 for addresses and loop state. */
         int w = acc_size(key) / 4;
+        /* Tensor cores: 4 sums per 8 columns, per step two 16-byte chunks of W and the X
+         * fragments (2 registers per 8 columns). */
+        if (c->tcore) return 4 * (gemv_bs(c) / 8) + c->tm * (8 + gemv_bs(c) / 4) + 40;
         if (gt_kcfg_gemv_dot(c, key)) {
             int wl = gemv_wl(c), bs = gemv_bs(c);
             return w * (wl * bs + c->tm * wl * gt_kcfg_gemv_wv(key) + gt_kcfg_gemv_wv(key)) + 2 * wl + 40;
@@ -466,10 +473,15 @@ static int wgmma_tile(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
  * values. */
 static int gemv_layout(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     (void)l;
-    if (c->fam != GT_FAM_GEMV) return 1;
+    if (c->fam != GT_FAM_GEMV) return !c->tcore;
     int lm = gt_kcfg_gemv_long_m(c);
     if ((lm ? (long long)k->n > c->bn : (long long)k->m > c->bm) || c->stages != 2 || c->raster != 1)
         return 0;
+    /* Tensor cores: m16n8k16 (16-bit inputs, sm_80+), with W as the row-major A (contiguous
+     * along K), a warp's 16 rows, the small side in 1 or 2 tiles of 8. */
+    if (c->tcore)
+        return gt_kcfg_gemv_dot(c, k) && esize(k) == 2 && !gt_dtype_split3(k->dtype) &&
+               k->cc_major >= 8 && gemv_wl(c) == 16 && (gemv_bs(c) == 8 || gemv_bs(c) == 16);
     if (!gt_kcfg_gemv_dot(c, k)) return gemv_wl(c) == 32 * gt_kcfg_gemv_wv(k);
     return gemv_wl(c) <= 16;
 }
@@ -480,6 +492,7 @@ static int gemv_fit(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     if (c->fam != GT_FAM_GEMV) return 1;
     long long s = gt_kcfg_gemv_long_m(c) ? k->n : k->m;
     int bs = gemv_bs(c);
+    if (c->tcore) return bs == (s <= 8 ? 8 : 16) && c->tm * (8 + bs / 4) <= 64;
     if (bs >= 2 * s) return 0;
     int w = acc_size(k) / 4;
     if (gt_kcfg_gemv_dot(c, k)) return w * gemv_wl(c) * (bs + c->tm * gt_kcfg_gemv_wv(k)) <= 96;
@@ -621,15 +634,15 @@ const gt_kconstraint gt_kconstraints[] = {
      "DMMA: at least 3 shared-memory stages (2 computed wrong results)", dmma_stages},
     {"gemv_layout", GT_KC_LEGAL,
      "GEMV: the small side (N where BM >= BN, else M) fits its tile; with the large operand "
-     "contiguous along the long side (AXPY) a warp is 32 lanes of 16 bytes of rows, "
-     "else at most 16 rows per warp; STAGES 2, RASTER 1",
+     "contiguous along the long side (AXPY) a warp is 32 lanes of 16 bytes of rows, else "
+     "(DOT) at most 16 rows; TCORE only as its help says; STAGES 2, RASTER 1",
      gemv_layout},
     {"wgmma_tile", GT_KC_LEGAL,
      "WGMMA: at most 128 accumulators per consumer thread (TN x BM / 2), 96 for f32_3xtf32",
      wgmma_tile},
     {"gemv_fit", GT_KC_PRUNE,
-     "GEMV: the small side's tile is the smallest power of two that holds it; sums and loads "
-     "in flight fit in about 96 registers",
+     "GEMV: the small side's tile is the smallest power of two that holds it (TCORE: 8 or "
+     "16); sums and loads in flight fit in about 96 registers",
      gemv_fit},
     {"warp_not_idle", GT_KC_PRUNE,
      "no warp computes nothing: the tiles overhang the problem by less than a warp tile "

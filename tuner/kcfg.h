@@ -39,6 +39,7 @@ typedef struct gt_kcfg {
     int vec;         /* global vector width in elements */
     int split;       /* split-K factor */
     int raster;      /* tile rows per rasterization group (1: plain column order) */
+    int tcore;       /* GEMV: 1 multiplies on tensor cores (mma.sync), 0 with FMA */
     int generic;     /* 1: M, N and K are the kernel's arguments (one binary serves every
                         shape of the key's class); 0: compiled for the exact shape */
 } gt_kcfg;

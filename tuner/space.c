@@ -56,7 +56,7 @@ static double gemv_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_kli
     int bps = gt_kcfg_blocks_per_sm(c, key, lim);
     if (bps < 1) bps = 1;
     double resident = fmin(blocks, (double)bps * sms);
-    double per_thread = (dot ? (double)c->tm * wl : (double)c->tm) * 16.0;
+    double per_thread = (c->tcore ? 2.0 * c->tm : dot ? (double)c->tm * wl : (double)c->tm) * 16.0;
     double inflight = resident * t * per_thread, want = 65536.0 * sms;
     double mem_eff = inflight >= want ? 1.0 : 0.1 + 0.9 * inflight / want;
     double dram = es * (L * K + S * K) + esc * L * S * (key->beta0 ? 1 : 2);
@@ -68,10 +68,14 @@ static double gemv_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_kli
         dram += part, l2 += part;
     }
     double memory = fmax(dram / (DRAM_BYTES_PER_US * mem_eff), l2 / L2_BYTES_PER_US);
-    double fma = L * K * bs * (key->dtype == GT_DT_F64 ? 2.0 : 1.0) + (es < 4 ? L * K : 0.0);
+    /* Tensor cores: the products cost nothing beside the bytes, only the loads' issue. */
+    double fma = c->tcore ? L * K / 8.0 * (1.0 + bs / 8.0)
+                          : L * K * bs * (key->dtype == GT_DT_F64 ? 2.0 : 1.0) + (es < 4 ? L * K : 0.0);
     /* X's loads: one per VEC k and small column (contiguous along K), else one per k,
      * shared by a DOT warp's rows; AXPY: one per k and small column per lane. */
-    double xl = dot ? L * K * bs / wl / (c->vec > 1 ? c->vec : 1) : L * K * bs / gt_kcfg_gemv_wv(key);
+    double xl = c->tcore ? 0.0
+                : dot       ? L * K * bs / wl / (c->vec > 1 ? c->vec : 1)
+                            : L * K * bs / gt_kcfg_gemv_wv(key);
     double compute = (fma + xl) / (sms * 128.0 * 1.755e3 * 0.7);
     /* A block with work left in only some of its warps at the end (few blocks) idles. */
     double waves = ceil(blocks / ((double)bps * sms));
@@ -463,6 +467,26 @@ int gt_space_build(const gt_key *key, const gt_klimits *lim, int max, int flags,
                                     return -1;
                                 }
                             }
+                /* Tensor cores (gemv_layout says where): warps of 16 rows, the small side
+                 * in tiles of 8 or 16. */
+                if (dot && gt_dtype_in_size(key->dtype) == 2 && small <= 16) {
+                    int tbs = small <= 8 ? 8 : 16;
+                    for (int il = 0; il < 4; il++)
+                        for (int im = 0; im < 4; im++)
+                            for (int in = 0; in < 4; in++) {
+                                c.tm = p2[im], c.tn = p2[in];
+                                if (lm) c.bm = 16 * p2[il], c.wm = 16, c.bn = c.wn = tbs;
+                                else c.bn = 16 * p2[il], c.wn = 16, c.bm = c.wm = tbs;
+                                if (gt_kcfg_gemv_long_m(&c) != lm) continue;
+                                c.tcore = 1;
+                                int r = add_variants(&b, c);
+                                c.tcore = 0;
+                                if (r != 0) {
+                                    free(b.cands);
+                                    return -1;
+                                }
+                            }
+                }
             }
             continue;
         }
