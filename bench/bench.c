@@ -200,8 +200,13 @@ typedef struct {
     cublasHandle_t blas;
     cublasLtHandle_t lt;
     cudaStream_t stream;
-    void *flush;          /* written before each timed run, so that L2 holds none of A, B, C */
+    void *flush;          /* passed over before each timed run, so that L2 holds none of A, B, C */
     size_t flush_bytes;   /* twice the L2 size */
+    float *flush_sum;     /* clean flush: where the read pass's sum goes (device memory) */
+    int flush_write;      /* 1: the flush writes the buffer (memset), leaving L2 full of dirty
+                             lines that the timed call then writes back as it evicts them;
+                             0 (default): it reads the buffer (cublasSasum), so L2 is clean,
+                             as after a layer that read its weights */
     void *lt_ws;          /* cuBLASLt workspace, LT_WORKSPACE_BYTES */
     int use_lt, warmup, reps;
 } bench_env;
@@ -296,7 +301,8 @@ static void free_dev(void *p)
 static void usage(FILE *f)
 {
     fprintf(f, "usage: gemmtune-bench [--dtype T] [--file SHAPES] [--json OUT.json] "
-               "[--reps N] [--warmup N] [--device I] [--no-lt] [--help] [MxNxK[:AB] ...]\n"
+               "[--reps N] [--warmup N] [--device I] [--no-lt] [--flush read|write] [--help]\n"
+               "  [MxNxK[:AB] ...]\n"
                "  --dtype: f32 (gemm_tuned vs cublasSgemm, default), f64 (gemm_tuned_d vs "
                "cublasDgemm),\n"
                "    or gemm_tuned_ex vs cublasGemmEx: tf32, f16, f16_f32, bf16, bf16_f32\n"
@@ -306,6 +312,9 @@ static void usage(FILE *f)
                "default 20\n"
                "  --warmup N: untimed runs before each set; default 3\n"
                "  --no-lt: skip the cuBLASLt search and column\n"
+               "  --flush: how L2 is emptied before each timed run: read (default) passes over\n"
+               "    twice L2's size of other data, leaving L2 clean; write writes it, leaving\n"
+               "    dirty lines that the timed call must write back as it evicts them\n"
                "  SHAPES: lines 'M N K opA opB' (op N or T), '#' starts a comment\n"
                "  MxNxK[:AB]: a shape on the command line, ops default to NN\n",
             LT_MAX_ALGOS, MAX_REPS);
@@ -540,6 +549,19 @@ static int launch(const run_ctx *c, int lib)
                    "cublasSgemm");
 }
 
+/* Evicts A, B and C from L2 before timed run i: writes the flush buffer (a different byte
+ * each time, so no write is a repeat of the last) or reads it whole with cublasSasum, the
+ * sum going to device memory so that nothing waits on the host. */
+static int flush_l2(const bench_env *env, int i)
+{
+    if (env->flush_write)
+        return CUDA_OK(cudaMemsetAsync(env->flush, i & 0xFF, env->flush_bytes, env->stream));
+    int ok = BLAS_OK(cublasSetPointerMode(env->blas, CUBLAS_POINTER_MODE_DEVICE));
+    ok = ok && BLAS_OK(cublasSasum(env->blas, (int)(env->flush_bytes / sizeof(float)),
+                                    (const float *)env->flush, 1, env->flush_sum));
+    return BLAS_OK(cublasSetPointerMode(env->blas, CUBLAS_POINTER_MODE_HOST)) && ok;
+}
+
 /* One set: `warmup` untimed runs, then `reps` timed runs, each after an L2 flush (the
  * scratch write, outside the timed interval) and between its own pair of events; the
  * median in us, or -1. All work is enqueued before the host waits, so the GPU never
@@ -560,9 +582,7 @@ static double time_set(const run_ctx *c, int lib, int warmup, int reps)
     for (int i = 0; i < warmup; i++)
         if (!launch(c, lib)) goto out;
     for (int i = 0; i < reps; i++) {
-        /* a different byte each time, so no write is a repeat of the last */
-        if (!CUDA_OK(cudaMemsetAsync(env->flush, i & 0xFF, env->flush_bytes, env->stream)) ||
-            !CUDA_OK(cudaEventRecord(ev[2 * i], env->stream)) || !launch(c, lib) ||
+        if (!flush_l2(env, i) || !CUDA_OK(cudaEventRecord(ev[2 * i], env->stream)) || !launch(c, lib) ||
             !CUDA_OK(cudaEventRecord(ev[2 * i + 1], env->stream)))
             goto out;
     }
@@ -964,10 +984,12 @@ static int write_json(const char *path, const struct cudaDeviceProp *p, const be
                "\"max_rel_err\": %.1e, \"max_rel_err_sqrt_k\": %.4e,\n",
             dt->blas_name, dt->err_floor, ERR_K_FACTOR * dt->err_u);
     fprintf(f, "  \"method\": {\"warmup\": %d, \"reps_min\": %d, \"reps_max\": %d, "
-               "\"sets\": 2, \"l2_flush_bytes\": %zu, \"lt\": %s, \"lt_max_algos\": %d, "
+               "\"sets\": 2, \"l2_flush_bytes\": %zu, \"l2_flush\": \"%s\", \"lt\": %s, "
+               "\"lt_max_algos\": %d, "
                "\"lt_search_reps\": %d, \"lt_workspace_bytes\": %zu},\n",
             env->warmup, env->reps, env->reps > MAX_REPS ? env->reps : MAX_REPS, env->flush_bytes,
-            env->use_lt ? "true" : "false", LT_MAX_ALGOS, LT_SEARCH_REPS, LT_WORKSPACE_BYTES);
+            env->flush_write ? "write" : "read", env->use_lt ? "true" : "false", LT_MAX_ALGOS,
+            LT_SEARCH_REPS, LT_WORKSPACE_BYTES);
     fprintf(f, "  \"floor\": {\"flops_per_s\": %.3e, \"bytes_per_s\": %.3e, \"elem_bytes\": %zu, "
                "\"elem_bytes_c\": %zu},\n",
             dt->peak_flops, dt->peak_bytes, type_size(dt->ab), type_size(dt->c));
@@ -1067,6 +1089,10 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--warmup") && v) good = parse_int(v, 0, &env.warmup), i++;
         else if (!strcmp(a, "--device") && v) good = parse_int(v, 0, &device), i++;
         else if (!strcmp(a, "--no-lt")) env.use_lt = 0;
+        else if (!strcmp(a, "--flush") && v) {
+            good = !strcmp(v, "read") || !strcmp(v, "write");
+            env.flush_write = !strcmp(v, "write"), i++;
+        }
         else good = a[0] != '-' && parse_positional(a, &s) &&
                     push_shape(&shapes, &nshapes, &cap, s);
         if (!good) {
@@ -1120,6 +1146,9 @@ int main(int argc, char **argv)
         /* explicit, so TF32 (and FP64 emulation) stay off whatever the environment says */
         !BLAS_OK(cublasSetMathMode(env.blas, CUBLAS_DEFAULT_MATH)) ||
         !CUDA_OK(cudaMalloc(&env.flush, env.flush_bytes)) ||
+        !CUDA_OK(cudaMalloc((void **)&env.flush_sum, sizeof(float))) ||
+        /* small finite floats (0x01010101), so the read pass's sum is an ordinary one */
+        !CUDA_OK(cudaMemset(env.flush, 1, env.flush_bytes)) ||
         (env.use_lt && (!BLAS_OK(cublasLtCreate(&env.lt)) ||
                         !CUDA_OK(cudaMalloc(&env.lt_ws, LT_WORKSPACE_BYTES))))) {
         rc = 1;
@@ -1134,9 +1163,9 @@ int main(int argc, char **argv)
         printf(" and cublasLtMatmul (best of up to %d heuristic algorithms, %d runs each, "
                "%zu MiB workspace)",
                LT_MAX_ALGOS, LT_SEARCH_REPS, LT_WORKSPACE_BYTES >> 20);
-    printf("\n# warmup %d, median of %d+ timed runs, %zu MiB written before each (L2 "
+    printf("\n# warmup %d, median of %d+ timed runs, %zu MiB %s before each (L2 "
            "flushed), better of 2 interleaved sets\n",
-           env.warmup, env.reps, env.flush_bytes >> 20);
+           env.warmup, env.reps, env.flush_bytes >> 20, env.flush_write ? "written" : "read");
     char sizes[64];
     if (dt->ab == dt->c) snprintf(sizes, sizeof sizes, "%zu-byte elements", type_size(dt->ab));
     else snprintf(sizes, sizeof sizes, "%zu-byte A/B and %zu-byte C elements", type_size(dt->ab),
@@ -1163,6 +1192,7 @@ out:
     if (env.blas && !BLAS_OK(cublasDestroy(env.blas))) rc = 1;
     free_dev(env.lt_ws);
     free_dev(env.flush);
+    free_dev(env.flush_sum);
     if (env.stream && !CUDA_OK(cudaStreamDestroy(env.stream))) rc = 1;
     free(res);
     free(shapes);

@@ -14,24 +14,24 @@ cc -std=c11 -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -Wall 
   -I"$root/include" -I"$cuda/include" "$root/bench/bench.c" "$here/mock.c" -o "$tmp/bench" -lm
 fail=0
 check() { # check NAME FILE PATTERN: FILE must hold a line matching PATTERN
-  if grep -Eq -- "$3" "$2"; then echo "ok   $1"; else echo "FAIL $1: no line matching '$3'"; fail=1; fi
+  if grep -Eq -- "$3" "$2"; then echo "ok   $1"; else echo "not ok $1: no line matching '$3'"; fail=1; fi
 }
 shapes="17x33x65:TN 64x48x40:NT 9x7x5:TT 30x20x10"
 for dt in f32 f64 tf32 f16 f16_f32 bf16 bf16_f32 f32_3xtf32; do
-  "$tmp/bench" --dtype "$dt" --json "$tmp/$dt.json" $shapes >"$tmp/$dt.out" 2>&1 || { echo "FAIL $dt: exit $?"; fail=1; }
+  "$tmp/bench" --dtype "$dt" --json "$tmp/$dt.json" $shapes >"$tmp/$dt.out" 2>&1 || { echo "not ok $dt: exit $?"; fail=1; }
   check "$dt: times, ratios, pick" "$tmp/$dt.out" "^ +9 +7 +5 TT +10\.00 +12\.00 +9\.00 +3/3 +1\.200 +0\.900 "
   check "$dt: all shapes" "$tmp/$dt.out" "^geomean gt/cublaslt = 0\.900 over 4 shapes"
   check "$dt: wrong algorithm refused" "$tmp/$dt.out" "cuBLASLt algorithm 2: rel err [0-9.]+e-01 against cuBLAS exceeds"
   check "$dt: nothing left" "$tmp/$dt.out" "live device buffers 0, events 0, lt objects 0"
-  python3 -m json.tool "$tmp/$dt.json" >/dev/null && echo "ok   $dt: JSON parses" || { echo "FAIL $dt: JSON"; fail=1; }
+  python3 -m json.tool "$tmp/$dt.json" >/dev/null && echo "ok   $dt: JSON parses" || { echo "not ok $dt: JSON"; fail=1; }
 done
 # a gemmtune failure on the first (cold) call: that shape fails, the next runs, exit 1
-MOCK_FAIL_GT=0 "$tmp/bench" $shapes >"$tmp/fail.out" 2>&1 && { echo "FAIL gt failure: exit 0"; fail=1; }
+MOCK_FAIL_GT=0 "$tmp/bench" $shapes >"$tmp/fail.out" 2>&1 && { echo "not ok gt failure: exit 0"; fail=1; }
 check "gt failure: the shape fails" "$tmp/fail.out" "^ +17 +33 +65 TN .* error .*FAIL$"
 check "gt failure: the others run" "$tmp/fail.out" "^geomean gt/cublas = 1\.200 over 3 shapes"
 check "gt failure: nothing left" "$tmp/fail.out" "live device buffers 0, events 0, lt objects 0"
 # a gemmtune failure while timing
-MOCK_FAIL_GT=50 "$tmp/bench" $shapes >"$tmp/fail2.out" 2>&1 && { echo "FAIL gt timing failure: exit 0"; fail=1; }
+MOCK_FAIL_GT=50 "$tmp/bench" $shapes >"$tmp/fail2.out" 2>&1 && { echo "not ok gt timing failure: exit 0"; fail=1; }
 check "gt timing failure: reported" "$tmp/fail2.out" "timing gemmtune failed"
 check "gt timing failure: nothing left" "$tmp/fail2.out" "live device buffers 0, events 0, lt objects 0"
 # no algorithm from the heuristic; only a slow one usable; no cuBLASLt at all
@@ -42,7 +42,12 @@ LT_N=3 "$tmp/bench" 17x33x65:TN >"$tmp/lt3.out" 2>&1
 check "slow algorithm only: picked" "$tmp/lt3.out" "^ +17 +33 +65 TN +10\.00 +12\.00 +20\.00 +0/2 "
 "$tmp/bench" --no-lt 17x33x65:TN >"$tmp/nolt.out" 2>&1
 check "--no-lt: no search" "$tmp/nolt.out" "^ +17 +33 +65 TN +10\.00 +12\.00 +- +- "
+# the written flush: the same times (the flush stays outside them), memsets counted
+"$tmp/bench" --flush write 17x33x65:TN >"$tmp/fw.out" 2>&1
+check "--flush write: times" "$tmp/fw.out" "^ +17 +33 +65 TN +10\.00 +12\.00 "
+check "--flush write: said" "$tmp/fw.out" "MiB written before each"
+check "--flush read: said" "$tmp/f32.out" "MiB read before each"
 rc=0; "$tmp/bench" --reps 0 5x5x5 >/dev/null 2>&1 || rc=$?
-if [ $rc -eq 2 ]; then echo "ok   bad usage exits 2"; else echo "FAIL bad usage: exit $rc"; fail=1; fi
+if [ $rc -eq 2 ]; then echo "ok   bad usage exits 2"; else echo "not ok bad usage: exit $rc"; fail=1; fi
 [ $fail -eq 0 ] && echo "all checks passed" || echo "SOME CHECKS FAILED"
 exit $fail

@@ -289,6 +289,25 @@ cublasStatus_t cublasSetMathMode(cublasHandle_t h, cublasMath_t m) {
     if (m != CUBLAS_DEFAULT_MATH) abort();
     return CUBLAS_STATUS_SUCCESS;
 }
+static cublasPointerMode_t pointer_mode = CUBLAS_POINTER_MODE_HOST;
+cublasStatus_t cublasSetPointerMode_v2(cublasHandle_t h, cublasPointerMode_t m) {
+    (void)h;
+    pointer_mode = m;
+    return CUBLAS_STATUS_SUCCESS;
+}
+/* The clean L2 flush: a read of n floats, 1000 us on the mock clock like a written one; the
+ * GEMMs check that the pointer mode is host again. */
+cublasStatus_t cublasSasum_v2(cublasHandle_t h, int n, const float *x, int incx, float *r) {
+    (void)h;
+    if (pointer_mode != CUBLAS_POINTER_MODE_DEVICE || incx != 1) abort();
+    double sum = 0;
+    for (int i = 0; i < n; i += 4096) sum += fabs((double)x[i]);
+    *r = (float)sum;
+    flushes++;
+    flush_bytes_total += (long)n * (long)sizeof(float);
+    clock_us += 1000.0;
+    return CUBLAS_STATUS_SUCCESS;
+}
 const char *cublasGetStatusString(cublasStatus_t s) {
     static char b[32];
     snprintf(b, sizeof b, "status %d", (int)s);
@@ -298,6 +317,7 @@ const char *cublasGetStatusString(cublasStatus_t s) {
 static cublasStatus_t blas_gemm(cublasOperation_t a, cublasOperation_t b, int m, int n, int k,
                                 double alpha, const void *A, int lda, const void *B, int ldb,
                                 void *C, int ldc, int f64) {
+    if (pointer_mode != CUBLAS_POINTER_MODE_HOST) abort();
     gemm(a == CUBLAS_OP_T, b == CUBLAS_OP_T, m, n, k, A, f64, lda, B, ldb, C, f64, ldc, alpha);
     clock_us += 12;
     return CUBLAS_STATUS_SUCCESS;
