@@ -136,6 +136,7 @@ void gt_get_stats(gt_stats *out) {
     out->async_tunes = atomic_load(&stats[GT_STAT_ASYNC_TUNES]);
     out->captured = atomic_load(&stats[GT_STAT_CAPTURED]);
     out->deferred = atomic_load(&stats[GT_STAT_DEFERRED]);
+    out->staged = atomic_load(&stats[GT_STAT_STAGED]);
 }
 
 void gt_version(int *major, int *minor, int *patch) {

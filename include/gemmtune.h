@@ -255,6 +255,8 @@ typedef struct gt_stats {
     uint64_t captured;      /* calls made on a stream under CUDA Graph capture */
     uint64_t deferred;      /* shapes first met under capture, run without tuning and
                                left to be tuned after it (mode tune) */
+    uint64_t staged;        /* calls whose narrow operands ran from aligned copies (the
+                               product in the 16-byte class; src/stage.h) */
 } gt_stats;
 void gt_get_stats(gt_stats *out);
 

@@ -56,6 +56,7 @@ static const struct {
     SYM(memcpy_dtoh, "cuMemcpyDtoH_v2", "cuMemcpyDtoH"),
     SYM(memcpy_dtod_async, "cuMemcpyDtoDAsync_v2", "cuMemcpyDtoDAsync"),
     SYM(memset_d8_async, "cuMemsetD8Async", NULL),
+    SYM(memcpy_2d_async, "cuMemcpy2DAsync_v2", "cuMemcpy2DAsync"),
     SYM(module_load_data, "cuModuleLoadData", NULL),
     SYM(module_unload, "cuModuleUnload", NULL),
     SYM(module_get_function, "cuModuleGetFunction", NULL),

@@ -46,6 +46,7 @@ typedef struct gt_cu_api {
     CUresult (*memcpy_dtoh)(void *, CUdeviceptr, size_t);
     CUresult (*memcpy_dtod_async)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
     CUresult (*memset_d8_async)(CUdeviceptr, unsigned char, size_t, CUstream);
+    CUresult (*memcpy_2d_async)(const CUDA_MEMCPY2D *, CUstream);
     CUresult (*module_load_data)(CUmodule *, const void *);
     CUresult (*module_unload)(CUmodule);
     CUresult (*module_get_function)(CUfunction *, CUmodule, const char *);

@@ -4,8 +4,9 @@
  *
  * The path of one call (docs/DESIGN.md): the arguments as one gt_gemm -> check them
  * (call.c) -> load the driver (runtime/cu.c) -> enter the stream's context -> the
- * problem key (call.c) -> plan table (plan.c) -> on a miss, dispatch (cache, tuner,
- * default kernel) -> launch (tuner/kern.c). Owns nothing of its own.
+ * problem key (call.c), in the 16-byte class where narrow operands are staged (stage.c)
+ * -> plan table (plan.c) -> on a miss, dispatch (cache, tuner, default kernel) -> launch
+ * (tuner/kern.c; stage.c around it when staged). Owns nothing of its own.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -22,6 +23,7 @@
 #include "key.h"
 #include "log.h"
 #include "plan.h"
+#include "stage.h"
 #include "work.h"
 #include "gemm.h"
 
@@ -54,6 +56,10 @@ static gt_status gemm(const gt_arg_pos *pos, const gt_gemm *g) {
     }
     gt_key key;
     gt_call_key(dc, g, &key);
+    /* Narrow small operands copied, so that the product runs in the 16-byte class. */
+    gt_stage st;
+    const int staging = gt_stage_plan(g, key.align, &st);
+    if (staging) key.align = 16;
 
     /* Under graph capture nothing but stream work may happen (gt_dispatch, gt_kern_run). */
     int capturing;
@@ -66,7 +72,8 @@ static gt_status gemm(const gt_arg_pos *pos, const gt_gemm *g) {
         goto out;
     }
     gt_stat_add(GT_STAT_CALLS, 1);
-    s = gt_kern_run(&plan->kern, g, capturing);
+    s = staging ? gt_stage_run(&st, &plan->kern, g, capturing)
+                : gt_kern_run(&plan->kern, g, capturing);
 out:
     gt_cu_leave(pushed);
     gt_cu_relaxed_end(capture_mode);

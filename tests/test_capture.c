@@ -35,6 +35,10 @@
  *                             workspace set, eager and captured split-K calls use it and are
  *                             right; given back, it is left alone; one too small is not used
  *                             (one warning) and calls stay right.
+ *   capture_staged            bf16 9 x 65536 x 4096 NT with lda = ldc = 9 (2-byte class)
+ *                             beside a 16-byte aligned 512 MiB B, beta zero and not: each
+ *                             call stages A and C (src/stage.h; counted staged) eagerly and
+ *                             under capture, and every result and replay is right.
  *   many_streams_bounded      200 streams made, used for one split-K call each and destroyed:
  *                             every result right, and device memory bounded by the library's
  *                             table of 64 stream workspaces.
@@ -417,6 +421,43 @@ static void capture_new_shape(void) {
         job_init(&j, dc, sh[mode].dt, sh[mode].opa, sh[mode].opb, sh[mode].m, sh[mode].n,
                  sh[mode].k, 1.25, 0.75);
         capture_new_one(dc, &j, s, mode);
+        job_free(&j);
+    }
+    gt_cu.stream_destroy(s);
+}
+
+/* Narrow small operands staged into aligned copies (src/stage.h), eagerly and under
+ * capture: the copies in, the product and C's copy back are stream work, all captured. */
+static void capture_staged(void) {
+    gt_devctx *dc = NULL;
+    NEED_GRAPHS(dc);
+    if (dc->arch < 80) TAP_SKIP("skipped: bf16 needs sm_80 (this one is sm_%d)", dc->arch);
+    CUstream s = new_stream();
+    for (int b = 0; b < 2; b++) {
+        job j;
+        job_init(&j, dc, GT_DT_BF16, 0, 1, 9, 65536, 4096, 1.25, b ? 0.0 : 0.75);
+        TAP_CHECK(j.key.align == 2, "%s: class %d, want 2", j.name, j.key.align);
+        gt_stats before, after;
+        gt_get_stats(&before);
+        gt_status st;
+        gr_result res;
+        double e = job_eager(&j, s, &st, &res);
+        gt_get_stats(&after);
+        TAP_CHECK(st == GT_SUCCESS && e <= 1.0, "%s beta %g, eager: %s", j.name, j.p.beta,
+                  res.text);
+        TAP_CHECK(after.staged - before.staged == 1, "%s beta %g: staged +%llu, want 1",
+                  j.name, j.p.beta, diff(after.staged, before.staged));
+        char label[160];
+        snprintf(label, sizeof label, "%s beta %g, global capture", j.name, j.p.beta);
+        graph g;
+        gt_get_stats(&before);
+        int ready = job_capture(&j, s, CU_STREAM_CAPTURE_MODE_GLOBAL, &g, label);
+        gt_get_stats(&after);
+        TAP_CHECK(after.staged - before.staged == 1 && after.captured - before.captured == 1,
+                  "%s: staged +%llu, captured +%llu, want 1 and 1", label,
+                  diff(after.staged, before.staged), diff(after.captured, before.captured));
+        if (ready) job_replays(&j, &g, s, 3, label);
+        graph_free(&g);
         job_free(&j);
     }
     gt_cu.stream_destroy(s);
@@ -974,6 +1015,7 @@ int main(void) {
     TAP_RUN(capture_graphs_beside_eager_calls);
     TAP_RUN(capture_from_another_thread);
     TAP_RUN(capture_set_workspace);
+    TAP_RUN(capture_staged);
     TAP_RUN(many_streams_bounded);
     gt_release();
     if (path[0]) {
