@@ -42,6 +42,9 @@
       "candidates compiled and timed per shape, best ranked first")                           \
     X(GT_ENV_TUNE_BUDGET_S, "GEMMTUNE_TUNE_BUDGET_S", "1.5",                                   \
       "wall seconds of compiling and timing per shape (fractions allowed)")                   \
+    X(GT_ENV_TUNE_CLAIM_S, "GEMMTUNE_TUNE_CLAIM_S", "30",                                      \
+      "seconds a process's claim on a key it tunes holds the others off (they wait, then "     \
+      "adopt its winner; a killed tuner's claim expires)")                                      \
     X(GT_ENV_TUNE_MEM_MB, "GEMMTUNE_TUNE_MEM_MB", "size of C + A + B + 2 x L2",                \
       "device memory tuning may take (API gt_set_tune_memory_limit)")                         \
     X(GT_ENV_TUNE_VERIFY_ALL, "GEMMTUNE_TUNE_VERIFY_ALL", "0",                                 \

@@ -1476,6 +1476,168 @@ gt_status gt_db_store(gt_db *db, const gt_key *key, const char *src_hash, int li
     return s;
 }
 
+/* Looks up key's winner inside the caller's transaction: 1 (and *out) when there is one,
+ * 0 when there is none, -1 (the error recorded) when the read failed. */
+static int winner_in_txn(gt_db *db, const gt_key *key, const char *src_hash, int lib_major,
+                         gt_db_winner *out) {
+    sqlite3_stmt *st = db->st_lookup;
+    int rc = bind_key(st, key, src_hash, lib_major);
+    if (rc == SQLITE_OK) rc = step_first(db, st);
+    int found = rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
+    if (found == 1) {
+        memset(out, 0, sizeof *out);
+        copy_column(out->config, sizeof out->config, st, 0);
+        out->time_us = sqlite3_column_double(st, 1);
+        out->tflops = sqlite3_column_double(st, 2);
+        out->tuned_at = sqlite3_column_int64(st, 3);
+        copy_column(out->nvrtc, sizeof out->nvrtc, st, 4);
+        copy_column(out->driver, sizeof out->driver, st, 5);
+        copy_column(out->host, sizeof out->host, st, 6);
+        copy_column(out->libver, sizeof out->libver, st, 7);
+    }
+    if (found < 0) fail_rc(db, rc, "cannot look up the winner");
+    done_stmt(st);
+    return found;
+}
+
+gt_status gt_db_store_first(gt_db *db, const gt_key *key, const char *src_hash, int lib_major,
+                            const gt_db_winner *winner, const gt_db_timing *timings,
+                            int ntimings, gt_db_winner *kept) {
+    if (!db) return GT_INVALID_VALUE;
+    gt_status s = lock_keyed(db, key, src_hash, "store", !winner ? "winner" : !kept ? "kept" : NULL);
+    if (s != GT_SUCCESS) return s;
+    s = check_timings(db, "store", timings, ntimings);
+    if (s == GT_SUCCESS) s = refuse_readonly(db, "store");
+    if (s != GT_SUCCESS) {
+        unlock_db(db);
+        return s;
+    }
+    char kt[256], what[320];
+    gt_key_format(key, kt, sizeof kt);
+    int rc = begin_immediate(db);
+    if (rc != SQLITE_OK) {
+        snprintf(what, sizeof what, "cannot store %s", kt);
+        s = fail_rc(db, rc, what);
+    }
+    int found = 0;
+    if (s == GT_SUCCESS && (found = winner_in_txn(db, key, src_hash, lib_major, kept)) < 0)
+        s = GT_CACHE_ERROR;
+    if (s == GT_SUCCESS && !found) {
+        s = put_winner(db, key, src_hash, lib_major, winner, kt);
+        *kept = *winner;
+    }
+    if (s == GT_SUCCESS) s = put_timings(db, key, src_hash, lib_major, timings, ntimings, kt);
+    s = finish_write(db, s, kt);
+    unlock_db(db);
+    return s;
+}
+
+/* ===================================================================================
+ * Tuning claims
+ *
+ * A claim says that one process tunes a key now, until it expires: a row of `claims`,
+ * keyed by the key's text with the source hash and major version. The table is transient
+ * coordination state, not cache content, so it is made on first use in a writable file
+ * and never read from a read-only one; no schema version goes with it (a version bump
+ * would make every shipped file of the previous version unreadable, read-only files
+ * being never upgraded).
+ * =================================================================================== */
+
+static void claim_name(const gt_key *key, const char *src_hash, int lib_major, char *buf,
+                       size_t size) {
+    char kt[256];
+    gt_key_format(key, kt, sizeof kt);
+    snprintf(buf, size, "%s|%s|%d", kt, src_hash, lib_major);
+}
+
+static double wall_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+gt_status gt_db_claim(gt_db *db, const gt_key *key, const char *src_hash, int lib_major,
+                      const char *owner, double ttl_s, gt_db_claim_state *state,
+                      gt_db_winner *stored) {
+    if (!db) return GT_INVALID_VALUE;
+    gt_status s = lock_keyed(db, key, src_hash, "claim",
+                            !owner ? "owner" : !state ? "state" : !stored ? "stored" : NULL);
+    if (s != GT_SUCCESS) return s;
+    if ((s = refuse_readonly(db, "claim")) != GT_SUCCESS) {
+        unlock_db(db);
+        return s;
+    }
+    char name[400];
+    claim_name(key, src_hash, lib_major, name, sizeof name);
+    int rc = begin_immediate(db);
+    const int began = rc == SQLITE_OK;
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(db->conn,
+                          "CREATE TABLE IF NOT EXISTS claims(name TEXT PRIMARY KEY, "
+                          "owner TEXT NOT NULL, expires REAL NOT NULL)",
+                          NULL, NULL, NULL);
+    if (rc != SQLITE_OK) s = fail_rc(db, rc, "cannot begin a tuning claim");
+    int found = 0;
+    if (s == GT_SUCCESS && (found = winner_in_txn(db, key, src_hash, lib_major, stored)) < 0)
+        s = GT_CACHE_ERROR;
+    const double now = wall_s();
+    if (s == GT_SUCCESS && found) *state = GT_DB_CLAIM_STORED;
+    if (s == GT_SUCCESS && !found) {
+        sqlite3_stmt *st = NULL;
+        rc = sqlite3_prepare_v2(db->conn, "SELECT owner, expires FROM claims WHERE name = ?1",
+                                -1, &st, NULL);
+        if (rc == SQLITE_OK) rc = sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
+        if (rc == SQLITE_OK) rc = sqlite3_step(st);
+        int held = rc == SQLITE_ROW && sqlite3_column_double(st, 1) > now &&
+                   strcmp((const char *)sqlite3_column_text(st, 0), owner) != 0;
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE) s = fail_rc(db, rc, "cannot read the tuning claims");
+        sqlite3_finalize(st);
+        st = NULL;
+        if (s == GT_SUCCESS && held) *state = GT_DB_CLAIM_HELD;
+        if (s == GT_SUCCESS && !held) {
+            rc = sqlite3_prepare_v2(db->conn, "INSERT OR REPLACE INTO claims VALUES(?1, ?2, ?3)",
+                                    -1, &st, NULL);
+            if (rc == SQLITE_OK) rc = sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
+            if (rc == SQLITE_OK) rc = sqlite3_bind_text(st, 2, owner, -1, SQLITE_TRANSIENT);
+            if (rc == SQLITE_OK) rc = sqlite3_bind_double(st, 3, now + ttl_s);
+            if (rc == SQLITE_OK) rc = sqlite3_step(st);
+            if (rc != SQLITE_DONE) s = fail_rc(db, rc, "cannot write the tuning claim");
+            sqlite3_finalize(st);
+            *state = GT_DB_CLAIM_TAKEN;
+        }
+    }
+    if (began) s = finish_write(db, s, name);
+    unlock_db(db);
+    return s;
+}
+
+gt_status gt_db_unclaim(gt_db *db, const gt_key *key, const char *src_hash, int lib_major,
+                        const char *owner) {
+    if (!db) return GT_INVALID_VALUE;
+    gt_status s = lock_keyed(db, key, src_hash, "unclaim", !owner ? "owner" : NULL);
+    if (s != GT_SUCCESS) return s;
+    if ((s = refuse_readonly(db, "unclaim")) != GT_SUCCESS) {
+        unlock_db(db);
+        return s;
+    }
+    char name[400];
+    claim_name(key, src_hash, lib_major, name, sizeof name);
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db->conn, "DELETE FROM claims WHERE name = ?1 AND owner = ?2",
+                                -1, &st, NULL);
+    /* No table: nothing was ever claimed in this file. */
+    if (rc == SQLITE_ERROR) rc = SQLITE_DONE;
+    else {
+        if (rc == SQLITE_OK) rc = sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
+        if (rc == SQLITE_OK) rc = sqlite3_bind_text(st, 2, owner, -1, SQLITE_TRANSIENT);
+        if (rc == SQLITE_OK) rc = sqlite3_step(st);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) s = fail_rc(db, rc, "cannot release the tuning claim");
+    unlock_db(db);
+    return s;
+}
+
 gt_status gt_db_list(gt_db *db, gt_db_winner_fn fn, void *user) {
     if (!db) return GT_INVALID_VALUE;
     gt_status s = lock_db(db);

@@ -116,6 +116,30 @@ gt_status gt_db_store(gt_db *db, const gt_key *key, const char *src_hash, int li
                       const gt_db_winner *winner, const gt_db_timing *timings,
                       int ntimings);
 
+/* In one short transaction: stores winner as key's winner unless the file already has
+ * one, and inserts or replaces the timings either way; *kept is the winner the file holds
+ * afterwards (winner, or the one another process stored first). */
+gt_status gt_db_store_first(gt_db *db, const gt_key *key, const char *src_hash, int lib_major,
+                            const gt_db_winner *winner, const gt_db_timing *timings,
+                            int ntimings, gt_db_winner *kept);
+
+/* A tuning claim on key (one process tunes a key at a time, cache/db.c's "Tuning
+ * claims"): in one transaction, *state is GT_DB_CLAIM_STORED (with *stored) when the file
+ * holds a winner; GT_DB_CLAIM_HELD when another owner's claim has not expired; else
+ * GT_DB_CLAIM_TAKEN, the claim now owner's until ttl_s seconds from now. Writable files
+ * only. */
+typedef enum {
+    GT_DB_CLAIM_TAKEN = 0,
+    GT_DB_CLAIM_HELD = 1,
+    GT_DB_CLAIM_STORED = 2,
+} gt_db_claim_state;
+gt_status gt_db_claim(gt_db *db, const gt_key *key, const char *src_hash, int lib_major,
+                      const char *owner, double ttl_s, gt_db_claim_state *state,
+                      gt_db_winner *stored);
+/* Drops owner's claim on key, if it holds one. */
+gt_status gt_db_unclaim(gt_db *db, const gt_key *key, const char *src_hash, int lib_major,
+                        const char *owner);
+
 /* Calls fn for every winner in the file (ordered by device, dtype, m, n, k, ops);
  * fn returns nonzero to stop. */
 typedef int (*gt_db_winner_fn)(const gt_key *key, const char *src_hash, int lib_major,

@@ -450,6 +450,37 @@ void gt_layers_store(const gt_key *key, const char *src_hash, int lib_major,
         gt_log(GT_LOG_WARN, "tuning result not kept: %s", gt_db_errmsg(m));
 }
 
+int gt_layers_store_first(const gt_key *key, const char *src_hash, int lib_major,
+                          const gt_db_winner *w, const gt_db_timing *t, int nt,
+                          gt_db_winner *kept) {
+    layer *u = writable_user();
+    if (u && gt_db_store_first(u->db, key, src_hash, lib_major, w, t, nt, kept) == GT_SUCCESS)
+        return strcmp(kept->config, w->config) == 0;
+    if (u) failed(u);
+    gt_db *m = memory(1);
+    if (m && gt_db_store_first(m, key, src_hash, lib_major, w, t, nt, kept) == GT_SUCCESS)
+        return strcmp(kept->config, w->config) == 0;
+    if (m) gt_log(GT_LOG_WARN, "tuning result not kept: %s", gt_db_errmsg(m));
+    *kept = *w;
+    return 1;
+}
+
+gt_db_claim_state gt_layers_claim(const gt_key *key, const char *src_hash, int lib_major,
+                                  const char *owner, double ttl_s, gt_db_winner *stored) {
+    layer *u = writable_user();
+    gt_db_claim_state state = GT_DB_CLAIM_TAKEN;
+    if (u && gt_db_claim(u->db, key, src_hash, lib_major, owner, ttl_s, &state, stored) != GT_SUCCESS) {
+        failed(u);
+        state = GT_DB_CLAIM_TAKEN;
+    }
+    return state;
+}
+
+void gt_layers_unclaim(const gt_key *key, const char *src_hash, int lib_major, const char *owner) {
+    layer *u = writable_user();
+    if (u && gt_db_unclaim(u->db, key, src_hash, lib_major, owner) != GT_SUCCESS) failed(u);
+}
+
 void *gt_layers_bin_get(const gt_db_bin_key *bk, size_t *size) {
     if (!atomic_load(&opened)) return NULL;
     layer *u = readable(0);

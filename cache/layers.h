@@ -114,6 +114,19 @@ int gt_layers_timings(int i, const gt_key *key, const char *src_hash, int lib_ma
  * (invariant 4). */
 void gt_layers_store(const gt_key *key, const char *src_hash, int lib_major,
                      const gt_db_winner *w, const gt_db_timing *t, int nt);
+/* gt_layers_store, but the winner only where the user layer (or the in-memory cache) has
+ * none yet for key: 1 when w was stored, 0 when another process's winner was there first;
+ * *kept is the winner the cache holds. */
+int gt_layers_store_first(const gt_key *key, const char *src_hash, int lib_major,
+                          const gt_db_winner *w, const gt_db_timing *t, int nt,
+                          gt_db_winner *kept);
+/* A tuning claim on key in the writable user cache (gt_db_claim): GT_DB_CLAIM_STORED with
+ * *stored, GT_DB_CLAIM_HELD, or GT_DB_CLAIM_TAKEN, which is also the answer where no
+ * writable file can coordinate processes (none, or it failed: bypassed, said once). */
+gt_db_claim_state gt_layers_claim(const gt_key *key, const char *src_hash, int lib_major,
+                                  const char *owner, double ttl_s, gt_db_winner *stored);
+/* Drops owner's claim on key. */
+void gt_layers_unclaim(const gt_key *key, const char *src_hash, int lib_major, const char *owner);
 
 /* A binary from the user cache or the in-memory one (malloc'd), or NULL when there is
  * none or the layers are not open (a process in mode off opens none: these two never

@@ -305,7 +305,12 @@ static int from_nearest(gt_devctx *dc, const gt_key *key, gt_kern *k) {
  * Tuning and storing
  * =================================================================================== */
 
-static void store(gt_devctx *dc, const gt_key *key, const gt_tune_report *rep) {
+/* Stores rep's winner and timings; the winner's binary too. replace: the winner replaces
+ * any stored one (gemmtune tune --force); else it is stored only where the cache has none
+ * for key, and 0 is returned when another process's winner was there first (*kept: the
+ * one the cache holds). 1: rep's winner is the stored one. */
+static int store(gt_devctx *dc, const gt_key *key, const gt_tune_report *rep, int replace,
+                 gt_db_winner *kept) {
     gt_db_winner w;
     memset(&w, 0, sizeof w);
     gt_kcfg_format(&rep->winner, w.config, sizeof w.config);
@@ -329,11 +334,14 @@ static void store(gt_devctx *dc, const gt_key *key, const gt_tune_report *rep) {
                           : 0;
         snprintf(t[i].message, sizeof t[i].message, "%s", rep->cands[i].message);
     }
-    gt_layers_store(key, gt_kernel_source_hash, GT_VERSION_MAJOR, &w, t, nt);
+    int ours = 1;
+    if (replace) gt_layers_store(key, gt_kernel_source_hash, GT_VERSION_MAJOR, &w, t, nt), *kept = w;
+    else ours = gt_layers_store_first(key, gt_kernel_source_hash, GT_VERSION_MAJOR, &w, t, nt, kept);
     free(t);
     gt_program program;
     gt_kern_program(&rep->winner, key, &program);
     gt_load_store(&program, dc->arch, rep->winner_image, rep->winner_size);
+    return ours;
 }
 
 /* The default kernel: generic where the binary cache is used (one binary per class),
@@ -345,13 +353,19 @@ static gt_status default_kern(gt_devctx *dc, const gt_key *key, int use_cache, g
     return gt_kern_get(&cfg, key, dc->arch, use_cache, k);
 }
 
-/* Tunes key on dc (its context current), under its tune_lock; stores a winner.
+/* How tune_key stores its winner: in place of any stored one (gemmtune tune --force);
+ * only where none is stored, keeping its own kernel (the async worker, whose kernel must
+ * stay bit-identical to the default one); only where none is stored, else running the
+ * stored one, so that every process ends on one kernel per key. */
+enum { STORE_REPLACE, STORE_FIRST_KEEP, STORE_FIRST_ADOPT };
+
+/* Tunes key on dc (its context current), under its tune_lock; stores a winner (how).
  * base: the tuning options (NULL: the defaults); same_order: only candidates
  * bit-identical to the default kernel (gt_tune_opts).
  * Returns 1 with *k loaded when there is a winner; 0 when tuning was skipped or failed
  * (logged), with *st set to the failure that must reach the caller, if any. */
 static int tune_key(gt_devctx *dc, const gt_key *key, const gt_tune_opts *base, int same_order,
-                    gt_tune_report *rep, gt_kern *k, gt_status *st) {
+                    int how, gt_tune_report *rep, gt_kern *k, gt_status *st) {
     gt_tune_opts opts;
     if (base) opts = *base;
     else memset(&opts, 0, sizeof opts);
@@ -363,9 +377,17 @@ static int tune_key(gt_devctx *dc, const gt_key *key, const gt_tune_opts *base, 
     *st = GT_SUCCESS;
     if (s == GT_SUCCESS && !rep->skipped) {
         double t0 = gt_measure_now_s();
-        store(dc, key, rep);
+        gt_db_winner kept;
+        int ours = store(dc, key, rep, how == STORE_REPLACE, &kept);
         gt_log(GT_LOG_INFO, "winner and %d timings stored in %.3f s", rep->ncands,
                gt_measure_now_s() - t0);
+        gt_kern stored;
+        if (!ours && how == STORE_FIRST_ADOPT && from_layers(dc, key, &stored)) {
+            /* Another process stored its winner first: run that one, as it does. */
+            gt_log(GT_LOG_INFO, "another process stored %s for this key first: adopted", kept.config);
+            gt_kern_unload(k);
+            *k = stored;
+        }
         return 1;
     }
     char text[200];
@@ -406,7 +428,7 @@ static void run_job(job *j) {
     gt_tune_report rep;
     gt_kern k;
     gt_status st;
-    int won = tune_key(dc, &j->key, NULL, 1, &rep, &k, &st);
+    int won = tune_key(dc, &j->key, NULL, 1, STORE_FIRST_KEEP, &rep, &k, &st);
     gt_tune_report_free(&rep);
     gt_stat_add(GT_STAT_ASYNC_TUNES, 1);
     pthread_mutex_lock(&dc->resolve_lock);
@@ -489,6 +511,68 @@ static void stop_worker(void) {
 }
 
 /* ===================================================================================
+ * One kernel per key: tuning claims
+ *
+ * Processes that share the writable cache (the ranks of a node) and meet one new key at
+ * once must not each tune it: timing noise would give them different kernels, and the
+ * GPU would be timed by several tuners at once. The first claims the key in the cache
+ * (cache/db.c's "Tuning claims") and tunes; the others wait for its winner and run it. A
+ * claim expires (GEMMTUNE_TUNE_CLAIM_S), so a killed tuner holds no one off for longer;
+ * a process that finishes tuning after another stored a winner runs the stored one
+ * (tune_key, STORE_FIRST_ADOPT).
+ * =================================================================================== */
+
+#define GT_CLAIM_OWNER_MAX 200
+#define CLAIM_POLL_S 0.05
+
+/* This process's name in a claim: host and pid. */
+static void claim_owner(char *buf, size_t size) {
+    char host[128];
+    if (gethostname(host, sizeof host) != 0) host[0] = 0;
+    host[sizeof host - 1] = 0;
+    snprintf(buf, size, "%s:%ld", host, (long)getpid());
+}
+
+static double claim_ttl_s(void) {
+    const char *v = gt_env(GT_ENV_TUNE_CLAIM_S);
+    char *end;
+    double x = v ? strtod(v, &end) : 0;
+    return v && !*end && x > 0 ? x : 30.0;
+}
+
+/* Before tuning key (its layers hold no winner): 1 with *k when another process's winner
+ * is stored, or becomes stored while this one waits, and loads: adopted. 0 when this
+ * process is to tune: it holds the claim, or no writable cache can coordinate processes,
+ * or the stored winner does not load here. While another owner's claim holds, it polls;
+ * the claim's expiry bounds the wait, after which this process claims the key. */
+static int claim_or_adopt(gt_devctx *dc, const gt_key *key, const char *owner, gt_kern *k) {
+    const double ttl = claim_ttl_s();
+    const double t0 = gt_measure_now_s();
+    int said = 0;
+    for (;;) {
+        gt_db_winner w;
+        gt_db_claim_state st =
+            gt_layers_claim(key, gt_kernel_source_hash, GT_VERSION_MAJOR, owner, ttl, &w);
+        if (st == GT_DB_CLAIM_TAKEN) return 0;
+        if (st == GT_DB_CLAIM_STORED) {
+            if (!from_layers(dc, key, k)) return 0;
+            if (said) gt_log(GT_LOG_INFO, "adopted %s after %.2f s", w.config, gt_measure_now_s() - t0);
+            return 1;
+        }
+        if (!said++) {
+            char kt[200];
+            gt_key_format(key, kt, sizeof kt);
+            gt_log(GT_LOG_INFO, "%s: another process tunes it; waiting for its winner", kt);
+        }
+        /* A claim lasts ttl from when it was taken: past twice that, something is wrong
+         * with the clock or the file; tune. */
+        if (gt_measure_now_s() - t0 > 2 * ttl + 1) return 0;
+        struct timespec ts = {0, (long)(CLAIM_POLL_S * 1e9)};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* ===================================================================================
  * Resolution
  * =================================================================================== */
 
@@ -555,13 +639,20 @@ static gt_status resolve(gt_devctx *dc, const gt_key *key, CUstream stream, cons
         return fallback(dc, key, 1, GT_SRC_FALLBACK, 0, out);
     }
     if (gt_dispatch_async()) return pending(dc, key, out);
+    char owner[GT_CLAIM_OWNER_MAX];
+    claim_owner(owner, sizeof owner);
+    if (claim_or_adopt(dc, key, owner, &k)) return plan_of(dc, key, &k, GT_SRC_CACHE, 0, out);
     /* Tuning works on its own stream and buffers; wait for the caller's work so its
      * timings are not disturbed. */
     CUresult r = gt_cu.stream_synchronize(stream);
-    if (r != CUDA_SUCCESS) return gt_cu_fail(r, "cuStreamSynchronize (caller's stream, before tuning)");
+    if (r != CUDA_SUCCESS) {
+        gt_layers_unclaim(key, gt_kernel_source_hash, GT_VERSION_MAJOR, owner);
+        return gt_cu_fail(r, "cuStreamSynchronize (caller's stream, before tuning)");
+    }
     gt_tune_report rep;
     gt_status st;
-    int won = tune_key(dc, key, NULL, 0, &rep, &k, &st);
+    int won = tune_key(dc, key, NULL, 0, STORE_FIRST_ADOPT, &rep, &k, &st);
+    gt_layers_unclaim(key, gt_kernel_source_hash, GT_VERSION_MAJOR, owner);
     gt_tune_report_free(&rep);
     if (won) return plan_of(dc, key, &k, GT_SRC_TUNED, 0, out);
     if (st != GT_SUCCESS) return st;
@@ -594,7 +685,7 @@ gt_status gt_dispatch_tune(gt_devctx *dc, const gt_key *key, int force, const gt
         gt_tune_report local;
         gt_tune_report *r = rep ? rep : &local;
         gt_status st;
-        if (tune_key(dc, key, opts, 0, r, &k, &st)) {
+        if (tune_key(dc, key, opts, 0, force ? STORE_REPLACE : STORE_FIRST_ADOPT, r, &k, &st)) {
             /* --force replaces a plan the process may already hold. */
             gt_plan np = {.ctx = dc->ctx, .key = *key, .kern = k, .source = GT_SRC_TUNED};
             p = gt_plan_replace(&np);

@@ -2073,6 +2073,91 @@ static int remove_entry(const char *p, const struct stat *st, int flag, struct F
     return remove(p);
 }
 
+/* Tuning claims and first-come winners (gt_db_claim, gt_db_unclaim, gt_db_store_first):
+ * two handles on one file stand for two processes. */
+static void test_claims(void) {
+    char dir[DIR_MAX], path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/cache.db", case_dir("claims", dir, sizeof dir));
+    gt_db *p1 = open_ok(path, 0, 0), *p2 = open_ok(path, 0, 0);
+    if (!p1 || !p2) {
+        gt_db_close(p1), gt_db_close(p2);
+        return;
+    }
+    gt_key key, other;
+    make_key(&key, 7);
+    make_key(&other, 8);
+    gt_db_claim_state st = GT_DB_CLAIM_HELD;
+    gt_db_winner w, kept;
+    TAP_CHECK(gt_db_claim(p1, &key, HASH, 0, "h:1", 30, &st, &w) == GT_SUCCESS &&
+                  st == GT_DB_CLAIM_TAKEN,
+              "first claim: state %d: %s", st, gt_db_errmsg(p1));
+    TAP_CHECK(gt_db_claim(p2, &key, HASH, 0, "h:2", 30, &st, &w) == GT_SUCCESS &&
+                  st == GT_DB_CLAIM_HELD,
+              "second owner: state %d, want held", st);
+    TAP_CHECK(gt_db_claim(p1, &key, HASH, 0, "h:1", 30, &st, &w) == GT_SUCCESS &&
+                  st == GT_DB_CLAIM_TAKEN,
+              "the owner again: state %d", st);
+    /* Claims are per key, source hash and major version. */
+    TAP_CHECK(gt_db_claim(p2, &other, HASH, 0, "h:2", 30, &st, &w) == GT_SUCCESS &&
+                  st == GT_DB_CLAIM_TAKEN,
+              "another key: state %d", st);
+    TAP_CHECK(gt_db_claim(p2, &key, "another-hash", 0, "h:2", 30, &st, &w) == GT_SUCCESS &&
+                  st == GT_DB_CLAIM_TAKEN,
+              "another source hash: state %d", st);
+    /* Only the owner drops a claim. */
+    TAP_CHECK(gt_db_unclaim(p2, &key, HASH, 0, "h:2") == GT_SUCCESS, "%s", gt_db_errmsg(p2));
+    TAP_CHECK(gt_db_claim(p2, &key, HASH, 0, "h:2", 30, &st, &w) == GT_SUCCESS &&
+                  st == GT_DB_CLAIM_HELD,
+              "after another owner's unclaim: state %d, want held", st);
+    TAP_CHECK(gt_db_unclaim(p1, &key, HASH, 0, "h:1") == GT_SUCCESS, "%s", gt_db_errmsg(p1));
+    TAP_CHECK(gt_db_claim(p2, &key, HASH, 0, "h:2", 0.2, &st, &w) == GT_SUCCESS &&
+                  st == GT_DB_CLAIM_TAKEN,
+              "after the owner's unclaim: state %d", st);
+    /* An expired claim (a killed owner's) is taken over. */
+    TAP_CHECK(gt_db_claim(p1, &key, HASH, 0, "h:1", 30, &st, &w) == GT_SUCCESS &&
+                  st == GT_DB_CLAIM_HELD,
+              "before expiry: state %d", st);
+    struct timespec ts = {0, 300000000};
+    nanosleep(&ts, NULL);
+    TAP_CHECK(gt_db_claim(p1, &key, HASH, 0, "h:1", 30, &st, &w) == GT_SUCCESS &&
+                  st == GT_DB_CLAIM_TAKEN,
+              "after expiry: state %d", st);
+    /* The first winner stays; the second process is told which it is. */
+    gt_db_winner a, b;
+    make_winner(&a, "cfgA", 10);
+    make_winner(&b, "cfgB", 8);
+    gt_db_timing t;
+    make_timing(&t, "cfgB", "ok", 8, "");
+    TAP_CHECK(gt_db_store_first(p1, &key, HASH, 0, &a, NULL, 0, &kept) == GT_SUCCESS &&
+                  winners_equal(&kept, &a),
+              "first store: kept '%s'", kept.config);
+    TAP_CHECK(gt_db_store_first(p2, &key, HASH, 0, &b, &t, 1, &kept) == GT_SUCCESS &&
+                  winners_equal(&kept, &a),
+              "second store: kept '%s', want cfgA", kept.config);
+    int found = 0;
+    TAP_CHECK(gt_db_lookup(p2, &key, HASH, 0, &w, &found) == GT_SUCCESS && found &&
+                  strcmp(w.config, "cfgA") == 0,
+              "stored winner '%s'", w.config);
+    timing_acc acc = {0};
+    TAP_CHECK(gt_db_timings(p2, &key, HASH, 0, collect_timing, &acc) == GT_SUCCESS && acc.n == 1 &&
+                  strcmp(acc.t[0].config, "cfgB") == 0,
+              "the second store's timings kept: %d rows", acc.n);
+    /* With a winner stored, a claim answers with it, whoever holds the claim. */
+    TAP_CHECK(gt_db_claim(p2, &key, HASH, 0, "h:2", 30, &st, &w) == GT_SUCCESS &&
+                  st == GT_DB_CLAIM_STORED && strcmp(w.config, "cfgA") == 0,
+              "claim of a stored key: state %d, '%s'", st, w.config);
+    gt_db_close(p1);
+    gt_db_close(p2);
+    /* A read-only handle cannot claim. */
+    gt_db *ro = open_ok(path, 1, 0);
+    if (ro) {
+        TAP_CHECK(gt_db_claim(ro, &other, HASH, 0, "h:3", 30, &st, &w) == GT_CACHE_ERROR &&
+                      strstr(gt_db_errmsg(ro), "read-only"),
+                  "read-only claim: %s", gt_db_errmsg(ro));
+        gt_db_close(ro);
+    }
+}
+
 int main(void) {
     snprintf(root, sizeof root, "/tmp/gt_test_cache.XXXXXX");
     if (!mkdtemp(root)) {
@@ -2081,6 +2166,7 @@ int main(void) {
     }
     TAP_RUN(test_round_trip);
     TAP_RUN(test_replace);
+    TAP_RUN(test_claims);
     TAP_RUN(test_schema_version);
     TAP_RUN(test_corrupt_files);
     TAP_RUN(test_readonly);

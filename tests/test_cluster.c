@@ -16,7 +16,10 @@
  * files (truncated, random bytes, newer schema, locked past the busy timeout,
  * unwritable directory, full): right result, success, one warning, good files intact;
  * read-only files as a user who cannot write them (a root run drops to "nobody");
- * eight processes tuning overlapping shapes into one cache.
+ * eight processes tuning overlapping shapes into one cache; one kernel per key (eight
+ * processes meeting one new shape at once: one tuning, one configuration everywhere; the
+ * claiming tuner killed with SIGKILL: the others finish after its claim expires, with
+ * one configuration and one tuning among them).
  *
  * No case depends on another having run: those that read a tuned cache copy the seed
  * (two shapes tuned by a child), which the first case builds and any other builds when
@@ -960,6 +963,94 @@ static void cluster_eight_processes(void) {
               "%d without an ok timing of the winner", acc.n, acc.bad);
 }
 
+/* "stats tunes=N" of a child's output (-1 when absent). */
+static int child_tunes(const child *c) {
+    const char *p = c->out ? strstr(c->out, "stats tunes=") : NULL;
+    return p ? atoi(p + 12) : -1;
+}
+
+/* Reaps n children that each ran `shape` once; checks every one succeeded with the same
+ * configuration and that `want_tunes` tunings happened among them. */
+static void same_kernel_everywhere(child *c, int n, const char *shape, int want_tunes,
+                                   const char *label) {
+    char first[64] = "";
+    int tunes = 0, same = 1;
+    for (int i = 0; i < n; i++) {
+        reap(&c[i]);
+        TAP_CHECK(all_ok(&c[i], 1), "%s: process %d: %s %s", label, i, c[i].out, c[i].err);
+        char cfg[64];
+        int source;
+        shape_result(&c[i], shape, cfg, sizeof cfg, &source);
+        if (i == 0) snprintf(first, sizeof first, "%s", cfg);
+        else if (strcmp(cfg, first) != 0) same = 0;
+        TAP_CHECK(strcmp(cfg, first) == 0 && cfg[0], "%s: process %d runs '%s', process 0 '%s'",
+                  label, i, cfg, first);
+        tunes += child_tunes(&c[i]);
+        child_free(&c[i]);
+    }
+    TAP_CHECK(tunes == want_tunes, "%s: %d tunings among %d processes, want %d", label, tunes, n,
+              want_tunes);
+    printf("# %s: %d processes on %s, %d tuning(s)\n", label, n, same ? first : "(differ)", tunes);
+}
+
+/* Rows of the claims table of the file at path (0 when it has none or cannot be read). */
+static int claim_rows(const char *path) {
+    sqlite3 *db = NULL;
+    int n = 0;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
+        sqlite3_stmt *st = NULL;
+        if (sqlite3_prepare_v2(db, "SELECT count(*) FROM claims", -1, &st, NULL) == SQLITE_OK &&
+            sqlite3_step(st) == SQLITE_ROW)
+            n = sqlite3_column_int(st, 0);
+        sqlite3_finalize(st);
+    }
+    sqlite3_close(db);
+    return n;
+}
+
+static void cluster_one_kernel_per_key(void) {
+    NEED_GPU();
+    char cache[300], env_cache[400];
+    snprintf(cache, sizeof cache, "%s/claims.db", root);
+    snprintf(env_cache, sizeof env_cache, "GEMMTUNE_CACHE=%s", cache);
+    /* Eight processes meet one new shape at once. */
+    {
+        const char *env[] = {env_cache, NULL};
+        const char *shapes[] = {"136x72x88:NT", NULL};
+        child c[8];
+        for (int i = 0; i < 8; i++) spawn(&c[i], "claim", env, "--child", shapes);
+        same_kernel_everywhere(c, 8, "136x72x88:NT", 1, "eight at once");
+    }
+    /* The claiming tuner (a long budget) killed while it tunes: seven others, started
+     * meanwhile, wait for its claim to expire (4 s), then one tunes and the rest adopt. */
+    {
+        const char *slow_env[] = {env_cache, "GEMMTUNE_TUNE_CLAIM_S=4", "GEMMTUNE_TUNE_BUDGET_S=120",
+                                  "GEMMTUNE_TUNE_MAX_CANDIDATES=400", NULL};
+        const char *env[] = {env_cache, "GEMMTUNE_TUNE_CLAIM_S=4", NULL};
+        const char *shapes[] = {"152x88x72:TN", NULL};
+        child k;
+        spawn(&k, "claimkill", slow_env, "--child", shapes);
+        int claimed = 0;
+        for (int w = 0; w < 600 && !(claimed = claim_rows(cache) > 0); w++) {
+            struct timespec ts = {0, 50000000};
+            nanosleep(&ts, NULL);
+        }
+        TAP_CHECK(claimed, "the slow tuner never claimed the key");
+        child c[7];
+        for (int i = 0; i < 7; i++) spawn(&c[i], "claimwait", env, "--child", shapes);
+        struct timespec ts = {0, 500000000};
+        nanosleep(&ts, NULL);
+        kill(k.pid, SIGKILL);
+        reap(&k);
+        TAP_CHECK(k.code == 128 + SIGKILL, "the slow tuner ended with %d, not SIGKILL: %s", k.code,
+                  k.err);
+        child_free(&k);
+        double t0 = (double)time(NULL);
+        same_kernel_everywhere(c, 7, "152x88x72:TN", 1, "claimer killed");
+        printf("# claimer killed: the others done %.0f s after the kill\n", (double)time(NULL) - t0);
+    }
+}
+
 int main(int argc, char **argv) {
     if (argc > 1 && strcmp(argv[1], "--child") == 0) return child_main(argc - 2, argv + 2);
     if (argc > 2 && strcmp(argv[1], "--async") == 0) return async_main(argv[2]);
@@ -979,6 +1070,7 @@ int main(int argc, char **argv) {
     TAP_RUN(cluster_bad_cache_files);
     TAP_RUN(cluster_readonly_files);
     TAP_RUN(cluster_eight_processes);
+    TAP_RUN(cluster_one_kernel_per_key);
     char rm[256];
     snprintf(rm, sizeof rm, "chmod -R u+w %s; rm -rf %s", root, root);
     if (system(rm) != 0) printf("# could not remove %s\n", root);
