@@ -13,8 +13,7 @@
 /* Rates the decision takes an H100-class device at, per microsecond: DRAM bytes (a copy
  * reads and writes, at about 2.5 TB/s together), and the arithmetic of each type's usual
  * unit (FFMA and f64 tensor cores about 60 TFLOP/s, tf32 400, 16-bit 700, 3xTF32 a third of
- * tf32). Only their ratios matter, and only to within a factor of two: the rule is a
- * share of an eighth. */
+ * tf32). Only their ratios matter, and only to within a factor of two. */
 #define COPY_BYTES_PER_US 2.5e6
 #define DRAM_BYTES_PER_US 3.0e6
 #define COPY_LAUNCH_US 3.0
@@ -40,6 +39,17 @@ static void operand(const gt_gemm *g, int o, int64_t *rows, int64_t *cols, uintp
     } else {
         *rows = g->m, *cols = g->n, *ptr = (uintptr_t)g->C, *ld = g->ldc;
     }
+}
+
+/* What running in class `align` costs a product beyond its time in the 16-byte class, as a
+ * share of that time: 1 / e - 1, with e the share of DRAM's rate that copies of that width
+ * reach (tuner/space.c's model of MMA and DMMA copies: 8 bytes 0.8, 4 bytes 0.6, 2 bytes
+ * 0.45, measured 0.42 for 2 bytes on the H100). Tensor-core kernels of the 2-byte class lose
+ * more than that (a sixth of MMA's rate measured on 81 x 65536 x 4096 NT bf16), so the
+ * rule errs on the side of not staging. */
+static double narrow_loss(int align) {
+    const double e = align >= 8 ? 0.8 : align >= 4 ? 0.6 : 0.45;
+    return 1.0 / e - 1.0;
 }
 
 static size_t round256(size_t x) { return (x + 255) / 256 * 256; }
@@ -79,7 +89,7 @@ int gt_stage_plan(const gt_gemm *g, int key_align, gt_stage *st) {
     double product_us = total / DRAM_BYTES_PER_US, compute_us = flops / flops_per_us(g->dtype);
     if (compute_us > product_us) product_us = compute_us;
     const double stage_us = moved / COPY_BYTES_PER_US + COPY_LAUNCH_US * copies;
-    if (stage_us * GT_STAGE_SHARE > product_us) return memset(st, 0, sizeof *st), 0;
+    if (stage_us > 0.5 * narrow_loss(key_align) * product_us) return memset(st, 0, sizeof *st), 0;
     return 1;
 }
 

@@ -74,6 +74,28 @@ static void stage_small_narrow_beside_wide_weight(void) {
               (long long)st.ldc);
 }
 
+static void stage_where_the_narrow_class_costs_most(void) {
+    /* bf16 77 x 14336 x 4096 NT (lda = ldc = 77) and 4096 x 14336 x 77 TN (lda = ldb =
+     * 77): a 117 MB operand or output in the 16-byte class, the narrow ones 3 MB. */
+    gt_stage st;
+    gt_gemm g = call(GT_DT_BF16, GT_OP_N, GT_OP_T, 77, 14336, 4096, 77, 14336, 77, 0.0);
+    TAP_CHECK(gt_stage_plan(&g, class_of(&g), &st) == 1 && st.a && !st.b && st.c,
+              "77x14336x4096 NT: a %d b %d c %d", st.a, st.b, st.c);
+    g = call(GT_DT_BF16, GT_OP_T, GT_OP_N, 4096, 14336, 77, 77, 77, 4096, 0.0);
+    TAP_CHECK(gt_stage_plan(&g, class_of(&g), &st) == 1 && st.a && st.b && !st.c &&
+                  st.lda == 80 && st.ldb == 80,
+              "4096x14336x77 TN: a %d b %d c %d lda %lld ldb %lld", st.a, st.b, st.c,
+              (long long)st.lda, (long long)st.ldb);
+    /* An 8-byte class loses least (a quarter of the product's time in the model): f32
+     * 78 x 14336 x 4096 (lda = ldc = 78: 312 bytes), 150 us of FFMA, is staged for copies
+     * of about 11 us; with K = 512 (19 us) it is not. */
+    g = call(GT_DT_F32, GT_OP_N, GT_OP_T, 78, 14336, 4096, 78, 14336, 78, 0.0);
+    TAP_CHECK(class_of(&g) == 8 && gt_stage_plan(&g, 8, &st) == 1, "f32 class %d not staged",
+              class_of(&g));
+    g.k = 512;
+    TAP_CHECK(gt_stage_plan(&g, 8, &st) == 0, "f32 K = 512 staged");
+}
+
 static void stage_nothing_where_it_does_not_pay(void) {
     gt_stage st;
     /* Already 16-byte aligned. */
@@ -102,7 +124,7 @@ static void stage_reads_c_when_beta_is_not_zero(void) {
     g.lda = 5;
     TAP_CHECK(gt_stage_plan(&g, class_of(&g), &st) == 0, "5x8x3e6 lda 5 staged");
     /* A small call (64 x 8192 x 64 bf16 NN, lda = ldc = 65: 2 MB in all): the copies'
-     * launches alone take more than an eighth of it, with beta zero or not. */
+     * launches alone cost more than the narrow class would, with beta zero or not. */
     g = call(GT_DT_BF16, GT_OP_N, GT_OP_N, 64, 8192, 64, 65, 64, 65, 0.0);
     const int beta0 = gt_stage_plan(&g, class_of(&g), &st);
     g.beta = 1.0;
@@ -120,6 +142,7 @@ static void stage_reads_c_when_beta_is_not_zero(void) {
 
 int main(void) {
     TAP_RUN(stage_small_narrow_beside_wide_weight);
+    TAP_RUN(stage_where_the_narrow_class_costs_most);
     TAP_RUN(stage_nothing_where_it_does_not_pay);
     TAP_RUN(stage_reads_c_when_beta_is_not_zero);
     return tap_done();
