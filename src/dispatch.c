@@ -370,6 +370,20 @@ static int tune_key(gt_devctx *dc, const gt_key *key, const gt_tune_opts *base, 
     if (base) opts = *base;
     else memset(&opts, 0, sizeof opts);
     opts.same_order = same_order;
+    /* The ranking that learns: the near-winners of the class's tuned shapes first
+     * (select.h's gt_select_rank), unless the caller gave its own seeds. */
+    gt_kcfg seeds[GT_TUNE_SEEDS];
+    if (!opts.seeds) {
+        gt_select_row *rows = NULL;
+        int nrows = gt_dispatch_class_rows(key, &rows);
+        gt_klimits lim;
+        gt_kern_limits(dc, &lim);
+        opts.nseeds = nrows > 0 ? gt_select_rank(key, &lim, same_order ? GT_SPACE_SAME_ORDER : 0,
+                                                 rows, nrows, seeds, GT_TUNE_SEEDS)
+                                : 0;
+        opts.seeds = seeds;
+        free(rows);
+    }
     pthread_mutex_lock(&dc->tune_lock);
     gt_status s = gt_tune(dc, key, &opts, k, rep);
     pthread_mutex_unlock(&dc->tune_lock);

@@ -13,6 +13,13 @@
  *                                       little better
  *   select_same_order                   with GT_SPACE_SAME_ORDER only configurations
  *                                       bit-identical to the default kernel, measured or not
+ *   rank_learns_from_history            the tuner's seeds (gt_select_rank): the nearest
+ *                                       shape's winner and near-winners first, in order,
+ *                                       a failed one never, one the model ranks far down
+ *                                       brought first by its measurements; no history, no
+ *                                       seeds
+ *   tune_order_seeds_first              the tuner's order (gt_tune_order): seeds, then
+ *                                       the model's order without them, within the count
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -28,6 +35,7 @@
 #include "select.h"
 #include "space.h"
 #include "tap.h"
+#include "tune.h"
 
 static gt_key key_f32(long long m, long long n, long long k) {
     gt_key key;
@@ -304,6 +312,71 @@ static void select_same_order(void) {
               "same order chose '%s'", got);
 }
 
+static void rank_learns_from_history(void) {
+    gt_key key = key_f32(1024, 1024, 1024);
+    char m0[GT_SELECT_CONFIG_MAX], m1[GT_SELECT_CONFIG_MAX], m20[GT_SELECT_CONFIG_MAX],
+        m30[GT_SELECT_CONFIG_MAX];
+    model_pick(&key, 0, m0, sizeof m0);
+    model_pick(&key, 1, m1, sizeof m1);
+    model_pick(&key, 20, m20, sizeof m20);
+    model_pick(&key, 30, m30, sizeof m30);
+    TAP_CHECK(m0[0] && m1[0] && m20[0] && m30[0], "the model gives 31 candidates");
+    gt_kcfg out[GT_TUNE_SEEDS];
+    /* No history: no seeds, the cost model's order stands. */
+    TAP_CHECK(gt_select_rank(&key, &h100, 0, NULL, 0, out, GT_TUNE_SEEDS) == 0, "seeds without rows");
+    /* A near shape (1000^3) measured the model's 20th fastest, its 30th 5% behind, its
+     * first twice as slow; the model's second failed on another shape. */
+    gt_select_row rows[] = {row(1000, 1000, 1000, m20, 1, 50), row(1000, 1000, 1000, m30, 1, 52.5),
+                            row(1000, 1000, 1000, m0, 1, 100), row(2000, 2000, 2000, m1, 0, -1),
+                            row(2000, 2000, 2000, m0, 1, 700)};
+    int n = gt_select_rank(&key, &h100, 0, rows, 5, out, GT_TUNE_SEEDS);
+    char t[3][GT_SELECT_CONFIG_MAX] = {"", "", ""};
+    for (int i = 0; i < n && i < 3; i++) gt_kcfg_format(&out[i], t[i], sizeof t[i]);
+    TAP_CHECK(n == 3, "%d seeds, want 3 (the measured ones that did not fail)", n);
+    TAP_CHECK(strcmp(t[0], m20) == 0 && strcmp(t[1], m30) == 0 && strcmp(t[2], m0) == 0,
+              "seeds '%s' '%s' '%s', want the measured order '%s' '%s' '%s'", t[0], t[1], t[2],
+              m20, m30, m0);
+    for (int i = 0; i < n; i++)
+        TAP_CHECK(strcmp(t[i < 3 ? i : 2], m1) != 0, "the failed '%s' is a seed", m1);
+    /* At most max. */
+    TAP_CHECK(gt_select_rank(&key, &h100, 0, rows, 5, out, 1) == 1 &&
+                  (gt_kcfg_format(&out[0], t[0], sizeof t[0]), strcmp(t[0], m20) == 0),
+              "max 1: '%s'", t[0]);
+}
+
+static void tune_order_seeds_first(void) {
+    gt_key key = key_f32(1024, 1024, 1024);
+    gt_cand *space = NULL;
+    gt_space_counts counts;
+    int n = gt_space_build(&key, &h100, 8, 0, &space, &counts);
+    TAP_CHECK(n == 8, "space of %d", n);
+    if (n != 8) {
+        free(space);
+        return;
+    }
+    /* Seeds: the model's 6th, one outside the space (the 40th), the 6th again. */
+    gt_cand *wide = NULL;
+    int nw = gt_space_build(&key, &h100, 64, 0, &wide, &counts);
+    TAP_CHECK(nw > 40, "wide space of %d", nw);
+    gt_kcfg seeds[3] = {space[5].cfg, nw > 40 ? wide[40].cfg : space[7].cfg, space[5].cfg};
+    gt_kcfg out[8];
+    int k = gt_tune_order(space, n, seeds, 3, 8, out);
+    TAP_CHECK(k == 8, "order of %d", k);
+    TAP_CHECK(gt_kcfg_listed(&out[0], 1, &seeds[0]) && gt_kcfg_listed(&out[1], 1, &seeds[1]),
+              "the seeds are not first");
+    /* Then the model's order without the seed it held: 0, 1, 2, 3, 4, 6; the 8th drops. */
+    static const int want[] = {0, 1, 2, 3, 4, 6};
+    int same = 1;
+    for (int i = 0; i < 6; i++) same &= gt_kcfg_listed(&out[2 + i], 1, &space[want[i]].cfg);
+    TAP_CHECK(same, "the model's order after the seeds");
+    /* No seeds: the model's order itself. */
+    k = gt_tune_order(space, n, NULL, 0, 8, out);
+    same = k == 8;
+    for (int i = 0; i < k; i++) same &= gt_kcfg_listed(&out[i], 1, &space[i].cfg);
+    TAP_CHECK(same, "without seeds the order differs from the model's");
+    free(space), free(wide);
+}
+
 int main(void) {
     TAP_RUN(select_have_prefers_held);
     TAP_RUN(select_have_never_failed);
@@ -315,5 +388,7 @@ int main(void) {
     TAP_RUN(select_same_choice_any_order);
     TAP_RUN(select_prefers_measured);
     TAP_RUN(select_same_order);
+    TAP_RUN(rank_learns_from_history);
+    TAP_RUN(tune_order_seeds_first);
     return tap_done();
 }

@@ -65,9 +65,18 @@ int gt_select(const gt_key *key, const gt_klimits *lim, int flags, const gt_sele
     return gt_select_have(key, lim, flags, in, nrows, NULL, 0, out, info);
 }
 
-int gt_select_have(const gt_key *key, const gt_klimits *lim, int flags,
-                   const gt_select_row *in, int nrows, const gt_kcfg *have, int nhave,
-                   gt_kcfg *out, gt_select_info *info) {
+/* One scored configuration, for gt_select_rank's order. */
+typedef struct {
+    double score;
+    int at;
+} scored;
+
+/* gt_select_have's work; with ranked != NULL also the measured configurations (some
+ * shape of the class timed them) by score, best first, up to max_ranked (*nranked). */
+static int select_core(const gt_key *key, const gt_klimits *lim, int flags,
+                       const gt_select_row *in, int nrows, const gt_kcfg *have, int nhave,
+                       gt_kcfg *out, gt_select_info *info, gt_kcfg *ranked, int max_ranked,
+                       int *nranked) {
     gt_select_info local;
     if (!info) info = &local;
     memset(info, 0, sizeof *info);
@@ -76,8 +85,10 @@ int gt_select_have(const gt_key *key, const gt_klimits *lim, int flags,
     gt_space_counts counts;
     pooled *pool = malloc(sizeof *pool * (size_t)(GT_SELECT_POOL + nhave + nrows + 1));
     double *best = malloc(sizeof *best * (size_t)(nrows > 0 ? nrows : 1));
-    int ret = -1;
-    if (!rows || !pool || !best) goto done;
+    scored *sc = malloc(sizeof *sc * (size_t)(GT_SELECT_POOL + nhave + nrows + 1));
+    int ret = -1, nsc = 0;
+    if (nranked) *nranked = 0;
+    if (!rows || !pool || !best || !sc) goto done;
     if (nrows > 0) memcpy(rows, in, sizeof *rows * (size_t)nrows);
     /* A generic kernel's timing (tuning times the model's first as one) speaks for its
      * configuration: the selector's choices run as generic kernels anyway (src/dispatch.c). */
@@ -167,6 +178,7 @@ int gt_select_have(const gt_key *key, const gt_klimits *lim, int flags,
         double model = pool[c].est_us > 0 && est_min > 0 ? log(pool[c].est_us / est_min) : 0;
         double lambda = GT_SELECT_W0 / (w + GT_SELECT_W0);
         double s = (e + GT_SELECT_W0 * (GT_SELECT_DOUBT + lambda * model)) / (w + GT_SELECT_W0);
+        if (w > 0) sc[nsc].score = s, sc[nsc++].at = c;
         if (chosen < 0 || s < chosen_score ||
             (s == chosen_score && strcmp(pool[c].text, pool[chosen].text) < 0)) {
             chosen = c, chosen_score = s, chosen_measured = w > 0;
@@ -186,7 +198,35 @@ int gt_select_have(const gt_key *key, const gt_klimits *lim, int flags,
         info->from_model = !chosen_measured;
         ret = 0;
     }
+    if (ranked) {
+        /* The pool is in a fixed order (sorted rows, the model's ranking), and qsort is
+         * not stable: ties go to the configuration text, as for the choice. */
+        for (int i = 1; i < nsc; i++)
+            for (int j = i; j > 0 && (sc[j].score < sc[j - 1].score ||
+                                      (sc[j].score == sc[j - 1].score &&
+                                       strcmp(pool[sc[j].at].text, pool[sc[j - 1].at].text) < 0));
+                 j--) {
+                scored t = sc[j];
+                sc[j] = sc[j - 1], sc[j - 1] = t;
+            }
+        for (int i = 0; i < nsc && i < max_ranked; i++) ranked[(*nranked)++] = pool[sc[i].at].cfg;
+    }
 done:
-    free(rows), free(cands), free(pool), free(best);
+    free(rows), free(cands), free(pool), free(best), free(sc);
     return ret;
+}
+
+int gt_select_have(const gt_key *key, const gt_klimits *lim, int flags,
+                   const gt_select_row *in, int nrows, const gt_kcfg *have, int nhave,
+                   gt_kcfg *out, gt_select_info *info) {
+    return select_core(key, lim, flags, in, nrows, have, nhave, out, info, NULL, 0, NULL);
+}
+
+int gt_select_rank(const gt_key *key, const gt_klimits *lim, int flags,
+                   const gt_select_row *rows, int nrows, gt_kcfg *out, int max) {
+    if (nrows <= 0 || max <= 0) return 0;
+    gt_kcfg chosen;
+    int n = 0;
+    if (select_core(key, lim, flags, rows, nrows, NULL, 0, &chosen, NULL, out, max, &n) != 0) return 0;
+    return n;
 }

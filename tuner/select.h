@@ -72,4 +72,15 @@ int gt_select_have(const gt_key *key, const gt_klimits *lim, int flags,
                    const gt_select_row *rows, int nrows, const gt_kcfg *have, int nhave,
                    gt_kcfg *out, gt_select_info *info);
 
+/* The ranking that learns, for tuning a new shape: the configurations that shapes of key's
+ * class measured (the rows: every candidate's timing of every tuned shape, all layers)
+ * and that are legal here, best score S first (ties by text), at most max into out; the
+ * count (0 with no rows). S is the selector's: each nearby shape's time of the
+ * configuration relative to its best, weighted by nearness, blended with the cost model's
+ * estimate, so near-winners of the nearest tuned shapes come first, and the model's
+ * misjudgements there are corrected by what was measured. The tuner times these first
+ * (gt_tune_opts.seeds); with an empty history the cost model alone ranks. */
+int gt_select_rank(const gt_key *key, const gt_klimits *lim, int flags,
+                   const gt_select_row *rows, int nrows, gt_kcfg *out, int max);
+
 #endif

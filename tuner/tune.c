@@ -577,6 +577,23 @@ static int sort_by_time(gt_tune_cand *cands, gt_kern *kerns, gt_rtc_result *imag
 
 /* ===== the run ===== */
 
+int gt_tune_order(const gt_cand *space, int n, const gt_kcfg *seeds, int nseeds, int max,
+                  gt_kcfg *out) {
+    int k = 0;
+    char *used = calloc((size_t)(n > 0 ? n : 1), 1);
+    if (!used) return -1;
+    for (int s = 0; s < nseeds && s < GT_TUNE_SEEDS && k < max; s++) {
+        if (gt_kcfg_listed(out, k, &seeds[s])) continue;
+        out[k++] = seeds[s];
+        for (int i = 0; i < n; i++)
+            if (gt_kcfg_listed(&space[i].cfg, 1, &seeds[s])) used[i] = 1;
+    }
+    for (int i = 0; i < n && k < max; i++)
+        if (!used[i]) out[k++] = space[i].cfg;
+    free(used);
+    return k;
+}
+
 gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in, gt_kern *winner,
                   gt_tune_report *rep) {
     memset(rep, 0, sizeof *rep);
@@ -613,14 +630,30 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
         free(space), free(cands), free(images), free(kerns);
         return gt_fail(GT_OUT_OF_MEMORY, "tuning state");
     }
+    /* The seeds first (the near-winners of the class's tuned shapes), where the rules
+     * keep them for this key; then the model's order. */
+    gt_kcfg *order = malloc(sizeof *order * (size_t)(n + GT_TUNE_SEEDS));
+    gt_kcfg seeds[GT_TUNE_SEEDS];
+    int nseeds = 0;
+    for (int i = 0; i < opts.nseeds && nseeds < GT_TUNE_SEEDS; i++)
+        if (gt_kcfg_check(&opts.seeds[i], key, &lim, GT_KC_LEGAL | GT_KC_PRUNE) == 0 &&
+            (!opts.same_order || gt_kcfg_same_order(&opts.seeds[i], key)))
+            seeds[nseeds++] = opts.seeds[i];
+    int norder = order ? gt_tune_order(space, n, seeds, nseeds, n, order) : -1;
+    if (norder < 0) {
+        free(space), free(cands), free(images), free(kerns), free(order);
+        return gt_fail(GT_OUT_OF_MEMORY, "tuning state");
+    }
+    rep->seeded = nseeds;
     for (int i = 0, from = 0; i < total; i++) {
         if (twin && i == 1) {
-            cands[i].cfg = space[0].cfg;
+            cands[i].cfg = order[0];
             cands[i].cfg.generic = 1;
         } else {
-            cands[i].cfg = space[from++].cfg;
+            cands[i].cfg = order[from++];
         }
     }
+    free(order);
     n = total;
     size_t ws_bytes = 0; /* one workspace, as large as the largest candidate's */
     for (int i = 0; i < n; i++) {

@@ -40,11 +40,25 @@ typedef struct gt_tune_opts {
     int same_order;       /* 1: only candidates whose results are bit-identical to the
                            * default kernel's (GT_SPACE_SAME_ORDER: no split-K, no tensor
                            * cores), as background tuning promises */
+    const gt_kcfg *seeds; /* configurations to time first (select.h's gt_select_rank: the
+                           * near-winners of the class's tuned shapes), each kept only
+                           * where the space for this key holds it; the cost model's
+                           * order follows */
+    int nseeds;
     int verify_all;       /* 1: check every timed candidate against the reference, not only
                            * until one passes (the winner is the same: the fastest that
                            * passes); for tests and `tools/gpu_run.sh memcheck`. 0: from
                            * GEMMTUNE_TUNE_VERIFY_ALL=1 */
 } gt_tune_opts;
+
+/* At most GT_TUNE_SEEDS seeds are timed first. */
+#define GT_TUNE_SEEDS 4
+
+/* The order candidates are compiled and timed in: the seeds that space (n configurations
+ * in the cost model's order) holds, in the seeds' order, then the rest of space in its
+ * order; at most max into out; the count. Pure. */
+int gt_tune_order(const gt_cand *space, int n, const gt_kcfg *seeds, int nseeds, int max,
+                  gt_kcfg *out);
 
 /* One candidate's outcome. */
 enum { GT_TR_OK, GT_TR_COMPILE_FAILED, GT_TR_LOAD_FAILED, GT_TR_LAUNCH_FAILED,
@@ -62,6 +76,7 @@ typedef struct gt_tune_cand {
 typedef struct gt_tune_report {
     gt_space_counts space;
     int compiled, compile_failed, timed, verify_failed;
+    int seeded;           /* candidates put first from the class's history (opts.seeds) */
     double seconds;          /* the whole run */
     double compile_seconds;  /* from the start until the last compile this run used
                                 finished (later ones finish in the background) */
