@@ -1401,16 +1401,15 @@ void gt_db_seal(gt_db *db) {
 
 const char *gt_db_errmsg(gt_db *db) { return db ? db->errmsg : "no cache handle"; }
 
-gt_status gt_db_lookup(gt_db *db, const gt_key *key, const char *src_hash, int lib_major,
-                       gt_db_winner *out, int *found) {
-    if (found) *found = 0;
-    if (!db) return GT_INVALID_VALUE;
-    gt_status s = lock_keyed(db, key, src_hash, "lookup", !out ? "out" : !found ? "found" : NULL);
-    if (s != GT_SUCCESS) return s;
+/* Looks up key's winner (inside the caller's transaction, if any): 1 (and *out) when there is one,
+ * 0 when there is none, -1 (the error recorded) when the read failed. */
+static int winner_in_txn(gt_db *db, const gt_key *key, const char *src_hash, int lib_major,
+                         gt_db_winner *out) {
     sqlite3_stmt *st = db->st_lookup;
     int rc = bind_key(st, key, src_hash, lib_major);
     if (rc == SQLITE_OK) rc = step_first(db, st);
-    if (rc == SQLITE_ROW) {
+    int found = rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
+    if (found == 1) {
         memset(out, 0, sizeof *out);
         copy_column(out->config, sizeof out->config, st, 0);
         out->time_us = sqlite3_column_double(st, 1);
@@ -1420,14 +1419,26 @@ gt_status gt_db_lookup(gt_db *db, const gt_key *key, const char *src_hash, int l
         copy_column(out->driver, sizeof out->driver, st, 5);
         copy_column(out->host, sizeof out->host, st, 6);
         copy_column(out->libver, sizeof out->libver, st, 7);
-        *found = 1;
-    } else if (rc != SQLITE_DONE) {
+    }
+    if (found < 0) {
         char kt[256], what[320];
         gt_key_format(key, kt, sizeof kt);
         snprintf(what, sizeof what, "cannot look up %s", kt);
-        s = fail_rc(db, rc, what);
+        fail_rc(db, rc, what);
     }
     done_stmt(st);
+    return found;
+}
+
+gt_status gt_db_lookup(gt_db *db, const gt_key *key, const char *src_hash, int lib_major,
+                       gt_db_winner *out, int *found) {
+    if (found) *found = 0;
+    if (!db) return GT_INVALID_VALUE;
+    gt_status s = lock_keyed(db, key, src_hash, "lookup", !out ? "out" : !found ? "found" : NULL);
+    if (s != GT_SUCCESS) return s;
+    int f = winner_in_txn(db, key, src_hash, lib_major, out);
+    if (f < 0) s = GT_CACHE_ERROR;
+    else *found = f;
     unlock_db(db);
     return s;
 }
@@ -1449,62 +1460,14 @@ static gt_status check_timings(gt_db *db, const char *verb, const gt_db_timing *
     return GT_INVALID_VALUE;
 }
 
-gt_status gt_db_store(gt_db *db, const gt_key *key, const char *src_hash, int lib_major,
-                      const gt_db_winner *winner, const gt_db_timing *timings,
-                      int ntimings) {
-    if (!db) return GT_INVALID_VALUE;
-    gt_status s = lock_keyed(db, key, src_hash, "store", NULL);
-    if (s != GT_SUCCESS) return s;
-    s = check_timings(db, "store", timings, ntimings);
-    if (s == GT_SUCCESS) s = refuse_readonly(db, "store");
-    if (s != GT_SUCCESS) {
-        unlock_db(db);
-        return s;
-    }
-    char kt[256], what[320];
-    gt_key_format(key, kt, sizeof kt);
-
-    int rc = begin_immediate(db);
-    if (rc != SQLITE_OK) {
-        snprintf(what, sizeof what, "cannot store %s", kt);
-        s = fail_rc(db, rc, what);
-    }
-    if (s == GT_SUCCESS && winner) s = put_winner(db, key, src_hash, lib_major, winner, kt);
-    if (s == GT_SUCCESS) s = put_timings(db, key, src_hash, lib_major, timings, ntimings, kt);
-    s = finish_write(db, s, kt);
-    unlock_db(db);
-    return s;
-}
-
-/* Looks up key's winner inside the caller's transaction: 1 (and *out) when there is one,
- * 0 when there is none, -1 (the error recorded) when the read failed. */
-static int winner_in_txn(gt_db *db, const gt_key *key, const char *src_hash, int lib_major,
-                         gt_db_winner *out) {
-    sqlite3_stmt *st = db->st_lookup;
-    int rc = bind_key(st, key, src_hash, lib_major);
-    if (rc == SQLITE_OK) rc = step_first(db, st);
-    int found = rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
-    if (found == 1) {
-        memset(out, 0, sizeof *out);
-        copy_column(out->config, sizeof out->config, st, 0);
-        out->time_us = sqlite3_column_double(st, 1);
-        out->tflops = sqlite3_column_double(st, 2);
-        out->tuned_at = sqlite3_column_int64(st, 3);
-        copy_column(out->nvrtc, sizeof out->nvrtc, st, 4);
-        copy_column(out->driver, sizeof out->driver, st, 5);
-        copy_column(out->host, sizeof out->host, st, 6);
-        copy_column(out->libver, sizeof out->libver, st, 7);
-    }
-    if (found < 0) fail_rc(db, rc, "cannot look up the winner");
-    done_stmt(st);
-    return found;
-}
-
-gt_status gt_db_store_first(gt_db *db, const gt_key *key, const char *src_hash, int lib_major,
+/* gt_db_store (kept NULL: the winner replaces any) and gt_db_store_first (the winner only
+ * where none is; *kept: the one the file holds afterwards). */
+static gt_status store_impl(gt_db *db, const gt_key *key, const char *src_hash, int lib_major,
                             const gt_db_winner *winner, const gt_db_timing *timings,
                             int ntimings, gt_db_winner *kept) {
     if (!db) return GT_INVALID_VALUE;
-    gt_status s = lock_keyed(db, key, src_hash, "store", !winner ? "winner" : !kept ? "kept" : NULL);
+    gt_status s = lock_keyed(db, key, src_hash, "store",
+                            kept && !winner ? "winner" : NULL);
     if (s != GT_SUCCESS) return s;
     s = check_timings(db, "store", timings, ntimings);
     if (s == GT_SUCCESS) s = refuse_readonly(db, "store");
@@ -1514,22 +1477,39 @@ gt_status gt_db_store_first(gt_db *db, const gt_key *key, const char *src_hash, 
     }
     char kt[256], what[320];
     gt_key_format(key, kt, sizeof kt);
+
     int rc = begin_immediate(db);
     if (rc != SQLITE_OK) {
         snprintf(what, sizeof what, "cannot store %s", kt);
         s = fail_rc(db, rc, what);
     }
     int found = 0;
-    if (s == GT_SUCCESS && (found = winner_in_txn(db, key, src_hash, lib_major, kept)) < 0)
+    if (s == GT_SUCCESS && kept && (found = winner_in_txn(db, key, src_hash, lib_major, kept)) < 0)
         s = GT_CACHE_ERROR;
-    if (s == GT_SUCCESS && !found) {
+    if (s == GT_SUCCESS && winner && !found) {
         s = put_winner(db, key, src_hash, lib_major, winner, kt);
-        *kept = *winner;
+        if (kept) *kept = *winner;
     }
     if (s == GT_SUCCESS) s = put_timings(db, key, src_hash, lib_major, timings, ntimings, kt);
     s = finish_write(db, s, kt);
     unlock_db(db);
     return s;
+}
+
+gt_status gt_db_store(gt_db *db, const gt_key *key, const char *src_hash, int lib_major,
+                      const gt_db_winner *winner, const gt_db_timing *timings,
+                      int ntimings) {
+    return store_impl(db, key, src_hash, lib_major, winner, timings, ntimings, NULL);
+}
+
+gt_status gt_db_store_first(gt_db *db, const gt_key *key, const char *src_hash, int lib_major,
+                            const gt_db_winner *winner, const gt_db_timing *timings,
+                            int ntimings, gt_db_winner *kept) {
+    if (!kept) {
+        if (db) set_error(db, "cache file '%s': store: kept is NULL", db->path);
+        return GT_INVALID_VALUE;
+    }
+    return store_impl(db, key, src_hash, lib_major, winner, timings, ntimings, kept);
 }
 
 /* ===================================================================================
