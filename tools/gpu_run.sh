@@ -27,6 +27,10 @@
 #   devices     tune --devices on one GPU against all, shards and merge
 #   decode      bench/decode.txt (byte-bound shapes) against cuBLAS, $DECODE_DTYPES (default
 #               bf16 f16 f32 f64), each with a fresh cache: decode_DT.json and decode.txt
+#   tunequality  issue 27's evidence: per shape of $TQ_FILE (default bench/heldout.txt) and
+#               $TQ_DTYPES (default f32 bf16), the default budget with the public suite's
+#               tunings as history, with an empty cache, and --exhaustive, each from its own
+#               cache; bench/tune_quality.py's table in tune_quality.md (hours: overnight)
 #   gemv-memcheck  byte-bound odd shapes tuned with every candidate verified, under
 #               compute-sanitizer's memcheck ($GEMV_MC_DTYPES, default f32 f64 bf16 f16)
 # Development measurements (not tests) are in dev/gpu_dev.sh. Logs and JSON go to $OUT
@@ -147,6 +151,28 @@ if [ "$what" = heldout ]; then
     done
   done
   rm -f "$OUT/fresh.db"* "$OUT/node.db"*
+fi
+if [ "$what" = tunequality ]; then
+  rm -f "$OUT/tq-show.txt"
+  for dt in ${TQ_DTYPES:-f32 bf16}; do
+    rm -f "$OUT/hist.db"*
+    GEMMTUNE_DEFAULTS=0 ./$B/gemmtune --cache "$OUT/hist.db" tune --file bench/suite.txt --dtype "$dt" >>"$OUT/tq.log" 2>&1 || rc=1
+    grep -v '^#' "${TQ_FILE:-bench/heldout.txt}" | while read -r m n k a b; do
+      [ -n "$m" ] || continue
+      s="${m}x${n}x${k}:$a$b"
+      for run in hist none exhaustive; do
+        rm -f "$OUT/tq.db"*
+        [ "$run" = hist ] && cp "$OUT/hist.db" "$OUT/tq.db"
+        extra=""; [ "$run" = exhaustive ] && extra=--exhaustive
+        # shellcheck disable=SC2086  # extra is empty or one word
+        GEMMTUNE_DEFAULTS=0 ./$B/gemmtune --cache "$OUT/tq.db" tune --dtype "$dt" $extra "$s" >>"$OUT/tq.log" 2>&1
+        echo "=== $dt $s $run" >>"$OUT/tq-show.txt"
+        GEMMTUNE_DEFAULTS=0 ./$B/gemmtune --cache "$OUT/tq.db" show --dtype "$dt" "$s" >>"$OUT/tq-show.txt" 2>&1
+      done
+    done
+  done
+  rm -f "$OUT/tq.db"* "$OUT/hist.db"*
+  python3 bench/tune_quality.py "$OUT/tq-show.txt" | tee "$OUT/tune_quality.md" || rc=1
 fi
 if [ "$what" = defaults ]; then
   dts=""; for dt in ${DEFAULTS_DTYPES:-f32 bf16 f64 tf32}; do dts="$dts --dtype $dt"; done

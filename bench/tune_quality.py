@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""tune_quality.py: issue 27's table from `tools/gpu_run.sh tunequality`'s show file.
+
+For each held-out shape and dtype, three tunings each from their own cache: `hist`, the
+default budget with the public suite's tunings in the cache (the history the ranking
+learns from); `none`, the default budget with an empty cache; `exhaustive`, every
+candidate the rules keep. Reads `gemmtune show`'s lines (the winner's time as the tuner
+measured it, and each candidate's status) and prints, per shape, the winners' times, the
+speed each default-budget run reached against the exhaustive one (exhaustive time / its
+time, <= 1) and how many candidates each compiled and timed; then the geometric means
+per dtype against the targets (0.97 with history, 0.93 without).
+
+Usage: python3 bench/tune_quality.py tq-show.txt
+"""
+import math
+import re
+import sys
+
+runs = {}  # (dtype, shape) -> run -> {"us": float, "timed": int, "compiled": int}
+cur = None
+for line in open(sys.argv[1], encoding="utf-8"):
+    m = re.match(r"=== (\S+) (\S+) (hist|none|exhaustive)$", line.strip())
+    if m:
+        cur = runs.setdefault((m.group(1), m.group(2)), {}).setdefault(
+            m.group(3), {"us": None, "timed": 0, "compiled": 0})
+        continue
+    if cur is None:
+        continue
+    w = re.search(r"\swinner (\S+)\s+([0-9.]+) us", line)
+    if w:
+        cur["us"] = float(w.group(2))
+        continue
+    c = re.match(r"\s+(f\d\S*)\s+(\S+)\s", line)
+    if c:
+        status = c.group(2)
+        if status == "ok":
+            cur["timed"] += 1
+        if status not in ("not_timed", "compile_failed"):
+            cur["compiled"] += 1
+
+print("| shape | dtype | hist us | none us | exhaustive us | hist / exh speed | none / exh speed "
+      "| timed hist / none / exh |")
+print("|---|---|---|---|---|---|---|---|")
+by_dt = {}
+for (dt, shape), r in sorted(runs.items()):
+    h, n, e = (r.get(k, {}).get("us") for k in ("hist", "none", "exhaustive"))
+    sh = e / h if h and e else None
+    sn = e / n if n and e else None
+    if sh and sn:
+        by_dt.setdefault(dt, []).append((sh, sn))
+    f = lambda x: "%.1f" % x if x else "-"
+    g = lambda x: "%.3f" % x if x else "-"
+    t = "/".join(str(r.get(k, {}).get("timed", "-")) for k in ("hist", "none", "exhaustive"))
+    print("| %s | %s | %s | %s | %s | %s | %s | %s |" % (shape, dt, f(h), f(n), f(e), g(sh), g(sn), t))
+print()
+for dt, v in sorted(by_dt.items()):
+    gh = math.exp(sum(math.log(a) for a, _ in v) / len(v))
+    gn = math.exp(sum(math.log(b) for _, b in v) / len(v))
+    print("%s: %d shapes, default budget with history %.3f of exhaustive's speed (target 0.97), "
+          "without %.3f (target 0.93)" % (dt, len(v), gh, gn))
