@@ -31,6 +31,8 @@
 #               $TQ_DTYPES (default f32 bf16), the default budget with the public suite's
 #               tunings as history, with an empty cache, and --exhaustive, each from its own
 #               cache; bench/tune_quality.py's table in tune_quality.md (hours: overnight)
+#   python      the Python package's tests (python/tests: PyTorch tensors against
+#               torch.matmul where PyTorch is installed)
 #   gemv-memcheck  byte-bound odd shapes tuned with every candidate verified, under
 #               compute-sanitizer's memcheck ($GEMV_MC_DTYPES, default f32 f64 bf16 f16)
 # Development measurements (not tests) are in dev/gpu_dev.sh. Logs and JSON go to $OUT
@@ -151,6 +153,10 @@ if [ "$what" = heldout ]; then
     done
   done
   rm -f "$OUT/fresh.db"* "$OUT/node.db"*
+fi
+if [ "$what" = python ]; then
+  meson test -C $B --print-errorlogs python >"$OUT/python.log" 2>&1 || rc=1
+  grep -E "^(not )?ok|^# " $B/meson-logs/testlog.txt | head -60
 fi
 if [ "$what" = tunequality ]; then
   rm -f "$OUT/tq-show.txt"
