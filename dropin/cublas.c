@@ -1,0 +1,343 @@
+/*
+ * cublas.c: libgemmtune_cublas.so, the cuBLAS drop-in. Loaded with LD_PRELOAD into an
+ * unmodified program, it takes cuBLAS's GEMM entry points and routes each call that
+ * gemmtune can do as cuBLAS would to gemm_tuned, gemm_tuned_d or gemm_tuned_ex, on the
+ * handle's stream; everything else, and every call gemmtune fails (it writes nothing
+ * then), goes to the real cuBLAS, found with dlsym(RTLD_NEXT), unchanged.
+ *
+ * Taken: cublasSgemm_v2, cublasDgemm_v2, cublasHgemm, cublasGemmEx and their _64 forms.
+ * Routed only with the handle's pointer mode on the host (a device-side alpha cannot be
+ * read without a sync) and for the type combinations gemmtune has (gemmtune.h's table):
+ * 32F with COMPUTE_32F (exact fp32, whatever the math mode allows) or COMPUTE_32F_FAST_TF32
+ * (asked for by the caller), 64F with COMPUTE_64F, 16F and 16BF inputs with a C of their
+ * type or 32F and COMPUTE_32F. cublasHgemm and COMPUTE_16F, which cuBLAS accumulates in
+ * fp16, run with fp32 accumulation: never less accurate. Legacy compute types (a
+ * cudaDataType as the compute type) and every other combination go to cuBLAS. The
+ * handle's workspace (cublasSetWorkspace) has no getter: gemmtune uses its own.
+ *
+ * GEMMTUNE_CUBLAS=off (read at every call) routes nothing; GEMMTUNE_LOG=info or debug
+ * says once per entry and shape which library served it. gemmtune_cublas_counts() gives
+ * the counts (for tests and tools).
+ *
+ * No cuBLAS header is needed: the few types and constants used are cuBLAS's ABI,
+ * restated below, so the drop-in builds wherever the library does.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dlfcn.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "gemmtune.h"
+
+/* ===== cuBLAS's ABI (cublas_api.h, library_types.h) ===== */
+
+typedef int cublasStatus_t;
+typedef void *cublasHandle_t;
+typedef int cublasOperation_t;
+typedef int cudaDataType;
+typedef int cublasComputeType_t;
+typedef int cublasGemmAlgo_t;
+typedef void *cudaStream_t;
+enum { CUBLAS_STATUS_SUCCESS = 0, CUBLAS_STATUS_NOT_INITIALIZED = 1 };
+enum { CUBLAS_POINTER_MODE_HOST = 0 };
+enum { CUBLAS_OP_N = 0, CUBLAS_OP_T = 1, CUBLAS_OP_C = 2 };
+enum { CUDA_R_32F = 0, CUDA_R_64F = 1, CUDA_R_16F = 2, CUDA_R_16BF = 14 };
+enum {
+    CUBLAS_COMPUTE_16F = 64,
+    CUBLAS_COMPUTE_32F = 68,
+    CUBLAS_COMPUTE_64F = 70,
+    CUBLAS_COMPUTE_32F_FAST_TF32 = 77,
+};
+
+/* ===== the real cuBLAS ===== */
+
+/* The next definition of `name` after this library (the real cuBLAS); NULL when none is
+ * loaded. Looked up once per entry. */
+static void *real(const char *name, void *_Atomic *slot) {
+    void *f = atomic_load(slot);
+    if (!f) {
+        f = dlsym(RTLD_NEXT, name);
+        atomic_store(slot, f);
+    }
+    return f;
+}
+#define REAL(type, name)                                                  \
+    static void *_Atomic slot_;                                           \
+    type fn_ = (type)real(name, &slot_);                                  \
+    if (!fn_) return CUBLAS_STATUS_NOT_INITIALIZED
+
+typedef cublasStatus_t (*get_stream_fn)(cublasHandle_t, cudaStream_t *);
+typedef cublasStatus_t (*get_mode_fn)(cublasHandle_t, int *);
+
+/* ===== counts and the log ===== */
+
+static atomic_ullong n_routed, n_forwarded, n_fell_back;
+
+/* [0] calls gemmtune served, [1] calls sent to cuBLAS as they came (not routable, or
+ * routing off), [2] calls gemmtune failed and cuBLAS then served. */
+void gemmtune_cublas_counts(unsigned long long out[3]) {
+    out[0] = atomic_load(&n_routed);
+    out[1] = atomic_load(&n_forwarded);
+    out[2] = atomic_load(&n_fell_back);
+}
+
+static int enabled(void) {
+    const char *v = getenv("GEMMTUNE_CUBLAS");
+    return !(v && (!strcasecmp(v, "off") || !strcmp(v, "0")));
+}
+
+static int log_info(void) {
+    const char *v = getenv("GEMMTUNE_LOG");
+    return v && (!strcasecmp(v, "info") || !strcasecmp(v, "debug") || !strcmp(v, "3") ||
+                 !strcmp(v, "4"));
+}
+
+/* Once per (entry, shape, ops, types): a line saying who served it. A table of 4096
+ * shapes; beyond it, nothing more is said. */
+#define SEEN_MAX 4096
+static unsigned long long seen[SEEN_MAX];
+static int nseen;
+static pthread_mutex_t seen_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void say(const char *entry, int64_t m, int64_t n, int64_t k, int ta, int tb, int types,
+                const char *who) {
+    if (!log_info()) return;
+    unsigned long long h = 1469598103934665603ull;
+    const unsigned long long parts[] = {(unsigned long long)(uintptr_t)entry, (unsigned long long)m,
+                                        (unsigned long long)n, (unsigned long long)k,
+                                        (unsigned long long)(ta * 4 + tb), (unsigned long long)types,
+                                        (unsigned long long)(uintptr_t)who};
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) h = (h ^ parts[i]) * 1099511628211ull;
+    pthread_mutex_lock(&seen_lock);
+    int fresh = 1;
+    for (int i = 0; i < nseen && fresh; i++) fresh = seen[i] != h;
+    if (fresh && nseen < SEEN_MAX) seen[nseen++] = h;
+    pthread_mutex_unlock(&seen_lock);
+    if (fresh && nseen <= SEEN_MAX)
+        fprintf(stderr, "gemmtune-cublas: %s %lldx%lldx%lld %c%c: %s\n", entry, (long long)m,
+                (long long)n, (long long)k, "NTC"[ta % 3], "NTC"[tb % 3], who);
+}
+
+/* ===== routing ===== */
+
+/* The handle's stream when a call on it may be routed: routing on, pointer mode host. */
+static int routable(cublasHandle_t h, cudaStream_t *stream) {
+    if (!enabled()) return 0;
+    static void *_Atomic s_mode, *_Atomic s_stream;
+    get_mode_fn get_mode = (get_mode_fn)real("cublasGetPointerMode_v2", &s_mode);
+    get_stream_fn get_stream = (get_stream_fn)real("cublasGetStream_v2", &s_stream);
+    int mode = -1;
+    if (!get_mode || !get_stream || get_mode(h, &mode) != CUBLAS_STATUS_SUCCESS ||
+        mode != CUBLAS_POINTER_MODE_HOST || get_stream(h, stream) != CUBLAS_STATUS_SUCCESS)
+        return 0;
+    return 1;
+}
+
+static int op_of(cublasOperation_t o, gt_op *out) {
+    if (o != CUBLAS_OP_N && o != CUBLAS_OP_T && o != CUBLAS_OP_C) return 0;
+    *out = o == CUBLAS_OP_N ? GT_OP_N : o == CUBLAS_OP_T ? GT_OP_T : GT_OP_C;
+    return 1;
+}
+
+/* An IEEE half as float (host side; alpha and beta of Hgemm and COMPUTE_16F). */
+static float half_to_float(const void *p) {
+    uint16_t h;
+    memcpy(&h, p, 2);
+    int s = h >> 15, e = (h >> 10) & 31, f = h & 1023;
+    float v = e == 0 ? ldexpf((float)f, -24) : e == 31 ? (f ? NAN : INFINITY)
+                                                       : ldexpf((float)(f | 1024), e - 25);
+    return s ? -v : v;
+}
+
+/* gemmtune's data type for cuBLAS's (A/B, C, compute); -1 where it has none. */
+static int ex_types(cudaDataType ab, cudaDataType c, cublasComputeType_t ct,
+                    gt_datatype *gab, gt_datatype *gc, gt_compute_type *gct) {
+    if (ab == CUDA_R_32F && c == CUDA_R_32F && (ct == CUBLAS_COMPUTE_32F || ct == CUBLAS_COMPUTE_32F_FAST_TF32)) {
+        *gab = *gc = GT_R_32F;
+        *gct = ct == CUBLAS_COMPUTE_32F ? GT_COMPUTE_32F : GT_COMPUTE_32F_FAST_TF32;
+        return 0;
+    }
+    if (ab == CUDA_R_64F && c == CUDA_R_64F && ct == CUBLAS_COMPUTE_64F) {
+        *gab = *gc = GT_R_64F, *gct = GT_COMPUTE_64F;
+        return 0;
+    }
+    if ((ab == CUDA_R_16F || ab == CUDA_R_16BF) && (c == ab || c == CUDA_R_32F) &&
+        (ct == CUBLAS_COMPUTE_32F || (ct == CUBLAS_COMPUTE_16F && ab == CUDA_R_16F && c == ab))) {
+        *gab = ab == CUDA_R_16F ? GT_R_16F : GT_R_16BF;
+        *gc = c == CUDA_R_32F ? GT_R_32F : *gab;
+        *gct = GT_COMPUTE_32F;
+        return 0;
+    }
+    return -1;
+}
+
+/* The outcome of a routed attempt: 1 gemmtune served it; 0 the caller forwards. */
+static int served(gt_status s, const char *entry, int64_t m, int64_t n, int64_t k, int ta,
+                  int tb, int types) {
+    if (s == GT_SUCCESS) {
+        atomic_fetch_add(&n_routed, 1);
+        say(entry, m, n, k, ta, tb, types, "gemmtune");
+        return 1;
+    }
+    atomic_fetch_add(&n_fell_back, 1);
+    say(entry, m, n, k, ta, tb, types, "cuBLAS (gemmtune failed)");
+    return 0;
+}
+
+static void forwarded(const char *entry, int64_t m, int64_t n, int64_t k, int ta, int tb, int types) {
+    atomic_fetch_add(&n_forwarded, 1);
+    say(entry, m, n, k, ta, tb, types, "cuBLAS");
+}
+
+/* The typed route of every entry: A/B, C and compute of cuBLAS's kinds, alpha and beta
+ * as cuBLAS gives them (of the compute type's scale: float, double or half). */
+static int route(const char *entry, cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,
+                 int64_t m, int64_t n, int64_t k, const void *alpha, const void *A,
+                 cudaDataType ab, int64_t lda, const void *B, int64_t ldb, const void *beta,
+                 void *C, cudaDataType c, int64_t ldc, cublasComputeType_t ct) {
+    const int types = ab * 10000 + c * 100 + ct;
+    gt_op oa, ob;
+    gt_datatype gab, gc;
+    gt_compute_type gct;
+    cudaStream_t stream;
+    if (!op_of(ta, &oa) || !op_of(tb, &ob) || ex_types(ab, c, ct, &gab, &gc, &gct) != 0 ||
+        !routable(h, &stream) || !alpha || !beta) {
+        forwarded(entry, m, n, k, ta, tb, types);
+        return 0;
+    }
+    gt_status s;
+    if (gct == GT_COMPUTE_64F) {
+        s = gemm_tuned_d(oa, ob, m, n, k, *(const double *)alpha, A, lda, B, ldb,
+                         *(const double *)beta, C, ldc, stream);
+    } else {
+        float al = ct == CUBLAS_COMPUTE_16F ? half_to_float(alpha) : *(const float *)alpha;
+        float be = ct == CUBLAS_COMPUTE_16F ? half_to_float(beta) : *(const float *)beta;
+        s = gemm_tuned_ex(oa, ob, m, n, k, &al, A, gab, lda, B, gab, ldb, &be, C, gc, ldc, gct,
+                          stream);
+    }
+    return served(s, entry, m, n, k, ta, tb, types);
+}
+
+/* ===== the entry points ===== */
+
+typedef cublasStatus_t (*sgemm_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
+                                   int, const float *, const float *, int, const float *, int,
+                                   const float *, float *, int);
+typedef cublasStatus_t (*sgemm64_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t,
+                                     int64_t, int64_t, int64_t, const float *, const float *,
+                                     int64_t, const float *, int64_t, const float *, float *,
+                                     int64_t);
+typedef cublasStatus_t (*dgemm_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
+                                   int, const double *, const double *, int, const double *, int,
+                                   const double *, double *, int);
+typedef cublasStatus_t (*dgemm64_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t,
+                                     int64_t, int64_t, int64_t, const double *, const double *,
+                                     int64_t, const double *, int64_t, const double *, double *,
+                                     int64_t);
+typedef cublasStatus_t (*hgemm_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
+                                   int, const void *, const void *, int, const void *, int,
+                                   const void *, void *, int);
+typedef cublasStatus_t (*hgemm64_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t,
+                                     int64_t, int64_t, int64_t, const void *, const void *,
+                                     int64_t, const void *, int64_t, const void *, void *, int64_t);
+typedef cublasStatus_t (*gemmex_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
+                                    int, const void *, const void *, cudaDataType, int,
+                                    const void *, cudaDataType, int, const void *, void *,
+                                    cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
+typedef cublasStatus_t (*gemmex64_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t,
+                                      int64_t, int64_t, int64_t, const void *, const void *,
+                                      cudaDataType, int64_t, const void *, cudaDataType, int64_t,
+                                      const void *, void *, cudaDataType, int64_t,
+                                      cublasComputeType_t, cublasGemmAlgo_t);
+
+/* Each entry: route, else the real cuBLAS with the arguments as they came. */
+#define ENTRY_BODY(name, ab, c, ct)                                                          \
+    if (route(name, h, ta, tb, m, n, k, alpha, A, ab, lda, B, ldb, beta, C, c, ldc, ct))     \
+        return CUBLAS_STATUS_SUCCESS
+
+cublasStatus_t cublasSgemm_v2(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
+                              int n, int k, const float *alpha, const float *A, int lda,
+                              const float *B, int ldb, const float *beta, float *C, int ldc) {
+    ENTRY_BODY("cublasSgemm_v2", CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F);
+    REAL(sgemm_fn, "cublasSgemm_v2");
+    return fn_(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+cublasStatus_t cublasSgemm_v2_64(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,
+                                 int64_t m, int64_t n, int64_t k, const float *alpha,
+                                 const float *A, int64_t lda, const float *B, int64_t ldb,
+                                 const float *beta, float *C, int64_t ldc) {
+    ENTRY_BODY("cublasSgemm_v2_64", CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F);
+    REAL(sgemm64_fn, "cublasSgemm_v2_64");
+    return fn_(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+cublasStatus_t cublasDgemm_v2(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
+                              int n, int k, const double *alpha, const double *A, int lda,
+                              const double *B, int ldb, const double *beta, double *C, int ldc) {
+    ENTRY_BODY("cublasDgemm_v2", CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F);
+    REAL(dgemm_fn, "cublasDgemm_v2");
+    return fn_(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+cublasStatus_t cublasDgemm_v2_64(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,
+                                 int64_t m, int64_t n, int64_t k, const double *alpha,
+                                 const double *A, int64_t lda, const double *B, int64_t ldb,
+                                 const double *beta, double *C, int64_t ldc) {
+    ENTRY_BODY("cublasDgemm_v2_64", CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F);
+    REAL(dgemm64_fn, "cublasDgemm_v2_64");
+    return fn_(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+cublasStatus_t cublasHgemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
+                           int n, int k, const void *alpha, const void *A, int lda, const void *B,
+                           int ldb, const void *beta, void *C, int ldc) {
+    ENTRY_BODY("cublasHgemm", CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_16F);
+    REAL(hgemm_fn, "cublasHgemm");
+    return fn_(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+cublasStatus_t cublasHgemm_64(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,
+                              int64_t m, int64_t n, int64_t k, const void *alpha, const void *A,
+                              int64_t lda, const void *B, int64_t ldb, const void *beta, void *C,
+                              int64_t ldc) {
+    ENTRY_BODY("cublasHgemm_64", CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_16F);
+    REAL(hgemm64_fn, "cublasHgemm_64");
+    return fn_(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
+                            int n, int k, const void *alpha, const void *A, cudaDataType at,
+                            int lda, const void *B, cudaDataType bt, int ldb, const void *beta,
+                            void *C, cudaDataType cty, int ldc, cublasComputeType_t ct,
+                            cublasGemmAlgo_t algo) {
+    if (at == bt) {
+        ENTRY_BODY("cublasGemmEx", at, cty, ct);
+    } else {
+        forwarded("cublasGemmEx", m, n, k, ta, tb, -1);
+    }
+    REAL(gemmex_fn, "cublasGemmEx");
+    return fn_(h, ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C, cty, ldc, ct, algo);
+}
+
+cublasStatus_t cublasGemmEx_64(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,
+                               int64_t m, int64_t n, int64_t k, const void *alpha, const void *A,
+                               cudaDataType at, int64_t lda, const void *B, cudaDataType bt,
+                               int64_t ldb, const void *beta, void *C, cudaDataType cty,
+                               int64_t ldc, cublasComputeType_t ct, cublasGemmAlgo_t algo) {
+    if (at == bt) {
+        ENTRY_BODY("cublasGemmEx_64", at, cty, ct);
+    } else {
+        forwarded("cublasGemmEx_64", m, n, k, ta, tb, -1);
+    }
+    REAL(gemmex64_fn, "cublasGemmEx_64");
+    return fn_(h, ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C, cty, ldc, ct, algo);
+}
