@@ -5,7 +5,10 @@
  * handle's stream; everything else, and every call gemmtune fails (it writes nothing
  * then), goes to the real cuBLAS, found with dlsym(RTLD_NEXT), unchanged.
  *
- * Taken: cublasSgemm_v2, cublasDgemm_v2, cublasHgemm, cublasGemmEx and their _64 forms.
+ * Taken: cublasSgemm_v2, cublasDgemm_v2, cublasHgemm, cublasGemmEx and their _64 forms;
+ * cublasLtMatmul where its descriptors say a plain GEMM: D in place of C with C's layout,
+ * column order, one matrix (no batch), the default epilogue, no scale or amax pointers,
+ * C not transposed, host pointer mode, and a compute and scale type of the table below.
  * Routed only with the handle's pointer mode on the host (a device-side alpha cannot be
  * read without a sync) and for the type combinations gemmtune has (gemmtune.h's table):
  * 32F with COMPUTE_32F (exact fp32, whatever the math mode allows) or COMPUTE_32F_FAST_TF32
@@ -224,6 +227,126 @@ static int route(const char *entry, cublasHandle_t h, cublasOperation_t ta, cubl
                           stream);
     }
     return served(s, entry, m, n, k, ta, tb, types);
+}
+
+/* ===== cublasLtMatmul ===== */
+
+typedef void *cublasLtHandle_t, *cublasLtMatmulDesc_t, *cublasLtMatrixLayout_t;
+typedef cublasStatus_t (*lt_desc_get_fn)(cublasLtMatmulDesc_t, int, void *, size_t, size_t *);
+typedef cublasStatus_t (*lt_layout_get_fn)(cublasLtMatrixLayout_t, int, void *, size_t, size_t *);
+typedef cublasStatus_t (*lt_matmul_fn)(cublasLtHandle_t, cublasLtMatmulDesc_t, const void *,
+                                       const void *, cublasLtMatrixLayout_t, const void *,
+                                       cublasLtMatrixLayout_t, const void *, const void *,
+                                       cublasLtMatrixLayout_t, void *, cublasLtMatrixLayout_t,
+                                       const void *, void *, size_t, cudaStream_t);
+/* cublasLt.h's attribute numbers. */
+enum { LT_COMPUTE_TYPE = 0, LT_SCALE_TYPE = 1, LT_POINTER_MODE = 2, LT_TRANSA = 3, LT_TRANSB = 4,
+       LT_TRANSC = 5, LT_EPILOGUE = 7, LT_A_SCALE = 17, LT_B_SCALE = 18, LT_C_SCALE = 19,
+       LT_D_SCALE = 20, LT_AMAX_D = 21 };
+enum { LT_TYPE = 0, LT_ORDER = 1, LT_ROWS = 2, LT_COLS = 3, LT_LD = 4, LT_BATCH = 5 };
+enum { LT_EPILOGUE_DEFAULT = 1, LT_ORDER_COL = 0 };
+
+/* One matrix layout's type, rows, columns and ld; 0 unless it is one column-major matrix. */
+typedef struct {
+    int type;
+    uint64_t rows, cols;
+    int64_t ld;
+} lt_layout;
+
+static int lt_get_layout(cublasLtMatrixLayout_t l, lt_layout *out) {
+    static void *_Atomic slot;
+    lt_layout_get_fn get = (lt_layout_get_fn)real("cublasLtMatrixLayoutGetAttribute", &slot);
+    size_t w;
+    int32_t order = LT_ORDER_COL, batch = 1;
+    uint32_t type = 0;
+    if (!get || !l || get(l, LT_TYPE, &type, sizeof type, &w) != 0 ||
+        get(l, LT_ROWS, &out->rows, sizeof out->rows, &w) != 0 ||
+        get(l, LT_COLS, &out->cols, sizeof out->cols, &w) != 0 ||
+        get(l, LT_LD, &out->ld, sizeof out->ld, &w) != 0 ||
+        get(l, LT_ORDER, &order, sizeof order, &w) != 0 ||
+        get(l, LT_BATCH, &batch, sizeof batch, &w) != 0)
+        return 0;
+    out->type = (int)type;
+    return order == LT_ORDER_COL && batch == 1;
+}
+
+/* A descriptor attribute: a 4-byte enum or a pointer (cuBLASLt checks the size), as an
+ * unsigned value; 0 when it cannot be read. */
+static int lt_get_desc(cublasLtMatmulDesc_t d, int attr, uint64_t *v) {
+    static void *_Atomic slot;
+    lt_desc_get_fn get = (lt_desc_get_fn)real("cublasLtMatmulDescGetAttribute", &slot);
+    size_t w = 0;
+    *v = 0;
+    if (!get || !d) return 0;
+    if (attr >= LT_A_SCALE) {
+        void *p = NULL;
+        if (get(d, attr, &p, sizeof p, &w) != 0) return 0;
+        *v = (uint64_t)(uintptr_t)p;
+        return 1;
+    }
+    uint32_t x = 0;
+    if (get(d, attr, &x, sizeof x, &w) != 0) return 0;
+    *v = x;
+    return 1;
+}
+
+/* Routes a cublasLtMatmul that is a plain GEMM: 1 gemmtune served it, 0 gemmtune refused
+ * it (counted; cuBLASLt is to run it), -1 it is not one gemmtune takes. */
+static int lt_route(cublasLtMatmulDesc_t d, const void *alpha, const void *A,
+                    cublasLtMatrixLayout_t Ad, const void *B, cublasLtMatrixLayout_t Bd,
+                    const void *beta, const void *C, cublasLtMatrixLayout_t Cd, void *D,
+                    cublasLtMatrixLayout_t Dd, cudaStream_t stream) {
+    if (!enabled() || !alpha || !beta) return -1;
+    uint64_t ct, st, pm, ta, tb, tc, epi, ptr = 0;
+    lt_layout la, lb, lc, ld;
+    int ok = lt_get_desc(d, LT_COMPUTE_TYPE, &ct) && lt_get_desc(d, LT_SCALE_TYPE, &st) &&
+             lt_get_desc(d, LT_POINTER_MODE, &pm) && lt_get_desc(d, LT_TRANSA, &ta) &&
+             lt_get_desc(d, LT_TRANSB, &tb) && lt_get_desc(d, LT_TRANSC, &tc) &&
+             lt_get_desc(d, LT_EPILOGUE, &epi) && pm == CUBLAS_POINTER_MODE_HOST &&
+             tc == CUBLAS_OP_N && epi == LT_EPILOGUE_DEFAULT && (const void *)D == C &&
+             lt_get_layout(Ad, &la) && lt_get_layout(Bd, &lb) && lt_get_layout(Cd, &lc) &&
+             lt_get_layout(Dd, &ld) && ld.type == lc.type && ld.rows == lc.rows &&
+             ld.cols == lc.cols && ld.ld == lc.ld && la.type == lb.type;
+    static const int scales[] = {LT_A_SCALE, LT_B_SCALE, LT_C_SCALE, LT_D_SCALE, LT_AMAX_D};
+    for (size_t i = 0; ok && i < sizeof scales / sizeof scales[0]; i++)
+        ok = lt_get_desc(d, scales[i], &ptr) && ptr == 0;
+    /* The scale type is the compute type's: fp64 for COMPUTE_64F, fp32 otherwise. */
+    ok = ok && (int)st == (ct == CUBLAS_COMPUTE_64F ? CUDA_R_64F : CUDA_R_32F);
+    if (!ok) return -1;
+    /* op(A) is m x k, op(B) k x n, C m x n. */
+    const int64_t m = (int64_t)lc.rows, n = (int64_t)lc.cols;
+    const int64_t k = (int64_t)(ta == CUBLAS_OP_N ? la.cols : la.rows);
+    const int64_t am = (int64_t)(ta == CUBLAS_OP_N ? la.rows : la.cols);
+    const int64_t bk = (int64_t)(tb == CUBLAS_OP_N ? lb.rows : lb.cols);
+    const int64_t bn = (int64_t)(tb == CUBLAS_OP_N ? lb.cols : lb.rows);
+    if (am != m || bk != k || bn != n) return -1;
+    gt_op oa, ob;
+    gt_datatype gab, gc;
+    gt_compute_type gct;
+    const int types = la.type * 10000 + lc.type * 100 + (int)ct;
+    if (!op_of((int)ta, &oa) || !op_of((int)tb, &ob) ||
+        ex_types(la.type, lc.type, (int)ct, &gab, &gc, &gct) != 0 || ct == CUBLAS_COMPUTE_16F)
+        return -1;
+    gt_status s;
+    if (gct == GT_COMPUTE_64F)
+        s = gemm_tuned_d(oa, ob, m, n, k, *(const double *)alpha, A, la.ld, B, lb.ld,
+                         *(const double *)beta, D, lc.ld, stream);
+    else
+        s = gemm_tuned_ex(oa, ob, m, n, k, alpha, A, gab, la.ld, B, gab, lb.ld, beta, D, gc,
+                          lc.ld, gct, stream);
+    return served(s, "cublasLtMatmul", m, n, k, (int)ta, (int)tb, types);
+}
+
+cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t d, const void *alpha,
+                              const void *A, cublasLtMatrixLayout_t Ad, const void *B,
+                              cublasLtMatrixLayout_t Bd, const void *beta, const void *C,
+                              cublasLtMatrixLayout_t Cd, void *D, cublasLtMatrixLayout_t Dd,
+                              const void *algo, void *ws, size_t ws_bytes, cudaStream_t stream) {
+    const int r = lt_route(d, alpha, A, Ad, B, Bd, beta, C, Cd, D, Dd, stream);
+    if (r == 1) return CUBLAS_STATUS_SUCCESS;
+    if (r < 0) forwarded("cublasLtMatmul", 0, 0, 0, 0, 0, -1);
+    REAL(lt_matmul_fn, "cublasLtMatmul");
+    return fn_(h, d, alpha, A, Ad, B, Bd, beta, C, Cd, D, Dd, algo, ws, ws_bytes, stream);
 }
 
 /* ===== the entry points ===== */

@@ -3,6 +3,7 @@
  * test_dropin (no GPU): each entry counts its calls and keeps the last m; the handle's
  * pointer mode is the test's to set. Nothing is computed.
  */
+#include <stddef.h>
 #include <stdint.h>
 
 static int pointer_mode, calls, last_m;
@@ -48,4 +49,49 @@ int cublasGemmEx(void *h, int ta, int tb, int m, int n, int k, const void *al, c
     (void)h, (void)ta, (void)tb, (void)n, (void)k, (void)al, (void)A, (void)at, (void)lda;
     (void)B, (void)bt, (void)ldb, (void)be, (void)C, (void)ct, (void)ldc, (void)compute, (void)algo;
     return COUNT(m);
+}
+
+/* cuBLASLt: a descriptor and layouts the test fills; attributes read back with cuBLASLt's
+ * size checks (4-byte enums, 8-byte pointers and sizes). */
+typedef struct {
+    uint32_t v[40];   /* enum attributes by number */
+    void *p[40];      /* pointer attributes by number */
+} mock_desc;
+typedef struct {
+    uint32_t type;
+    int32_t order, batch;
+    uint64_t rows, cols;
+    int64_t ld;
+} mock_layout;
+
+int cublasLtMatmulDescGetAttribute(void *d, int attr, void *buf, size_t size, size_t *written) {
+    mock_desc *m = d;
+    if (attr < 0 || attr >= 40) return 7;
+    int ptr = attr >= 17;
+    if (size != (ptr ? sizeof(void *) : 4)) return 7; /* CUBLAS_STATUS_INVALID_VALUE */
+    if (ptr) *(void **)buf = m->p[attr];
+    else *(uint32_t *)buf = m->v[attr];
+    *written = size;
+    return 0;
+}
+int cublasLtMatrixLayoutGetAttribute(void *l, int attr, void *buf, size_t size, size_t *written) {
+    mock_layout *m = l;
+    switch (attr) {
+    case 0: if (size != 4) return 7; *(uint32_t *)buf = m->type; break;
+    case 1: if (size != 4) return 7; *(int32_t *)buf = m->order; break;
+    case 2: if (size != 8) return 7; *(uint64_t *)buf = m->rows; break;
+    case 3: if (size != 8) return 7; *(uint64_t *)buf = m->cols; break;
+    case 4: if (size != 8) return 7; *(int64_t *)buf = m->ld; break;
+    case 5: if (size != 4) return 7; *(int32_t *)buf = m->batch; break;
+    default: return 7;
+    }
+    *written = size;
+    return 0;
+}
+int cublasLtMatmul(void *h, void *d, const void *al, const void *A, void *Ad, const void *B,
+                   void *Bd, const void *be, const void *C, void *Cd, void *D, void *Dd,
+                   const void *algo, void *ws, size_t wsb, void *stream) {
+    (void)h, (void)d, (void)al, (void)A, (void)B, (void)Bd, (void)be, (void)C, (void)Cd;
+    (void)D, (void)Dd, (void)algo, (void)ws, (void)wsb, (void)stream;
+    return COUNT(((mock_layout *)Ad)->rows);
 }

@@ -7,7 +7,9 @@
  * real cuBLAS unchanged when it cannot route them: device pointer mode, GEMMTUNE_CUBLAS=off,
  * types gemmtune lacks (int8, mixed A and B types), a legacy compute type; calls it routes
  * that gemmtune refuses (a pointer off its element's alignment: gemmtune writes nothing)
- * go to cuBLAS as they came (fell back), for Sgemm, Dgemm_64, Hgemm and GemmEx in bf16.
+ * go to cuBLAS as they came (fell back), for Sgemm, Dgemm_64, Hgemm and GemmEx in bf16;
+ * cublasLtMatmul as a plain GEMM routed, and not with a bias epilogue, a batch, a row
+ * order, D apart from C or a device pointer mode.
  * Routed calls that gemmtune serves need a GPU: the Python and PyTorch runs cover them.
  */
 #define _GNU_SOURCE
@@ -27,6 +29,9 @@ int cublasHgemm(void *, int, int, int, int, int, const void *, const void *, int
                 int, const void *, void *, int);
 int cublasGemmEx(void *, int, int, int, int, int, const void *, const void *, int, int,
                  const void *, int, int, const void *, void *, int, int, int, int);
+int cublasLtMatmul(void *, void *, const void *, const void *, void *, const void *, void *,
+                   const void *, const void *, void *, void *, void *, const void *, void *, size_t,
+                   void *);
 void mock_cublas_set_pointer_mode(int mode);
 int mock_cublas_calls(void);
 int mock_cublas_last_m(void);
@@ -87,8 +92,53 @@ static void dropin_takes_and_forwards(void) {
     unsetenv("GEMMTUNE_CUBLAS");
 }
 
+/* The stand-in's cuBLASLt objects (tests/mock_cublas.c's layout of them). */
+typedef struct {
+    uint32_t v[40];
+    void *p[40];
+} mock_desc;
+typedef struct {
+    uint32_t type;
+    int32_t order, batch;
+    uint64_t rows, cols;
+    int64_t ld;
+} mock_layout;
+
+static void dropin_lt_plain_gemm_only(void) {
+    if (!counts) TAP_SKIP("skipped: the drop-in is not preloaded (LD_PRELOAD)");
+    unsetenv("GEMMTUNE_CUBLAS");
+    /* bf16 (14) A 21 x 5, B 5 x 9, C = D 21 x 9 f32 (0), COMPUTE_32F (68), scale f32,
+     * host pointers, no transposes, the default epilogue (1). */
+    mock_desc d = {{0}, {0}};
+    d.v[0] = 68, d.v[1] = 0, d.v[2] = 0, d.v[7] = 1;
+    mock_layout la = {14, 0, 1, 21, 5, 21}, lb = {14, 0, 1, 5, 9, 5}, lc = {0, 0, 1, 21, 9, 21};
+    const float a = 1.0f, b = 0.0f;
+    EXPECT("Lt plain GEMM, refused", cublasLtMatmul(NULL, &d, &a, BAD, &la, BAD, &lb, &b, BAD, &lc, BAD, &lc, NULL, NULL, 0, NULL), 21, 0, 0, 1);
+    d.v[7] = 2; /* CUBLASLT_EPILOGUE_RELU */
+    EXPECT("Lt epilogue", cublasLtMatmul(NULL, &d, &a, BAD, &la, BAD, &lb, &b, BAD, &lc, BAD, &lc, NULL, NULL, 0, NULL), 21, 0, 1, 0);
+    d.v[7] = 1;
+    d.p[20] = BAD; /* a D scale pointer (fp8) */
+    EXPECT("Lt scale pointer", cublasLtMatmul(NULL, &d, &a, BAD, &la, BAD, &lb, &b, BAD, &lc, BAD, &lc, NULL, NULL, 0, NULL), 21, 0, 1, 0);
+    d.p[20] = NULL;
+    mock_layout batched = lc;
+    batched.batch = 2;
+    EXPECT("Lt batch", cublasLtMatmul(NULL, &d, &a, BAD, &la, BAD, &lb, &b, BAD, &batched, BAD, &batched, NULL, NULL, 0, NULL), 21, 0, 1, 0);
+    mock_layout rows = la;
+    rows.order = 1; /* CUBLASLT_ORDER_ROW */
+    EXPECT("Lt row order", cublasLtMatmul(NULL, &d, &a, BAD, &rows, BAD, &lb, &b, BAD, &lc, BAD, &lc, NULL, NULL, 0, NULL), 21, 0, 1, 0);
+    EXPECT("Lt D apart from C", cublasLtMatmul(NULL, &d, &a, BAD, &la, BAD, &lb, &b, (void *)0x7f0000000101ull, &lc, BAD, &lc, NULL, NULL, 0, NULL), 21, 0, 1, 0);
+    d.v[2] = 1; /* device pointer mode */
+    EXPECT("Lt device pointers", cublasLtMatmul(NULL, &d, &a, BAD, &la, BAD, &lb, &b, BAD, &lc, BAD, &lc, NULL, NULL, 0, NULL), 21, 0, 1, 0);
+    d.v[2] = 0;
+    /* A's shape not matching C's rows: not a GEMM the drop-in understands. */
+    mock_layout wrong = la;
+    wrong.rows = 20;
+    EXPECT("Lt shapes that disagree", cublasLtMatmul(NULL, &d, &a, BAD, &wrong, BAD, &lb, &b, BAD, &lc, BAD, &lc, NULL, NULL, 0, NULL), 20, 0, 1, 0);
+}
+
 int main(void) {
     counts = (counts_fn)dlsym(RTLD_DEFAULT, "gemmtune_cublas_counts");
     TAP_RUN(dropin_takes_and_forwards);
+    TAP_RUN(dropin_lt_plain_gemm_only);
     return tap_done();
 }

@@ -31,6 +31,8 @@
 #               $TQ_DTYPES (default f32 bf16), the default budget with the public suite's
 #               tunings as history, with an empty cache, and --exhaustive, each from its own
 #               cache; bench/tune_quality.py's table in tune_quality.md (hours: overnight)
+#   dropin      PyTorch without and with LD_PRELOAD=libgemmtune_cublas.so
+#               (bench/dropin_torch.py): results compared, the layer stack timed both ways
 #   python      the Python package's tests (python/tests: PyTorch tensors against
 #               torch.matmul where PyTorch is installed)
 #   gemv-memcheck  byte-bound odd shapes tuned with every candidate verified, under
@@ -153,6 +155,14 @@ if [ "$what" = heldout ]; then
     done
   done
   rm -f "$OUT/fresh.db"* "$OUT/node.db"*
+fi
+if [ "$what" = dropin ]; then
+  so=$(find $B -maxdepth 1 -name 'libgemmtune_cublas.so' | head -1)
+  python3 bench/dropin_torch.py "$OUT/without.pt" 2>&1 | tee "$OUT/dropin.txt" || rc=1
+  GEMMTUNE_LOG=info LD_PRELOAD="$PWD/$so" python3 bench/dropin_torch.py "$OUT/with.pt" >>"$OUT/dropin.txt" 2>"$OUT/dropin-log.txt" || rc=1
+  tail -1 "$OUT/dropin.txt"
+  echo "shapes served by gemmtune: $(grep -c ': gemmtune$' "$OUT/dropin-log.txt"), by cuBLAS: $(grep -c ': cuBLAS' "$OUT/dropin-log.txt")"
+  python3 bench/dropin_torch.py --compare "$OUT/without.pt" "$OUT/with.pt" | tee -a "$OUT/dropin.txt" || rc=1
 fi
 if [ "$what" = python ]; then
   meson test -C $B --print-errorlogs python >"$OUT/python.log" 2>&1 || rc=1
