@@ -351,116 +351,52 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t d, const 
 
 /* ===== the entry points ===== */
 
-typedef cublasStatus_t (*sgemm_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
-                                   int, const float *, const float *, int, const float *, int,
-                                   const float *, float *, int);
-typedef cublasStatus_t (*sgemm64_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t,
-                                     int64_t, int64_t, int64_t, const float *, const float *,
-                                     int64_t, const float *, int64_t, const float *, float *,
-                                     int64_t);
-typedef cublasStatus_t (*dgemm_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
-                                   int, const double *, const double *, int, const double *, int,
-                                   const double *, double *, int);
-typedef cublasStatus_t (*dgemm64_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t,
-                                     int64_t, int64_t, int64_t, const double *, const double *,
-                                     int64_t, const double *, int64_t, const double *, double *,
-                                     int64_t);
-typedef cublasStatus_t (*hgemm_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
-                                   int, const void *, const void *, int, const void *, int,
-                                   const void *, void *, int);
-typedef cublasStatus_t (*hgemm64_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t,
-                                     int64_t, int64_t, int64_t, const void *, const void *,
-                                     int64_t, const void *, int64_t, const void *, void *, int64_t);
-typedef cublasStatus_t (*gemmex_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
-                                    int, const void *, const void *, cudaDataType, int,
-                                    const void *, cudaDataType, int, const void *, void *,
-                                    cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
-typedef cublasStatus_t (*gemmex64_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t,
-                                      int64_t, int64_t, int64_t, const void *, const void *,
-                                      cudaDataType, int64_t, const void *, cudaDataType, int64_t,
-                                      const void *, void *, cudaDataType, int64_t,
-                                      cublasComputeType_t, cublasGemmAlgo_t);
-
 /* Each entry: route, else the real cuBLAS with the arguments as they came. */
 #define ENTRY_BODY(name, ab, c, ct)                                                          \
     if (route(name, h, ta, tb, m, n, k, alpha, A, ab, lda, B, ldb, beta, C, c, ldc, ct))     \
         return CUBLAS_STATUS_SUCCESS
 
-cublasStatus_t cublasSgemm_v2(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
-                              int n, int k, const float *alpha, const float *A, int lda,
-                              const float *B, int ldb, const float *beta, float *C, int ldc) {
-    ENTRY_BODY("cublasSgemm_v2", CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F);
-    REAL(sgemm_fn, "cublasSgemm_v2");
-    return fn_(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-}
-
-cublasStatus_t cublasSgemm_v2_64(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,
-                                 int64_t m, int64_t n, int64_t k, const float *alpha,
-                                 const float *A, int64_t lda, const float *B, int64_t ldb,
-                                 const float *beta, float *C, int64_t ldc) {
-    ENTRY_BODY("cublasSgemm_v2_64", CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F);
-    REAL(sgemm64_fn, "cublasSgemm_v2_64");
-    return fn_(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-}
-
-cublasStatus_t cublasDgemm_v2(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
-                              int n, int k, const double *alpha, const double *A, int lda,
-                              const double *B, int ldb, const double *beta, double *C, int ldc) {
-    ENTRY_BODY("cublasDgemm_v2", CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F);
-    REAL(dgemm_fn, "cublasDgemm_v2");
-    return fn_(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-}
-
-cublasStatus_t cublasDgemm_v2_64(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,
-                                 int64_t m, int64_t n, int64_t k, const double *alpha,
-                                 const double *A, int64_t lda, const double *B, int64_t ldb,
-                                 const double *beta, double *C, int64_t ldc) {
-    ENTRY_BODY("cublasDgemm_v2_64", CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F);
-    REAL(dgemm64_fn, "cublasDgemm_v2_64");
-    return fn_(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-}
-
-cublasStatus_t cublasHgemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
-                           int n, int k, const void *alpha, const void *A, int lda, const void *B,
-                           int ldb, const void *beta, void *C, int ldc) {
-    ENTRY_BODY("cublasHgemm", CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_16F);
-    REAL(hgemm_fn, "cublasHgemm");
-    return fn_(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-}
-
-cublasStatus_t cublasHgemm_64(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,
-                              int64_t m, int64_t n, int64_t k, const void *alpha, const void *A,
-                              int64_t lda, const void *B, int64_t ldb, const void *beta, void *C,
-                              int64_t ldc) {
-    ENTRY_BODY("cublasHgemm_64", CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_16F);
-    REAL(hgemm64_fn, "cublasHgemm_64");
-    return fn_(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-}
-
-cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
-                            int n, int k, const void *alpha, const void *A, cudaDataType at,
-                            int lda, const void *B, cudaDataType bt, int ldb, const void *beta,
-                            void *C, cudaDataType cty, int ldc, cublasComputeType_t ct,
-                            cublasGemmAlgo_t algo) {
-    if (at == bt) {
-        ENTRY_BODY("cublasGemmEx", at, cty, ct);
-    } else {
-        forwarded("cublasGemmEx", m, n, k, ta, tb, -1);
+/* The BLAS-style entries: element type T (void for the halves), size type I. */
+#define BLAS_ENTRY(name, T, I, ab, c, ct)                                                      \
+    typedef cublasStatus_t (*name##_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t, \
+                                        I, I, I, const T *, const T *, I, const T *, I,       \
+                                        const T *, T *, I);                                    \
+    cublasStatus_t name(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, I m, I n, \
+                        I k, const T *alpha, const T *A, I lda, const T *B, I ldb,             \
+                        const T *beta, T *C, I ldc) {                                          \
+        ENTRY_BODY(#name, ab, c, ct);                                                          \
+        REAL(name##_fn, #name);                                                                \
+        return fn_(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);                   \
     }
-    REAL(gemmex_fn, "cublasGemmEx");
-    return fn_(h, ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C, cty, ldc, ct, algo);
-}
 
-cublasStatus_t cublasGemmEx_64(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,
-                               int64_t m, int64_t n, int64_t k, const void *alpha, const void *A,
-                               cudaDataType at, int64_t lda, const void *B, cudaDataType bt,
-                               int64_t ldb, const void *beta, void *C, cudaDataType cty,
-                               int64_t ldc, cublasComputeType_t ct, cublasGemmAlgo_t algo) {
-    if (at == bt) {
-        ENTRY_BODY("cublasGemmEx_64", at, cty, ct);
-    } else {
-        forwarded("cublasGemmEx_64", m, n, k, ta, tb, -1);
+BLAS_ENTRY(cublasSgemm_v2, float, int, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F)
+BLAS_ENTRY(cublasSgemm_v2_64, float, int64_t, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F)
+BLAS_ENTRY(cublasDgemm_v2, double, int, CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F)
+BLAS_ENTRY(cublasDgemm_v2_64, double, int64_t, CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F)
+BLAS_ENTRY(cublasHgemm, void, int, CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_16F)
+BLAS_ENTRY(cublasHgemm_64, void, int64_t, CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_16F)
+
+/* cublasGemmEx and its _64 form (size type I); A and B of different types go to cuBLAS. */
+#define EX_ENTRY(name, I)                                                                      \
+    typedef cublasStatus_t (*name##_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t, \
+                                        I, I, I, const void *, const void *, cudaDataType, I,  \
+                                        const void *, cudaDataType, I, const void *, void *,   \
+                                        cudaDataType, I, cublasComputeType_t,                  \
+                                        cublasGemmAlgo_t);                                     \
+    cublasStatus_t name(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, I m, I n, \
+                        I k, const void *alpha, const void *A, cudaDataType at, I lda,         \
+                        const void *B, cudaDataType bt, I ldb, const void *beta, void *C,      \
+                        cudaDataType cty, I ldc, cublasComputeType_t ct,                       \
+                        cublasGemmAlgo_t algo) {                                               \
+        if (at == bt) {                                                                        \
+            ENTRY_BODY(#name, at, cty, ct);                                                    \
+        } else {                                                                               \
+            forwarded(#name, m, n, k, ta, tb, -1);                                             \
+        }                                                                                      \
+        REAL(name##_fn, #name);                                                                \
+        return fn_(h, ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C, cty, ldc, ct,   \
+                   algo);                                                                      \
     }
-    REAL(gemmex64_fn, "cublasGemmEx_64");
-    return fn_(h, ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C, cty, ldc, ct, algo);
-}
+
+EX_ENTRY(cublasGemmEx, int)
+EX_ENTRY(cublasGemmEx_64, int64_t)

@@ -3,8 +3,7 @@
  * test_dropin (no GPU): each entry counts its calls and keeps the last m; the handle's
  * pointer mode is the test's to set. Nothing is computed.
  */
-#include <stddef.h>
-#include <stdint.h>
+#include "mock_cublas.h"
 
 static int pointer_mode, calls, last_m;
 
@@ -51,19 +50,8 @@ int cublasGemmEx(void *h, int ta, int tb, int m, int n, int k, const void *al, c
     return COUNT(m);
 }
 
-/* cuBLASLt: a descriptor and layouts the test fills; attributes read back with cuBLASLt's
- * size checks (4-byte enums, 8-byte pointers and sizes). */
-typedef struct {
-    uint32_t v[40];   /* enum attributes by number */
-    void *p[40];      /* pointer attributes by number */
-} mock_desc;
-typedef struct {
-    uint32_t type;
-    int32_t order, batch;
-    uint64_t rows, cols;
-    int64_t ld;
-} mock_layout;
-
+/* cuBLASLt: attributes read back with cuBLASLt's size checks (4-byte enums, 8-byte
+ * pointers and sizes). */
 int cublasLtMatmulDescGetAttribute(void *d, int attr, void *buf, size_t size, size_t *written) {
     mock_desc *m = d;
     if (attr < 0 || attr >= 40) return 7;

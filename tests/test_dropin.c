@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "mock_cublas.h"
 #include "tap.h"
 
 int cublasSgemm_v2(void *, int, int, int, int, int, const float *, const float *, int,
@@ -32,9 +33,6 @@ int cublasGemmEx(void *, int, int, int, int, int, const void *, const void *, in
 int cublasLtMatmul(void *, void *, const void *, const void *, void *, const void *, void *,
                    const void *, const void *, void *, void *, void *, const void *, void *, size_t,
                    void *);
-void mock_cublas_set_pointer_mode(int mode);
-int mock_cublas_calls(void);
-int mock_cublas_last_m(void);
 
 typedef void (*counts_fn)(unsigned long long out[3]);
 static counts_fn counts;
@@ -91,18 +89,6 @@ static void dropin_takes_and_forwards(void) {
     EXPECT("Sgemm, GEMMTUNE_CUBLAS=off", cublasSgemm_v2(NULL, 0, 0, 31, 9, 5, &a, BAD, 31, BAD, 5, &b, BAD, 31), 31, 0, 1, 0);
     unsetenv("GEMMTUNE_CUBLAS");
 }
-
-/* The stand-in's cuBLASLt objects (tests/mock_cublas.c's layout of them). */
-typedef struct {
-    uint32_t v[40];
-    void *p[40];
-} mock_desc;
-typedef struct {
-    uint32_t type;
-    int32_t order, batch;
-    uint64_t rows, cols;
-    int64_t ld;
-} mock_layout;
 
 static void dropin_lt_plain_gemm_only(void) {
     if (!counts) TAP_SKIP("skipped: the drop-in is not preloaded (LD_PRELOAD)");
