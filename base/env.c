@@ -16,6 +16,22 @@ const char *gt_env(gt_env_id id) {
     return v && *v ? v : NULL;
 }
 
+long gt_env_long(gt_env_id id, long dflt) {
+    const char *v = gt_env(id);
+    if (!v) return dflt;
+    char *end;
+    long x = strtol(v, &end, 10);
+    return *end || x <= 0 ? dflt : x;
+}
+
+double gt_env_double(gt_env_id id, double dflt) {
+    const char *v = gt_env(id);
+    if (!v) return dflt;
+    char *end;
+    double x = strtod(v, &end);
+    return *end || !(x > 0) ? dflt : x;
+}
+
 int gt_env_help(char *buf, size_t size) {
     size_t len = 0;
     for (int i = 0; i < GT_NENV; i++) {

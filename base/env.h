@@ -84,6 +84,11 @@ extern const gt_env_var gt_env_vars[GT_NENV];
 /* The value of variable id, or NULL when it is unset or empty. */
 const char *gt_env(gt_env_id id);
 
+/* Variable id as a positive whole or real number; dflt when it is unset, not a number
+ * through to its end, or not positive. */
+long gt_env_long(gt_env_id id, long dflt);
+double gt_env_double(gt_env_id id, double dflt);
+
 /* The table as help text ("  NAME  meaning (default: ...)" a variable); returns the
  * length needed, like snprintf. */
 int gt_env_help(char *buf, size_t size);

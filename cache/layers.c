@@ -440,29 +440,37 @@ int gt_layers_neighbors(int i, const gt_key *key, const char *src_hash, int lib_
     return -1;
 }
 
-void gt_layers_store(const gt_key *key, const char *src_hash, int lib_major,
-                     const gt_db_winner *w, const gt_db_timing *t, int nt) {
+/* gt_db_store (kept NULL) or gt_db_store_first into db. */
+static gt_status store_into(gt_db *db, const gt_key *key, const char *src_hash, int lib_major,
+                            const gt_db_winner *w, const gt_db_timing *t, int nt,
+                            gt_db_winner *kept) {
+    return kept ? gt_db_store_first(db, key, src_hash, lib_major, w, t, nt, kept)
+                : gt_db_store(db, key, src_hash, lib_major, w, t, nt);
+}
+
+/* The user cache, else memory (invariant 4); kept as store_into's. */
+static void store_layers(const gt_key *key, const char *src_hash, int lib_major,
+                         const gt_db_winner *w, const gt_db_timing *t, int nt,
+                         gt_db_winner *kept) {
     layer *u = writable_user();
-    if (u && gt_db_store(u->db, key, src_hash, lib_major, w, t, nt) == GT_SUCCESS) return;
+    if (u && store_into(u->db, key, src_hash, lib_major, w, t, nt, kept) == GT_SUCCESS) return;
     if (u) failed(u);
     gt_db *m = memory(1);
-    if (m && gt_db_store(m, key, src_hash, lib_major, w, t, nt) != GT_SUCCESS)
-        gt_log(GT_LOG_WARN, "tuning result not kept: %s", gt_db_errmsg(m));
+    if (m && store_into(m, key, src_hash, lib_major, w, t, nt, kept) == GT_SUCCESS) return;
+    if (m) gt_log(GT_LOG_WARN, "tuning result not kept: %s", gt_db_errmsg(m));
+    if (kept) *kept = *w;
+}
+
+void gt_layers_store(const gt_key *key, const char *src_hash, int lib_major,
+                     const gt_db_winner *w, const gt_db_timing *t, int nt) {
+    store_layers(key, src_hash, lib_major, w, t, nt, NULL);
 }
 
 int gt_layers_store_first(const gt_key *key, const char *src_hash, int lib_major,
                           const gt_db_winner *w, const gt_db_timing *t, int nt,
                           gt_db_winner *kept) {
-    layer *u = writable_user();
-    if (u && gt_db_store_first(u->db, key, src_hash, lib_major, w, t, nt, kept) == GT_SUCCESS)
-        return strcmp(kept->config, w->config) == 0;
-    if (u) failed(u);
-    gt_db *m = memory(1);
-    if (m && gt_db_store_first(m, key, src_hash, lib_major, w, t, nt, kept) == GT_SUCCESS)
-        return strcmp(kept->config, w->config) == 0;
-    if (m) gt_log(GT_LOG_WARN, "tuning result not kept: %s", gt_db_errmsg(m));
-    *kept = *w;
-    return 1;
+    store_layers(key, src_hash, lib_major, w, t, nt, kept);
+    return strcmp(kept->config, w->config) == 0;
 }
 
 gt_db_claim_state gt_layers_claim(const gt_key *key, const char *src_hash, int lib_major,

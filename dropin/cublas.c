@@ -200,6 +200,22 @@ static void forwarded(const char *entry, int64_t m, int64_t n, int64_t k, int ta
     say(entry, m, n, k, ta, tb, types, "cuBLAS");
 }
 
+/* The call through gemmtune's public API: gemm_tuned_d for fp64, else gemm_tuned_ex with
+ * float scalars (cuBLAS's halves converted where its compute type is 16F). */
+static gt_status call_gemmtune(gt_op oa, gt_op ob, int64_t m, int64_t n, int64_t k,
+                               const void *alpha, const void *A, gt_datatype gab, int64_t lda,
+                               const void *B, int64_t ldb, const void *beta, void *C,
+                               gt_datatype gc, int64_t ldc, gt_compute_type gct,
+                               cublasComputeType_t ct, cudaStream_t stream) {
+    if (gct == GT_COMPUTE_64F)
+        return gemm_tuned_d(oa, ob, m, n, k, *(const double *)alpha, A, lda, B, ldb,
+                            *(const double *)beta, C, ldc, stream);
+    float al = ct == CUBLAS_COMPUTE_16F ? half_to_float(alpha) : *(const float *)alpha;
+    float be = ct == CUBLAS_COMPUTE_16F ? half_to_float(beta) : *(const float *)beta;
+    return gemm_tuned_ex(oa, ob, m, n, k, &al, A, gab, lda, B, gab, ldb, &be, C, gc, ldc, gct,
+                         stream);
+}
+
 /* The typed route of every entry: A/B, C and compute of cuBLAS's kinds, alpha and beta
  * as cuBLAS gives them (of the compute type's scale: float, double or half). */
 static int route(const char *entry, cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,
@@ -216,16 +232,8 @@ static int route(const char *entry, cublasHandle_t h, cublasOperation_t ta, cubl
         forwarded(entry, m, n, k, ta, tb, types);
         return 0;
     }
-    gt_status s;
-    if (gct == GT_COMPUTE_64F) {
-        s = gemm_tuned_d(oa, ob, m, n, k, *(const double *)alpha, A, lda, B, ldb,
-                         *(const double *)beta, C, ldc, stream);
-    } else {
-        float al = ct == CUBLAS_COMPUTE_16F ? half_to_float(alpha) : *(const float *)alpha;
-        float be = ct == CUBLAS_COMPUTE_16F ? half_to_float(beta) : *(const float *)beta;
-        s = gemm_tuned_ex(oa, ob, m, n, k, &al, A, gab, lda, B, gab, ldb, &be, C, gc, ldc, gct,
-                          stream);
-    }
+    gt_status s = call_gemmtune(oa, ob, m, n, k, alpha, A, gab, lda, B, ldb, beta, C, gc, ldc,
+                                gct, ct, stream);
     return served(s, entry, m, n, k, ta, tb, types);
 }
 
@@ -327,13 +335,8 @@ static int lt_route(cublasLtMatmulDesc_t d, const void *alpha, const void *A,
     if (!op_of((int)ta, &oa) || !op_of((int)tb, &ob) ||
         ex_types(la.type, lc.type, (int)ct, &gab, &gc, &gct) != 0 || ct == CUBLAS_COMPUTE_16F)
         return -1;
-    gt_status s;
-    if (gct == GT_COMPUTE_64F)
-        s = gemm_tuned_d(oa, ob, m, n, k, *(const double *)alpha, A, la.ld, B, lb.ld,
-                         *(const double *)beta, D, lc.ld, stream);
-    else
-        s = gemm_tuned_ex(oa, ob, m, n, k, alpha, A, gab, la.ld, B, gab, lb.ld, beta, D, gc,
-                          lc.ld, gct, stream);
+    gt_status s = call_gemmtune(oa, ob, m, n, k, alpha, A, gab, la.ld, B, lb.ld, beta, D, gc,
+                                lc.ld, gct, (int)ct, stream);
     return served(s, "cublasLtMatmul", m, n, k, (int)ta, (int)tb, types);
 }
 

@@ -547,20 +547,13 @@ static void claim_owner(char *buf, size_t size) {
     snprintf(buf, size, "%s:%ld", host, (long)getpid());
 }
 
-static double claim_ttl_s(void) {
-    const char *v = gt_env(GT_ENV_TUNE_CLAIM_S);
-    char *end;
-    double x = v ? strtod(v, &end) : 0;
-    return v && !*end && x > 0 ? x : 30.0;
-}
-
 /* Before tuning key (its layers hold no winner): 1 with *k when another process's winner
  * is stored, or becomes stored while this one waits, and loads: adopted. 0 when this
  * process is to tune: it holds the claim, or no writable cache can coordinate processes,
  * or the stored winner does not load here. While another owner's claim holds, it polls;
  * the claim's expiry bounds the wait, after which this process claims the key. */
 static int claim_or_adopt(gt_devctx *dc, const gt_key *key, const char *owner, gt_kern *k) {
-    const double ttl = claim_ttl_s();
+    const double ttl = gt_env_double(GT_ENV_TUNE_CLAIM_S, 30.0);
     const double t0 = gt_measure_now_s();
     int said = 0;
     for (;;) {

@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "cu.h"
-#include "kcfg.h"
 #include "log.h"
 #include "work.h"
 
@@ -144,9 +143,8 @@ gt_status gt_stage_run(const gt_stage *st, const gt_kern *k, const gt_gemm *g, i
     CUstream stream = (CUstream)g->stream;
     size_t ws = k->ws_bytes > GT_WORKSPACE_MIN_BYTES ? k->ws_bytes : GT_WORKSPACE_MIN_BYTES;
     ws = round256(ws);
-    size_t zero = k->cfg.split > 1 ? (size_t)GT_KCFG_WS_COUNTERS * 4 : 0;
     gt_work_lease lease;
-    gt_status s = gt_work_get(stream, ws + st->bytes, zero, capturing, &lease);
+    gt_status s = gt_work_get(stream, ws + st->bytes, gt_kern_ws_zero(k), capturing, &lease);
     if (s != GT_SUCCESS) return s;
     gt_gemm staged;
     gt_stage_apply(st, g, lease.ptr + ws, &staged);

@@ -308,14 +308,15 @@ gt_status gt_kern_launch(const gt_kern *k, const gt_gemm *g, CUdeviceptr ws) {
 _Static_assert(GT_WORKSPACE_MIN_BYTES == GT_KCFG_WS_COUNTERS * 4,
                "an application's workspace holds the split-K tile counters");
 
+size_t gt_kern_ws_zero(const gt_kern *k) {
+    return k->cfg.split > 1 ? (size_t)GT_KCFG_WS_COUNTERS * 4 : 0;
+}
+
 gt_status gt_kern_run(const gt_kern *k, const gt_gemm *g, int capturing) {
     if (!k->ws_bytes) return gt_kern_launch(k, g, 0);
     CUstream stream = (CUstream)g->stream;
-    /* The tile counters at the start of a split-K workspace must be zero; operand copies
-     * need nothing zeroed. */
-    size_t zero = k->cfg.split > 1 ? (size_t)GT_KCFG_WS_COUNTERS * 4 : 0;
     gt_work_lease lease;
-    gt_status s = gt_work_get(stream, k->ws_bytes, zero, capturing, &lease);
+    gt_status s = gt_work_get(stream, k->ws_bytes, gt_kern_ws_zero(k), capturing, &lease);
     if (s != GT_SUCCESS) return s;
     s = gt_kern_launch(k, g, lease.ptr);
     gt_work_done(&lease, stream);

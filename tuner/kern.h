@@ -63,6 +63,10 @@ gt_status gt_kern_get(const gt_kcfg *cfg, const gt_key *key, int arch, int use_c
  * same time. */
 gt_status gt_kern_launch(const gt_kern *k, const gt_gemm *g, CUdeviceptr ws);
 
+/* Bytes at the start of k's workspace that must be zero when it launches: split-K's tile
+ * counters (0 without split-K; operand copies need nothing zeroed). */
+size_t gt_kern_ws_zero(const gt_kern *k);
+
 /* gt_kern_launch with a workspace from runtime/work.c for g's stream, as gemm_tuned and
  * gemm_tuned_d run a plan. capturing: the stream is under graph capture (the caller has
  * asked, gt_cu_capturing; the workspace is then the graph's own or the application's). */

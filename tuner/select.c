@@ -69,7 +69,16 @@ int gt_select(const gt_key *key, const gt_klimits *lim, int flags, const gt_sele
 typedef struct {
     double score;
     int at;
+    const char *text; /* the pool's text of it: ties go to the text that sorts first */
 } scored;
+
+/* Score, then text: a total order (the pool's texts are distinct), so qsort's result does
+ * not depend on the order it met them in. */
+static int scored_order(const void *pa, const void *pb) {
+    const scored *a = pa, *b = pb;
+    if (a->score != b->score) return a->score < b->score ? -1 : 1;
+    return strcmp(a->text, b->text);
+}
 
 /* gt_select_have's work; with ranked != NULL also the measured configurations (some
  * shape of the class timed them) by score, best first, up to max_ranked (*nranked). */
@@ -178,7 +187,7 @@ static int select_core(const gt_key *key, const gt_klimits *lim, int flags,
         double model = pool[c].est_us > 0 && est_min > 0 ? log(pool[c].est_us / est_min) : 0;
         double lambda = GT_SELECT_W0 / (w + GT_SELECT_W0);
         double s = (e + GT_SELECT_W0 * (GT_SELECT_DOUBT + lambda * model)) / (w + GT_SELECT_W0);
-        if (w > 0) sc[nsc].score = s, sc[nsc++].at = c;
+        if (w > 0) sc[nsc++] = (scored){s, c, pool[c].text};
         if (chosen < 0 || s < chosen_score ||
             (s == chosen_score && strcmp(pool[c].text, pool[chosen].text) < 0)) {
             chosen = c, chosen_score = s, chosen_measured = w > 0;
@@ -199,16 +208,7 @@ static int select_core(const gt_key *key, const gt_klimits *lim, int flags,
         ret = 0;
     }
     if (ranked) {
-        /* The pool is in a fixed order (sorted rows, the model's ranking), and qsort is
-         * not stable: ties go to the configuration text, as for the choice. */
-        for (int i = 1; i < nsc; i++)
-            for (int j = i; j > 0 && (sc[j].score < sc[j - 1].score ||
-                                      (sc[j].score == sc[j - 1].score &&
-                                       strcmp(pool[sc[j].at].text, pool[sc[j - 1].at].text) < 0));
-                 j--) {
-                scored t = sc[j];
-                sc[j] = sc[j - 1], sc[j - 1] = t;
-            }
+        qsort(sc, (size_t)nsc, sizeof *sc, scored_order);
         for (int i = 0; i < nsc && i < max_ranked; i++) ranked[(*nranked)++] = pool[sc[i].at].cfg;
     }
 done:

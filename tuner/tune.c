@@ -38,32 +38,16 @@ const char *gt_tune_result_name(int status) {
     return status >= 0 && status <= GT_TR_NOT_TIMED ? result_names[status] : "?";
 }
 
-static long env_long(gt_env_id id, long dflt) {
-    const char *v = gt_env(id);
-    if (!v) return dflt;
-    char *end;
-    long x = strtol(v, &end, 10);
-    return *end || x <= 0 ? dflt : x;
-}
-
-static double env_double(gt_env_id id, double dflt) {
-    const char *v = gt_env(id);
-    if (!v) return dflt;
-    char *end;
-    double x = strtod(v, &end);
-    return *end || !(x > 0) ? dflt : x;
-}
-
 static _Atomic size_t api_mem_limit;
 
 void gt_set_tune_memory_limit(size_t bytes) { api_mem_limit = bytes; }
 
 void gt_tune_opts_default(gt_tune_opts *o) {
     if (!o->mem_limit) o->mem_limit = api_mem_limit;
-    if (o->max_candidates <= 0) o->max_candidates = (int)env_long(GT_ENV_TUNE_MAX_CANDIDATES, 32);
-    if (o->budget_s <= 0) o->budget_s = env_double(GT_ENV_TUNE_BUDGET_S, DEFAULT_BUDGET_S);
-    if (!o->mem_limit) o->mem_limit = (size_t)env_long(GT_ENV_TUNE_MEM_MB, 0) << 20;
-    if (!o->verify_all) o->verify_all = env_long(GT_ENV_TUNE_VERIFY_ALL, 0) == 1;
+    if (o->max_candidates <= 0) o->max_candidates = (int)gt_env_long(GT_ENV_TUNE_MAX_CANDIDATES, 32);
+    if (o->budget_s <= 0) o->budget_s = gt_env_double(GT_ENV_TUNE_BUDGET_S, DEFAULT_BUDGET_S);
+    if (!o->mem_limit) o->mem_limit = (size_t)gt_env_long(GT_ENV_TUNE_MEM_MB, 0) << 20;
+    if (!o->verify_all) o->verify_all = gt_env_long(GT_ENV_TUNE_VERIFY_ALL, 0) == 1;
 }
 
 /* ===== fault injection (tests) ===== */
@@ -632,7 +616,7 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
     }
     /* The seeds first (the near-winners of the class's tuned shapes), where the rules
      * keep them for this key; then the model's order. */
-    gt_kcfg *order = malloc(sizeof *order * (size_t)(n + GT_TUNE_SEEDS));
+    gt_kcfg *order = malloc(sizeof *order * (size_t)n);
     gt_kcfg seeds[GT_TUNE_SEEDS];
     int nseeds = 0;
     for (int i = 0; i < opts.nseeds && nseeds < GT_TUNE_SEEDS; i++)
