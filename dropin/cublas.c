@@ -122,9 +122,11 @@ static void say(const char *entry, int64_t m, int64_t n, int64_t k, int ta, int 
     pthread_mutex_lock(&seen_lock);
     int fresh = 1;
     for (int i = 0; i < nseen && fresh; i++) fresh = seen[i] != h;
-    if (fresh && nseen < SEEN_MAX) seen[nseen++] = h;
+    /* Said only when it fits the table; a full table says nothing more. */
+    const int said = fresh && nseen < SEEN_MAX;
+    if (said) seen[nseen++] = h;
     pthread_mutex_unlock(&seen_lock);
-    if (fresh && nseen <= SEEN_MAX)
+    if (said)
         fprintf(stderr, "gemmtune-cublas: %s %lldx%lldx%lld %c%c: %s\n", entry, (long long)m,
                 (long long)n, (long long)k, "NTC"[ta % 3], "NTC"[tb % 3], who);
 }
