@@ -58,4 +58,11 @@ static int gpu_probe(char *why, size_t size, int enter) {
         if ((state) != GPU_READY) return;                                           \
     } while (0)
 
+/* A GPU test program's probe result (its main sets gpu_state = gpu_probe(no_gpu_reason,
+ * ...)) and NEED_GPU(), the opening of each of its GPU cases. */
+#define GPU_TEST_STATE()          \
+    static int gpu_state;         \
+    static char no_gpu_reason[200]
+#define NEED_GPU() GPU_NEED(gpu_state, no_gpu_reason)
+
 #endif

@@ -67,11 +67,8 @@
 #include "prob.h"
 #include "tap.h"
 
-static int gpu_state;
-static char no_gpu_reason[200];
-
 /* No GPU: skipped; a GPU that failed to set up: failed (gpu_probe.h). */
-#define NEED_GPU() GPU_NEED(gpu_state, no_gpu_reason)
+GPU_TEST_STATE();
 
 enum { REPLAYS = 100 };
 

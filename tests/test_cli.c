@@ -238,7 +238,9 @@ static int gpu_here(void) {
     return have_gpu;
 }
 
-/* A case that needs a GPU: skipped without one, failed when the GPU fails to set up. */
+/* A case that needs a GPU: skipped without one, failed when the GPU fails to set up. The
+ * probe here is lazy (gpu_here), not gpu_probe.h's state of a program's main. */
+#undef NEED_GPU
 #define NEED_GPU() GPU_NEED(gpu_here(), gpu_why)
 
 /* ===== help and usage ===== */

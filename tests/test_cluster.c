@@ -56,8 +56,7 @@
 #include "plan.h"
 #include "tap.h"
 
-static int have_gpu;
-static char no_gpu_reason[200];
+GPU_TEST_STATE();
 static char root[64];
 static char self[4096];
 /* When set (a root test run), children drop to this user before exec, so that file
@@ -66,8 +65,6 @@ static uid_t child_uid;
 static gid_t child_gid;
 static char child_exe[4096];
 
-/* No GPU: skipped; a GPU that failed to set up: failed (gpu_probe.h). */
-#define NEED_GPU() GPU_NEED(have_gpu, no_gpu_reason)
 
 /* ===================================================================================
  * Child side: run shapes through gemm_tuned and report
@@ -1061,7 +1058,7 @@ int main(int argc, char **argv) {
         printf("Bail out! mkdtemp\n");
         return 1;
     }
-    have_gpu = gpu_probe(no_gpu_reason, sizeof no_gpu_reason, 0);
+    gpu_state = gpu_probe(no_gpu_reason, sizeof no_gpu_reason, 0);
     TAP_RUN(cluster_binary_cache);
     TAP_RUN(cluster_shipped_file);
     TAP_RUN(cluster_tampered_entries);

@@ -26,9 +26,7 @@
 #include "kprogs.h"
 #include "tap.h"
 
-static int gpu_state;
-static char no_gpu_reason[200];
-#define NEED_GPU() GPU_NEED(gpu_state, no_gpu_reason)
+GPU_TEST_STATE();
 
 /* One shape of a case. */
 typedef struct shape3 {

@@ -28,9 +28,7 @@
 #include "space.h"
 #include "tap.h"
 
-static int gpu_state;
-static char no_gpu_reason[200];
-#define NEED_GPU() GPU_NEED(gpu_state, no_gpu_reason)
+GPU_TEST_STATE();
 
 /* dt's family fam on an odd shape in every op pair (A's and C's leading dimensions padded),
  * without and with split-K: generic == exact, bit for bit, and right. */

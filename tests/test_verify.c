@@ -31,10 +31,7 @@
 #include "tune.h"
 #include "verify.h"
 
-static int gpu_state;
-static char no_gpu_reason[200];
-
-#define NEED_GPU() GPU_NEED(gpu_state, no_gpu_reason)
+GPU_TEST_STATE();
 
 static gt_key key_of(const gt_devctx *dc, int dtype, int opa, int opb, long long m, long long n,
                      long long k, double beta) {
