@@ -3,7 +3,8 @@
  * unmodified program, it takes cuBLAS's GEMM entry points and routes each call that
  * gemmtune can do as cuBLAS would to gemm_tuned, gemm_tuned_d or gemm_tuned_ex, on the
  * handle's stream; everything else, and every call gemmtune fails (it writes nothing
- * then), goes to the real cuBLAS, found with dlsym(RTLD_NEXT), unchanged.
+ * then), goes to the real cuBLAS, unchanged: found with dlsym(RTLD_NEXT), or, where the
+ * program's cuBLAS is outside the global scope (PyTorch's), in that loaded library.
  *
  * Taken: cublasSgemm_v2, cublasDgemm_v2, cublasHgemm, cublasGemmEx and their _64 forms;
  * cublasLtMatmul where its descriptors say a plain GEMM: D in place of C with C's layout,
@@ -29,6 +30,7 @@
 #define _GNU_SOURCE
 #endif
 #include <dlfcn.h>
+#include <link.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -62,12 +64,50 @@ enum {
 
 /* ===== the real cuBLAS ===== */
 
-/* The next definition of `name` after this library (the real cuBLAS); NULL when none is
- * loaded. Looked up once per entry. */
+/* Loaded objects whose file name starts with "libcublas" (cuBLAS and cuBLASLt, any
+ * version), gathered by dl_iterate_phdr; dlopen is called only after it returns. */
+#define LOADED_MAX 16
+struct loaded {
+    char path[LOADED_MAX][512];
+    int n;
+};
+
+static int gather_cublas(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)size;
+    struct loaded *l = data;
+    const char *path = info->dlpi_name;
+    if (!path || !*path || l->n == LOADED_MAX) return 0;
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    if (strncmp(base, "libcublas", 9) || strlen(path) >= sizeof l->path[0]) return 0;
+    strcpy(l->path[l->n++], path);
+    return 0;
+}
+
+/* `name` in a cuBLAS already loaded, searched through its own handle: the program's
+ * cuBLAS when it is not in the global scope, as where a library opened with RTLD_LOCAL
+ * (PyTorch's, loaded by Python) brought it. NULL when none has it. */
+static void *in_loaded_cublas(const char *name) {
+    struct loaded l = {.n = 0};
+    dl_iterate_phdr(gather_cublas, &l);
+    void *f = NULL;
+    for (int i = 0; i < l.n && !f; i++) {
+        void *h = dlopen(l.path[i], RTLD_LAZY | RTLD_NOLOAD);
+        if (!h) continue;
+        f = dlsym(h, name);
+        dlclose(h); /* drops the reference RTLD_NOLOAD took; the object stays loaded */
+    }
+    return f;
+}
+
+/* The real cuBLAS's `name`: the next definition after this library in the global scope
+ * (a program linked against cuBLAS), else the one of a cuBLAS loaded outside it. NULL
+ * when no cuBLAS is loaded. Looked up once per entry. */
 static void *real(const char *name, void *_Atomic *slot) {
     void *f = atomic_load(slot);
     if (!f) {
         f = dlsym(RTLD_NEXT, name);
+        if (!f) f = in_loaded_cublas(name);
         atomic_store(slot, f);
     }
     return f;
