@@ -3,12 +3,13 @@
 
 For each held-out shape and dtype, three tunings each from their own cache: `hist`, the
 default budget with the public suite's tunings in the cache (the history the ranking
-learns from); `none`, the default budget with an empty cache; `exhaustive`, every
-candidate the rules keep. Reads `gemmtune show`'s lines (the winner's time as the tuner
-measured it, and each candidate's status) and prints, per shape, the winners' times, the
-speed each default-budget run reached against the exhaustive one (exhaustive time / its
-time, <= 1) and how many candidates each compiled and timed; then the geometric means
-per dtype against the targets (0.97 with history, 0.93 without).
+learns from); `none`, the default budget with an empty cache; `ref`, the reference
+search named on the file's `# reference:` line (`--exhaustive`, every candidate the rules
+keep, unless a shorter one was asked for). Reads `gemmtune show`'s lines (the winner's
+time as the tuner measured it, and each candidate's status) and prints, per shape, the
+winners' times, the speed each default-budget run reached against the reference (its time
+/ the run's time) and how many candidates each compiled and timed; then the geometric
+means per dtype against the targets (0.97 with history, 0.93 without, of exhaustive).
 
 Usage: python3 bench/tune_quality.py tq-show.txt
 """
@@ -18,11 +19,16 @@ import sys
 
 runs = {}  # (dtype, shape) -> run -> {"us": float, "timed": int, "compiled": int}
 cur = None
+ref = "--exhaustive"
 for line in open(sys.argv[1], encoding="utf-8"):
-    m = re.match(r"=== (\S+) (\S+) (hist|none|exhaustive)$", line.strip())
+    r = re.match(r"# reference: (.*)$", line.strip())
+    if r:
+        ref = r.group(1)
+        continue
+    m = re.match(r"=== (\S+) (\S+) (hist|none|ref|exhaustive)$", line.strip())
     if m:
         cur = runs.setdefault((m.group(1), m.group(2)), {}).setdefault(
-            m.group(3), {"us": None, "timed": 0, "compiled": 0})
+            "ref" if m.group(3) == "exhaustive" else m.group(3), {"us": None, "timed": 0, "compiled": 0})
         continue
     if cur is None:
         continue
@@ -38,23 +44,26 @@ for line in open(sys.argv[1], encoding="utf-8"):
         if status not in ("not_timed", "compile_failed"):
             cur["compiled"] += 1
 
-print("| shape | dtype | hist us | none us | exhaustive us | hist / exh speed | none / exh speed "
-      "| timed hist / none / exh |")
+print("Reference search: `gemmtune tune %s`%s\n" % (
+    ref, "" if ref == "--exhaustive" else " (not exhaustive: the ratios are against a deeper "
+    "search, not against the best of every candidate)"))
+print("| shape | dtype | hist us | none us | ref us | hist / ref speed | none / ref speed "
+      "| timed hist / none / ref |")
 print("|---|---|---|---|---|---|---|---|")
 by_dt = {}
 for (dt, shape), r in sorted(runs.items()):
-    h, n, e = (r.get(k, {}).get("us") for k in ("hist", "none", "exhaustive"))
+    h, n, e = (r.get(k, {}).get("us") for k in ("hist", "none", "ref"))
     sh = e / h if h and e else None
     sn = e / n if n and e else None
     if sh and sn:
         by_dt.setdefault(dt, []).append((sh, sn))
     f = lambda x: "%.1f" % x if x else "-"
     g = lambda x: "%.3f" % x if x else "-"
-    t = "/".join(str(r.get(k, {}).get("timed", "-")) for k in ("hist", "none", "exhaustive"))
+    t = "/".join(str(r.get(k, {}).get("timed", "-")) for k in ("hist", "none", "ref"))
     print("| %s | %s | %s | %s | %s | %s | %s | %s |" % (shape, dt, f(h), f(n), f(e), g(sh), g(sn), t))
 print()
 for dt, v in sorted(by_dt.items()):
     gh = math.exp(sum(math.log(a) for a, _ in v) / len(v))
     gn = math.exp(sum(math.log(b) for _, b in v) / len(v))
-    print("%s: %d shapes, default budget with history %.3f of exhaustive's speed (target 0.97), "
-          "without %.3f (target 0.93)" % (dt, len(v), gh, gn))
+    print("%s: %d shapes, default budget with history %.3f of the reference's speed (target 0.97 "
+          "of exhaustive), without %.3f (target 0.93)" % (dt, len(v), gh, gn))

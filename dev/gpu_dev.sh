@@ -12,18 +12,37 @@
 #   profile-simt  why do the FFMA kernels miss cuBLAS on skinny, flat and large-K shapes?
 #                 Nsight Compute metrics of our winner and cuBLAS's kernels per shape,
 #                 summarized by dev/ncu_summary.py
-# Usage: bash dev/gpu_dev.sh space|mma3|profile-tc|profile-simt ; logs to $OUT (default
+#   classcost     what does a narrow alignment class cost a product? Each pair of
+#                 $CC_PAIRS ("narrow/padded ...": an odd shape and the nearest one whose
+#                 every leading dimension is 16-byte aligned) tuned from a fresh cache with
+#                 the same budget ($CC_BUDGET s, 64 candidates) and run, per $CC_DTYPES
+# Usage: bash dev/gpu_dev.sh space|mma3|profile-tc|profile-simt|classcost ; logs to $OUT (default
 # ./gpu-out). On the project's device machine: copy ../shared/device to .device first
 # (SQLite headers) and carry it.
 set -uo pipefail
 what=${1:-}
 case "$what" in
-space | mma3 | profile-tc | profile-simt) ;;
-*) sed -n 2,18p "$0"; exit 2 ;;
+space | mma3 | profile-tc | profile-simt | classcost) ;;
+*) sed -n 2,22p "$0"; exit 2 ;;
 esac
 cd "$(dirname "$0")/.."
 . tools/gpu_build.sh || exit 1
 rc=0
+if [ "$what" = classcost ]; then
+  # The narrow class's cost: time(narrow) / time(padded) - 1 against stage.c's narrow_loss.
+  pairs=${CC_PAIRS:-"4099x257x3001:TT/4104x264x3008:TT 997x1009x1013:TT/1000x1016x1016:TT 1021x1021x1021:NT/1024x1024x1024:NT 123x4567x891:NN/128x4568x896:NN 7x15360x5121:NT/8x15360x5120:NT"}
+  for dt in ${CC_DTYPES:-f32 bf16}; do
+    for p in $pairs; do
+      for s in ${p%/*} ${p#*/}; do
+        rm -f "$OUT/cc.db"*
+        t=$(GEMMTUNE_DEFAULTS=0 GEMMTUNE_TUNE_BUDGET_S=${CC_BUDGET:-4} GEMMTUNE_TUNE_MAX_CANDIDATES=64 \
+          ./$B/gemmtune --cache "$OUT/cc.db" run --dtype "$dt" --reps 20 "$s" 2>&1 | grep '^time:')
+        echo "classcost $dt $s $t" | tee -a "$OUT/classcost.txt"
+      done
+    done
+  done
+  rm -f "$OUT/cc.db"*
+fi
 if [ "$what" = space ]; then
   # Whether the ranking misses better candidates: each of $SPACE_SHAPES ("dtype:shape ...")
   # tuned with every candidate the space keeps timed (no budget), then the 15 fastest.

@@ -29,8 +29,9 @@
 #               bf16 f16 f32 f64), each with a fresh cache: decode_DT.json and decode.txt
 #   tunequality  issue 27's evidence: per shape of $TQ_FILE (default bench/heldout.txt) and
 #               $TQ_DTYPES (default f32 bf16), the default budget with the public suite's
-#               tunings as history, with an empty cache, and --exhaustive, each from its own
-#               cache; bench/tune_quality.py's table in tune_quality.md (hours: overnight)
+#               tunings as history, with an empty cache, and the reference search $TQ_REF
+#               (default --exhaustive), each from its own cache; bench/tune_quality.py's
+#               table in tune_quality.md (exhaustive: hours, overnight)
 #   dropin      PyTorch without and with LD_PRELOAD=libgemmtune_cublas.so
 #               (bench/dropin_torch.py): results compared, the layer stack timed both ways
 #   python      the Python package's tests (python/tests: PyTorch tensors against
@@ -169,18 +170,18 @@ if [ "$what" = python ]; then
   grep -E "^(not )?ok|^# " $B/meson-logs/testlog.txt | head -60
 fi
 if [ "$what" = tunequality ]; then
-  rm -f "$OUT/tq-show.txt"
+  echo "# reference: ${TQ_REF:---exhaustive}" >"$OUT/tq-show.txt"
   for dt in ${TQ_DTYPES:-f32 bf16}; do
     rm -f "$OUT/hist.db"*
     GEMMTUNE_DEFAULTS=0 ./$B/gemmtune --cache "$OUT/hist.db" tune --file bench/suite.txt --dtype "$dt" >>"$OUT/tq.log" 2>&1 || rc=1
     grep -v '^#' "${TQ_FILE:-bench/heldout.txt}" | while read -r m n k a b; do
       [ -n "$m" ] || continue
       s="${m}x${n}x${k}:$a$b"
-      for run in hist none exhaustive; do
+      for run in hist none ref; do
         rm -f "$OUT/tq.db"*
         [ "$run" = hist ] && cp "$OUT/hist.db" "$OUT/tq.db"
-        extra=""; [ "$run" = exhaustive ] && extra=--exhaustive
-        # shellcheck disable=SC2086  # extra is empty or one word
+        extra=""; [ "$run" = ref ] && extra=${TQ_REF:---exhaustive}
+        # shellcheck disable=SC2086  # extra is empty or a few words
         GEMMTUNE_DEFAULTS=0 ./$B/gemmtune --cache "$OUT/tq.db" tune --dtype "$dt" $extra "$s" >>"$OUT/tq.log" 2>&1
         echo "=== $dt $s $run" >>"$OUT/tq-show.txt"
         GEMMTUNE_DEFAULTS=0 ./$B/gemmtune --cache "$OUT/tq.db" show --dtype "$dt" "$s" >>"$OUT/tq-show.txt" 2>&1
