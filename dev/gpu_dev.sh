@@ -46,7 +46,8 @@ fi
 if [ "$what" = space ]; then
   # Whether the ranking misses better candidates: each of $SPACE_SHAPES ("dtype:shape ...")
   # tuned with every candidate the space keeps timed (no budget), then the 15 fastest.
-  export GEMMTUNE_TUNE_BUDGET_S=100000 GEMMTUNE_TUNE_MAX_CANDIDATES=${SPACE_MAX:-400}
+  # The built-in defaults off: a shape they hold would count as tuned and be skipped.
+  export GEMMTUNE_TUNE_BUDGET_S=100000 GEMMTUNE_TUNE_MAX_CANDIDATES=${SPACE_MAX:-400} GEMMTUNE_DEFAULTS=0
   rm -f "$OUT/space.db"*
   for ds in ${SPACE_SHAPES:-f64:65536x64x64 f32:65536x64x64 f64:1024x1024x1024 f32:256x256x65536 f64:256x256x65536}; do
     dt=${ds%%:*} s=${ds#*:}

@@ -18,6 +18,8 @@
  *                                       a failed one never, one the model ranks far down
  *                                       brought first by its measurements; no history, no
  *                                       seeds
+ *   tune_order_widens_past_one_group    where the space is wider than the list: half in the
+ *                                       model's order, a quarter to groups not yet listed
  *   tune_order_seeds_first              the tuner's order (gt_tune_order): seeds, then
  *                                       the model's order without them, within the count
  */
@@ -377,8 +379,66 @@ static void tune_order_seeds_first(void) {
     free(space), free(wide);
 }
 
+/* Same family, block tile and split-K (tune.c's groups). */
+static int same_group(const gt_kcfg *a, const gt_kcfg *b) {
+    return a->fam == b->fam && a->bm == b->bm && a->bn == b->bn && a->bk == b->bk &&
+           a->split == b->split && a->tcore == b->tcore;
+}
+
+static void tune_order_widens_past_one_group(void) {
+    /* A synthetic space in the model's order: 12 of one group (A) first, then two of
+     * group B, one more A, then groups C, D and E. */
+    gt_key key = key_f32(1024, 1024, 1024);
+    gt_cand *real = NULL;
+    gt_space_counts counts;
+    int nr = gt_space_build(&key, &h100, 1, 0, &real, &counts);
+    TAP_CHECK(nr == 1, "a model candidate");
+    if (nr != 1) return free(real);
+    gt_cand space[20];
+    const int grp[20] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 2, 3, 4, 4, 0};
+    for (int i = 0; i < 20; i++) {
+        space[i] = real[0];
+        space[i].cfg.bm = 32 << (grp[i] % 3);
+        space[i].cfg.split = 1 + grp[i] / 3;
+        space[i].cfg.stages = 2 + i; /* each one distinct */
+    }
+    free(real);
+    /* max 8 of 20: 4 in the model's order (A), 2 of new groups (B, C), 2 in order (A). */
+    gt_kcfg out[20];
+    int k = gt_tune_order(space, 20, NULL, 0, 8, out);
+    static const int want[8] = {0, 1, 2, 3, 12, 15, 4, 5};
+    int same = k == 8;
+    for (int i = 0; i < k && same; i++) same = gt_kcfg_listed(&out[i], 1, &space[want[i]].cfg);
+    TAP_CHECK(same, "max 8 of 20: 4 of the model's, the best of B and C, then the model's order");
+    int groups = 0;
+    for (int i = 0; i < k; i++) {
+        int fresh = 1;
+        for (int j = 0; j < i; j++) fresh &= !same_group(&out[i], &out[j]);
+        groups += fresh;
+    }
+    TAP_CHECK(groups == 3, "%d groups among 8, want 3", groups);
+    /* max 16 of 20: 8 in order, then 4 new groups (B at 12, C at 15, D at 16, E at 17). */
+    k = gt_tune_order(space, 20, NULL, 0, 16, out);
+    static const int want16[12] = {0, 1, 2, 3, 4, 5, 6, 7, 12, 15, 16, 17};
+    same = k == 16;
+    for (int i = 0; i < 12 && same; i++) same = gt_kcfg_listed(&out[i], 1, &space[want16[i]].cfg);
+    TAP_CHECK(same, "max 16 of 20: 8 of the model's, then B, C, D and E");
+    /* A seed takes the first place; the places left split the same way (7: 4, 1, 2). */
+    gt_kcfg seed = space[17].cfg;
+    k = gt_tune_order(space, 20, &seed, 1, 8, out);
+    static const int want_s[8] = {17, 0, 1, 2, 3, 12, 4, 5};
+    same = k == 8;
+    for (int i = 0; i < k && same; i++) same = gt_kcfg_listed(&out[i], 1, &space[want_s[i]].cfg);
+    TAP_CHECK(same, "with a seed: the seed, 4 of the model's, B, then the model's order");
+    /* The same inputs, the same order (every rank the same). */
+    gt_kcfg again[20];
+    int k2 = gt_tune_order(space, 20, &seed, 1, 8, again);
+    TAP_CHECK(k2 == k && memcmp(again, out, sizeof out[0] * (size_t)k) == 0, "the same order twice");
+}
+
 int main(void) {
     TAP_RUN(select_have_prefers_held);
+    TAP_RUN(tune_order_widens_past_one_group);
     TAP_RUN(select_have_never_failed);
     TAP_RUN(prebuild_set_covers_choices);
     TAP_RUN(select_without_rows_is_model_best);

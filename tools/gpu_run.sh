@@ -30,8 +30,9 @@
 #   tunequality  issue 27's evidence: per shape of $TQ_FILE (default bench/heldout.txt) and
 #               $TQ_DTYPES (default f32 bf16), the default budget with the public suite's
 #               tunings as history, with an empty cache, and the reference search $TQ_REF
-#               (default --exhaustive), each from its own cache; bench/tune_quality.py's
-#               table in tune_quality.md (exhaustive: hours, overnight)
+#               (default --exhaustive), each from its own cache ($TQ_RUNS: which of the
+#               three, default all); bench/tune_quality.py's table in tune_quality.md
+#               (exhaustive: hours, overnight)
 #   dropin      PyTorch without and with LD_PRELOAD=libgemmtune_cublas.so
 #               (bench/dropin_torch.py): results compared, the layer stack timed both ways
 #   python      the Python package's tests (python/tests: PyTorch tensors against
@@ -177,7 +178,7 @@ if [ "$what" = tunequality ]; then
     grep -v '^#' "${TQ_FILE:-bench/heldout.txt}" | while read -r m n k a b; do
       [ -n "$m" ] || continue
       s="${m}x${n}x${k}:$a$b"
-      for run in hist none ref; do
+      for run in ${TQ_RUNS:-hist none ref}; do
         rm -f "$OUT/tq.db"*
         [ "$run" = hist ] && cp "$OUT/hist.db" "$OUT/tq.db"
         extra=""; [ "$run" = ref ] && extra=${TQ_REF:---exhaustive}

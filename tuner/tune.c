@@ -561,6 +561,14 @@ static int sort_by_time(gt_tune_cand *cands, gt_kern *kerns, gt_rtc_result *imag
 
 /* ===== the run ===== */
 
+/* One group: the same family, block tile and split-K. Its members differ in warp layout,
+ * stages, vector width and rasterization, which the cost model ranks close together (often
+ * tied), so that its first places can all go to one group. */
+static int same_group(const gt_kcfg *a, const gt_kcfg *b) {
+    return a->fam == b->fam && a->bm == b->bm && a->bn == b->bn && a->bk == b->bk &&
+           a->split == b->split && a->tcore == b->tcore;
+}
+
 int gt_tune_order(const gt_cand *space, int n, const gt_kcfg *seeds, int nseeds, int max,
                   gt_kcfg *out) {
     int k = 0;
@@ -572,8 +580,22 @@ int gt_tune_order(const gt_cand *space, int n, const gt_kcfg *seeds, int nseeds,
         for (int i = 0; i < n; i++)
             if (gt_kcfg_listed(&space[i].cfg, 1, &seeds[s])) used[i] = 1;
     }
-    for (int i = 0; i < n && k < max; i++)
-        if (!used[i]) out[k++] = space[i].cfg;
+    /* Where space holds more than max: half of the places left in the model's order, a
+     * quarter to groups not yet listed (each group's best, in the model's order), the
+     * rest in the model's order again. */
+    const int left = max - k, wider = n > max;
+    const int lead = wider ? left - left / 2 : left, explore = wider ? left / 4 : 0;
+    int i = 0;
+    for (int taken = 0; i < n && k < max && taken < lead; i++)
+        if (!used[i]) out[k++] = space[i].cfg, used[i] = 1, taken++;
+    for (int j = i, taken = 0; j < n && k < max && taken < explore; j++) {
+        if (used[j]) continue;
+        int fresh = 1;
+        for (int q = 0; q < k && fresh; q++) fresh = !same_group(&out[q], &space[j].cfg);
+        if (fresh) out[k++] = space[j].cfg, used[j] = 1, taken++;
+    }
+    for (int j = 0; j < n && k < max; j++)
+        if (!used[j]) out[k++] = space[j].cfg, used[j] = 1;
     free(used);
     return k;
 }
@@ -589,9 +611,12 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
     gt_kern_limits(dc, &lim);
 
     /* SPACE */
+    /* The model's first 4 x max_candidates: gt_tune_order takes max_candidates of them. */
+    const int pool = opts.max_candidates > GT_TUNE_ALL_CANDIDATES / 4 ? GT_TUNE_ALL_CANDIDATES
+                                                                       : 4 * opts.max_candidates;
     gt_cand *space = NULL;
-    int n = gt_space_build(key, &lim, opts.max_candidates,
-                           opts.same_order ? GT_SPACE_SAME_ORDER : 0, &space, &rep->space);
+    int n = gt_space_build(key, &lim, pool, opts.same_order ? GT_SPACE_SAME_ORDER : 0, &space,
+                           &rep->space);
     if (n < 0) return gt_fail(GT_OUT_OF_MEMORY, "candidate space");
     if (n == 0) {
         free(space);
@@ -600,22 +625,8 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
     /* Phase marks for the closing log line; 0 while a phase has not been reached. */
     double t_space = gt_measure_now_s(), t1 = 0, t_timed = 0, t_verified = 0, last_done = 0;
     int running = 0; /* compiles left under way when the tuning thread let go of them */
-    /* The generic twin of the model's first (kcfg.h, GENERIC: the same kernel with M, N,
-     * K as arguments) is timed right after it: where compiling for the exact shape buys
-     * nothing measurable it may win, and its binary then serves every shape of the
-     * class. It takes the place of the last-ranked candidate when the list is full; not
-     * with fewer than 4 candidates (a small budget keeps to the ranking). */
-    const int twin = n >= 4;
-    const int total = twin && n < opts.max_candidates ? n + 1 : n;
-    gt_tune_cand *cands = calloc((size_t)total, sizeof *cands);
-    gt_rtc_result *images = calloc((size_t)total, sizeof *images);
-    gt_kern *kerns = calloc((size_t)total, sizeof *kerns);
-    if (!cands || !images || !kerns) {
-        free(space), free(cands), free(images), free(kerns);
-        return gt_fail(GT_OUT_OF_MEMORY, "tuning state");
-    }
     /* The seeds first (the near-winners of the class's tuned shapes), where the rules
-     * keep them for this key; then the model's order. */
+     * keep them for this key; then the model's order, widened by gt_tune_order. */
     gt_kcfg *order = malloc(sizeof *order * (size_t)n);
     gt_kcfg seeds[GT_TUNE_SEEDS];
     int nseeds = 0;
@@ -623,9 +634,27 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
         if (gt_kcfg_check(&opts.seeds[i], key, &lim, GT_KC_LEGAL | GT_KC_PRUNE) == 0 &&
             (!opts.same_order || gt_kcfg_same_order(&opts.seeds[i], key)))
             seeds[nseeds++] = opts.seeds[i];
-    int norder = order ? gt_tune_order(space, n, seeds, nseeds, n, order) : -1;
+    int norder = order ? gt_tune_order(space, n, seeds, nseeds, opts.max_candidates, order) : -1;
+    free(space);
     if (norder < 0) {
-        free(space), free(cands), free(images), free(kerns), free(order);
+        free(order);
+        return gt_fail(GT_OUT_OF_MEMORY, "tuning state");
+    }
+    /* The counts of what is timed: the pool's candidates not taken are ranked out too. */
+    rep->space.ranked_out += n - norder;
+    rep->space.kept = norder;
+    /* The generic twin of the model's first (kcfg.h, GENERIC: the same kernel with M, N,
+     * K as arguments) is timed right after it: where compiling for the exact shape buys
+     * nothing measurable it may win, and its binary then serves every shape of the
+     * class. It takes the place of the last-ranked candidate when the list is full; not
+     * with fewer than 4 candidates (a small budget keeps to the ranking). */
+    const int twin = norder >= 4;
+    const int total = twin && norder < opts.max_candidates ? norder + 1 : norder;
+    gt_tune_cand *cands = calloc((size_t)total, sizeof *cands);
+    gt_rtc_result *images = calloc((size_t)total, sizeof *images);
+    gt_kern *kerns = calloc((size_t)total, sizeof *kerns);
+    if (!cands || !images || !kerns) {
+        free(cands), free(images), free(kerns), free(order);
         return gt_fail(GT_OUT_OF_MEMORY, "tuning state");
     }
     rep->seeded = nseeds;
@@ -646,7 +675,6 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
         size_t w = gt_kcfg_workspace_bytes(&cands[i].cfg, key);
         if (w > ws_bytes) ws_bytes = w;
     }
-    free(space);
     rep->cands = cands;
     rep->ncands = n;
 

@@ -54,9 +54,15 @@ typedef struct gt_tune_opts {
 /* At most GT_TUNE_SEEDS seeds are timed first. */
 #define GT_TUNE_SEEDS 4
 
-/* The order candidates are compiled and timed in: the seeds that space (n configurations
- * in the cost model's order) holds, in the seeds' order, then the rest of space in its
- * order; at most max into out; the count. Pure. */
+/* The order candidates are compiled and timed in, at most max of space (n configurations
+ * in the cost model's order) into out; the count. The seeds first, in their order; then,
+ * where space holds more than max, half of the places left in the model's order, a
+ * quarter to the best of each group (family, block tile, split-K) not yet listed, in the
+ * model's order, and the rest in the model's order again; where it holds no more, the
+ * model's order. The model ranks the members of one group close together (they differ in
+ * warp layout, stages and vectors), so its first places can fill with one group; on
+ * shapes it was not shaped on, the best is often another group's (gt_tune takes space as
+ * the model's first 4 x max). Pure. */
 int gt_tune_order(const gt_cand *space, int n, const gt_kcfg *seeds, int nseeds, int max,
                   gt_kcfg *out);
 
