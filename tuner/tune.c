@@ -84,9 +84,9 @@ static int fault(const char *spec, const char *what, int i) {
 /* ===== compile ===== */
 
 /* Compiling runs on a pool driven by its own thread while the tuning thread prepares the
- * arena and times each candidate as soon as it is compiled (in rank order, which is the
- * order the pool takes them), so tuning costs about the longer of compiling and timing,
- * not their sum.
+ * arena and times each candidate as soon as it is compiled (the pool takes them in rank
+ * order; timing takes the first finished in rank order), so tuning costs about the
+ * longer of compiling and timing, not their sum.
  *
  * The job belongs to both threads and the last one out frees it: when the budget is
  * spent the tuning thread takes what has compiled and returns, and compiles still under
@@ -265,12 +265,23 @@ static void collect(compile_job *job, int i, gt_tune_cand *cands, gt_rtc_result 
     }
 }
 
-/* Waits until candidate i is compiled or the clock passes deadline (CLOCK_MONOTONIC
- * seconds; 0: no deadline), and collects it. Returns 1 when it is compiled. */
-static int wait_compiled(compile_job *job, int i, double deadline, gt_tune_cand *cands,
-                         gt_rtc_result *images) {
+/* The first candidate in rank order whose compile has finished and that is not yet
+ * taken: waits until one is, or the clock passes deadline (CLOCK_MONOTONIC seconds; 0:
+ * none). Marks it taken, collects it and returns its index; -1 when the deadline passed
+ * first or every candidate is taken. Timing follows the compiles as they finish, so a
+ * slow compile (a seed, a large tile) holds up nothing behind it. */
+static int wait_next(compile_job *job, unsigned char *taken, double deadline,
+                     gt_tune_cand *cands, gt_rtc_result *images) {
     pthread_mutex_lock(&job->lock);
-    while (!job->done[i]) {
+    int next = -1;
+    for (;;) {
+        int any_left = 0;
+        for (int i = 0; i < job->n && next < 0; i++) {
+            if (taken[i]) continue;
+            any_left = 1;
+            if (job->done[i]) next = i;
+        }
+        if (next >= 0 || !any_left) break;
         if (deadline <= 0) {
             pthread_cond_wait(&job->cond, &job->lock);
             continue;
@@ -285,10 +296,12 @@ static int wait_compiled(compile_job *job, int i, double deadline, gt_tune_cand 
         ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
         pthread_cond_timedwait(&job->cond, &job->lock, &ts);
     }
-    int done = job->done[i];
-    if (done) collect(job, i, cands, images);
+    if (next >= 0) {
+        taken[next] = 1;
+        collect(job, next, cands, images);
+    }
     pthread_mutex_unlock(&job->lock);
-    return done;
+    return next;
 }
 
 /* Ends the tuning thread's part in the job: collects every compile that has finished
@@ -653,8 +666,9 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
     gt_tune_cand *cands = calloc((size_t)total, sizeof *cands);
     gt_rtc_result *images = calloc((size_t)total, sizeof *images);
     gt_kern *kerns = calloc((size_t)total, sizeof *kerns);
-    if (!cands || !images || !kerns) {
-        free(cands), free(images), free(kerns), free(order);
+    unsigned char *taken = calloc((size_t)total, 1); /* TIME: candidates collected */
+    if (!cands || !images || !kerns || !taken) {
+        free(cands), free(images), free(kerns), free(taken), free(order);
         return gt_fail(GT_OUT_OF_MEMORY, "tuning state");
     }
     rep->seeded = nseeds;
@@ -683,7 +697,7 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
      * 16 CPUs, and nothing can be timed before the arena is filled. */
     gt_status st = gt_devctx_aux(dc, key->dtype);
     if (st != GT_SUCCESS) {
-        free(images), free(kerns);
+        free(images), free(kerns), free(taken);
         return st;
     }
     /* And NVRTC's first use in the process, alone (when the helpers came from the cache,
@@ -695,7 +709,7 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
     faults_read(faults);
     compile_job *job = job_new(key, cands, n, dc->arch, opts.threads, t0 + opts.budget_s, faults);
     if (!job) {
-        free(images), free(kerns);
+        free(images), free(kerns), free(taken);
         return gt_fail(GT_OUT_OF_MEMORY, "tuning state");
     }
     compile_start(job);
@@ -718,11 +732,12 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
 
     /* TIME */
     t1 = gt_measure_now_s();
-    for (int i = 0; i < n; i++) {
+    for (int left = n; left > 0; left--) {
         /* The budget runs from the start of tuning; the first candidate that compiles
          * is timed whatever the clock says, so there is always a winner to check. */
         double deadline = rep->timed ? t0 + opts.budget_s : 0;
-        if (!wait_compiled(job, i, deadline, cands, images)) break; /* stays NOT_TIMED */
+        const int i = wait_next(job, taken, deadline, cands, images);
+        if (i < 0) break; /* the rest stay NOT_TIMED */
         if (cands[i].status == GT_TR_COMPILE_FAILED) continue;
         /* Skipped by the compiler as too late for the budget: stays NOT_TIMED, with the
          * compiler's message. */
@@ -836,6 +851,7 @@ out_images:
     for (int i = 0; i < n; i++) gt_rtc_result_free(&images[i]);
     free(images);
     free(kerns);
+    free(taken);
     rep->seconds = gt_measure_now_s() - t0;
     /* Where a cold call's time goes (issue 4 asks for under 2 s): one line per run. */
     char ktext[200];
