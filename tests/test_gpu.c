@@ -796,8 +796,9 @@ static int is_sm90(void) {
 
 static void gpu_tc_all_ops_odd_shapes(void) {
     NEED_GPU();
-    /* Few candidates per shape, and two op pairs of each type and shape, alternating, so
-     * that each type meets all four over the shapes: this case tunes 5 types x 12 keys. */
+    /* Few candidates per shape; each type takes every other shape (the even ones or the
+     * odd ones, so each shape meets two types or more) and two op pairs on each, NN and TT
+     * or TN and NT in turn, so that each type meets all four: 5 types x 6 keys. */
     setenv("GEMMTUNE_TUNE_MAX_CANDIDATES", "6", 1);
     static const long long tshapes[][3] = {{17, 33, 65}, {255, 257, 31}, {129, 1, 7},
                                            {3, 300, 2},  {96, 200, 300}, {1000, 63, 130}};
@@ -805,7 +806,9 @@ static void gpu_tc_all_ops_odd_shapes(void) {
     for (int t = 0; t < N_TC_TYPES; t++)
         for (int s = 0; s < 6; s++)
             for (int op = 0; op < 4; op++) {
-                if ((op + s + t) % 2) continue;
+                if ((s + t) % 2) continue;
+                const int nn_tt = (s / 2 + t) % 2 == 0;
+                if (nn_tt != (op == 0 || op == 3)) continue;
                 gt_status st;
                 gr_result res;
                 double beta = (s + op) % 4 < 2 ? 0.0 : -0.5;
@@ -822,9 +825,9 @@ static void gpu_tc_all_ops_odd_shapes(void) {
                 TAP_CHECK(e <= 1.0, "%s %lldx%lldx%lld:%c%c beta %g: %s", name, tshapes[s][0],
                           tshapes[s][1], tshapes[s][2], op & 1 ? 'T' : 'N', op >> 1 ? 'T' : 'N',
                           beta, res.text);
-                if (s == 4)
-                    printf("# %s 96x200x300:%c%c beta=%g |err| / bound %.3g\n", name,
-                           op & 1 ? 'T' : 'N', op >> 1 ? 'T' : 'N', beta, e);
+                printf("# %s %lldx%lldx%lld:%c%c beta=%g |err| / bound %.3g\n", name,
+                       tshapes[s][0], tshapes[s][1], tshapes[s][2], op & 1 ? 'T' : 'N',
+                       op >> 1 ? 'T' : 'N', beta, e);
             }
     unsetenv("GEMMTUNE_TUNE_MAX_CANDIDATES");
 }
