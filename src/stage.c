@@ -70,6 +70,11 @@ int gt_stage_plan(const gt_gemm *g, int key_align, gt_stage *st) {
         const double bytes = (double)rows * (double)cols * es;
         total += bytes;
         if (gt_key_align_class(&ptr, 1, &ld, 1, es) >= 16) continue;
+        /* A narrow operand of one stored row is a vector whose elements are ld apart
+         * (contiguous at ld 1): its copy would spread them 16 bytes apart and widen no
+         * load, and the call (m = 1 against a weight) is GEMV's, which serves it in its
+         * own class. */
+        if (rows == 1) return memset(st, 0, sizeof *st), 0;
         /* A copy as stored, its rows padded to 16 bytes. */
         const int64_t per = 16 / es, nld = (rows + per - 1) / per * per;
         /* cuMemcpy2D's pitches are at most 2^31 - 1 bytes on every device we know. */

@@ -11,8 +11,9 @@
  * the copies' estimated time is at most half of what the narrow class is estimated to cost
  * the product (stage.c's narrow_loss: 1.2 times the product's time for 2-byte classes,
  * 0.67 for 4-byte, 0.25 for 8-byte), so calls with a small narrow part gain, and calls
- * whose operands are all narrow and large are left as they are. The copies are stream work (cuMemcpy2DAsync), so staging runs
- * under CUDA Graph capture as well.
+ * whose operands are all narrow and large are left as they are, as are calls whose narrow
+ * operand is one stored row (a vector: m = 1, GEMV's). The copies are stream work
+ * (cuMemcpy2DAsync), so staging runs under CUDA Graph capture as well.
  */
 #ifndef GT_STAGE_H
 #define GT_STAGE_H

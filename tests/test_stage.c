@@ -6,8 +6,8 @@
  * aligned weight stages those two, not the weight, with their leading dimensions rounded
  * up to 16 bytes and their copies laid out apart; the staged call (gt_stage_apply) is in
  * the 16-byte class; a call already in that class, one whose every operand is narrow and
- * large, one whose narrow part is the large weight and one whose copies would pass the
- * memory bound stage nothing; a C that is read (beta != 0) costs a copy in as well.
+ * large, one whose narrow part is the large weight, one whose narrow operands are one
+ * row (m = 1: GEMV's) and one whose copies would pass the memory bound stage nothing; a C that is read (beta != 0) costs a copy in as well.
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -109,6 +109,9 @@ static void stage_nothing_where_it_does_not_pay(void) {
     /* The narrow operand is the large weight (ld 4097 of a 4097 x 4096 bf16 A). */
     g = call(GT_DT_BF16, GT_OP_N, GT_OP_N, 4097, 16, 4096, 4097, 4096, 4104, 0.0);
     TAP_CHECK(gt_stage_plan(&g, class_of(&g), &st) == 0, "narrow weight staged");
+    /* One row (m = 1, lda = ldc = 1): A and C are vectors, the call GEMV's. */
+    g = call(GT_DT_BF16, GT_OP_N, GT_OP_T, 1, 12288, 4096, 1, 12288, 1, 0.0);
+    TAP_CHECK(class_of(&g) == 2 && gt_stage_plan(&g, 2, &st) == 0, "a one-row A and C staged");
     /* Copies beyond GT_STAGE_MAX_BYTES: C of 3 x 2^26 f32 (768 MiB) narrow. */
     g = call(GT_DT_F32, GT_OP_N, GT_OP_T, 3, 67108864, 65536, 3, 67108864, 3, 0.0);
     TAP_CHECK(gt_stage_plan(&g, class_of(&g), &st) == 0, "768 MiB of copies staged");
