@@ -62,7 +62,9 @@ static const long long shapes[][3] = {{1, 1, 1},     {17, 33, 65},  {1000, 1000,
 
 static void gpu_all_ops_odd_shapes(void) {
     NEED_GPU();
-    /* Two op pairs per shape, alternating, so that the shapes meet all four. */
+    /* Two op pairs per shape, alternating, so that the shapes meet all four; 8 candidates
+     * a tuning (the sweep suite times every one). */
+    setenv("GEMMTUNE_TUNE_MAX_CANDIDATES", "8", 1);
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
         for (int op = 0; op < 4; op++) {
             if ((op + (int)s) % 2) continue;
@@ -81,6 +83,7 @@ static void gpu_all_ops_odd_shapes(void) {
                    shapes[s][1], shapes[s][2], op & 1 ? 'T' : 'N', op >> 1 ? 'T' : 'N', beta, e);
             prob_free(&p);
         }
+    unsetenv("GEMMTUNE_TUNE_MAX_CANDIDATES");
 }
 
 static void gpu_larger_leading_dimensions(void) {
@@ -347,6 +350,7 @@ static void gpu_f64_all_ops_odd_shapes(void) {
     static const struct {
         long long m, n, k, pad_a, pad_b, pad_c;
     } sh[] = {{67, 45, 129, 0, 0, 0}, {129, 1, 7, 0, 0, 0}, {255, 257, 31, 1, 3, 5}};
+    setenv("GEMMTUNE_TUNE_MAX_CANDIDATES", "8", 1); /* the sweep suite times every one */
     for (size_t s = 0; s < sizeof sh / sizeof sh[0]; s++)
         for (int op = 0; op < 4; op++) {
             prob p;
@@ -365,6 +369,7 @@ static void gpu_f64_all_ops_odd_shapes(void) {
             printf("# f64 %s alpha=%g beta=%g |err| / bound %.3g\n", name, alpha, beta, e);
             prob_free(&p);
         }
+    unsetenv("GEMMTUNE_TUNE_MAX_CANDIDATES");
 }
 
 static void gpu_f64_nan_in_c_with_beta0(void) {
