@@ -17,7 +17,9 @@
  * type or 32F and COMPUTE_32F. cublasHgemm and COMPUTE_16F, which cuBLAS accumulates in
  * fp16, run with fp32 accumulation: never less accurate. Legacy compute types (a
  * cudaDataType as the compute type) and every other combination go to cuBLAS. The
- * handle's workspace (cublasSetWorkspace) has no getter: gemmtune uses its own.
+ * handle's workspace (cublasSetWorkspace) is not shared: cuBLAS writes it on every call
+ * it serves, and gemmtune's split-K counters need bytes that stay zero between its
+ * launches (gt_set_workspace), so routed calls use gemmtune's own.
  *
  * GEMMTUNE_CUBLAS=off (read at every call) routes nothing; GEMMTUNE_LOG=info or debug
  * says once per entry and shape which library served it. gemmtune_cublas_counts() gives

@@ -1,0 +1,224 @@
+/*
+ * test_dropin_gpu.c: a program written against cuBLAS alone (the CUDA runtime and
+ * cuBLAS, nothing of gemmtune's), run with the drop-in preloaded (LD_PRELOAD=
+ * libgemmtune_cublas.so; tests/meson.build sets it). Each case calls one cuBLAS entry on
+ * random data on a stream of its own, first routed (the drop-in's counts must show the
+ * call served by gemmtune), then with GEMMTUNE_CUBLAS=off (forwarded to cuBLAS), and
+ * compares the two outputs within the type's tolerance: Sgemm, Dgemm with beta != 0,
+ * Hgemm, GemmEx bf16 in / f32 out and GemmEx f16 in / f16 out, over the four op pairs.
+ * Without a GPU it prints "skipped: no CUDA device".
+ */
+#define _GNU_SOURCE
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tap.h"
+
+/* cublas_api.h declares cublasHgemm for C++ only (its scalars are __half); the entry
+ * takes pointers, so C declares it with void pointers. */
+cublasStatus_t cublasHgemm(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+                           const void *, const void *, int, const void *, int, const void *,
+                           void *, int);
+
+typedef void (*counts_fn)(unsigned long long out[3]);
+static counts_fn counts;
+static int gpu_state; /* 1 ready, 0 none, -1 failed */
+static char why[200];
+
+/* A device: 1; none (no driver, no device): 0; anything else: -1. With
+ * GEMMTUNE_TEST_REQUIRE_GPU=1 none is a failure. */
+static int probe(void) {
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    int state = e == cudaSuccess && n > 0 ? 1
+                : e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver ||
+                          (e == cudaSuccess && n == 0)
+                    ? 0
+                    : -1;
+    if (state != 1) snprintf(why, sizeof why, "%s", cudaGetErrorString(e));
+    const char *req = getenv("GEMMTUNE_TEST_REQUIRE_GPU");
+    if (state == 0 && req && !strcmp(req, "1")) state = -1;
+    return state;
+}
+
+/* ===== host data ===== */
+
+enum { F32, F64, F16, BF16 };
+static const size_t esize[] = {4, 8, 2, 2};
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+/* Uniform in (-1, 1), full mantissa. */
+static double urand(void) {
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return ((double)(rng >> 11) + 0.5) / 9007199254740992.0 * 2.0 - 1.0;
+}
+
+static uint16_t to_half(float f, int bf) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    if (bf) return (uint16_t)((u + 0x7fff + ((u >> 16) & 1)) >> 16);
+    const uint32_t s = (u >> 16) & 0x8000;
+    int e = (int)((u >> 23) & 0xff) - 127 + 15;
+    uint32_t m = u & 0x7fffff;
+    if (e <= 0) { /* subnormal or zero */
+        if (e < -10) return (uint16_t)s;
+        m |= 0x800000;
+        const int shift = 14 - e;
+        uint32_t h = m >> shift, rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
+        if (rem > half || (rem == half && (h & 1))) h++;
+        return (uint16_t)(s | h);
+    }
+    uint32_t h = ((uint32_t)e << 10) | (m >> 13), rem = m & 0x1fff;
+    if (rem > 0x1000 || (rem == 0x1000 && (h & 1))) h++;
+    return (uint16_t)(s | (h > 0x7bff ? 0x7c00 : h));
+}
+
+static double from_half(uint16_t h, int bf) {
+    if (bf) {
+        uint32_t u = (uint32_t)h << 16;
+        float f;
+        memcpy(&f, &u, 4);
+        return f;
+    }
+    const int s = h >> 15, e = (h >> 10) & 31, m = h & 1023;
+    double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(m | 1024, e - 25);
+    return s ? -v : v;
+}
+
+static void fill(void *p, size_t n, int t) {
+    for (size_t i = 0; i < n; i++) {
+        double v = urand();
+        if (t == F32) ((float *)p)[i] = (float)v;
+        else if (t == F64) ((double *)p)[i] = v;
+        else ((uint16_t *)p)[i] = to_half((float)v, t == BF16);
+    }
+}
+
+static double get(const void *p, size_t i, int t) {
+    return t == F32 ? ((const float *)p)[i] : t == F64 ? ((const double *)p)[i]
+                                                       : from_half(((const uint16_t *)p)[i], t == BF16);
+}
+
+/* ===== one case ===== */
+
+typedef struct {
+    const char *name;
+    int entry;        /* 0 Sgemm, 1 Dgemm, 2 Hgemm, 3 GemmEx */
+    int ab, c;        /* element types of A and B, and of C */
+    int m, n, k;
+    double alpha, beta;
+    double tol;       /* max |routed - cuBLAS| / max |cuBLAS| */
+} dcase;
+
+static cudaDataType cuda_type(int t) {
+    return t == F32 ? CUDA_R_32F : t == F64 ? CUDA_R_64F : t == F16 ? CUDA_R_16F : CUDA_R_16BF;
+}
+
+static cublasStatus_t call(cublasHandle_t h, const dcase *c, int ta, int tb, const void *A,
+                           int lda, const void *B, int ldb, void *C, int ldc) {
+    const cublasOperation_t oa = ta ? CUBLAS_OP_T : CUBLAS_OP_N, ob = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const float af = (float)c->alpha, bf = (float)c->beta;
+    if (c->entry == 0)
+        return cublasSgemm(h, oa, ob, c->m, c->n, c->k, &af, A, lda, B, ldb, &bf, C, ldc);
+    if (c->entry == 1)
+        return cublasDgemm(h, oa, ob, c->m, c->n, c->k, &c->alpha, A, lda, B, ldb, &c->beta, C, ldc);
+    if (c->entry == 2) {
+        const uint16_t ah = to_half(af, 0), bh = to_half(bf, 0);
+        return cublasHgemm(h, oa, ob, c->m, c->n, c->k, &ah, A, lda, B, ldb, &bh, C, ldc);
+    }
+    return cublasGemmEx(h, oa, ob, c->m, c->n, c->k, &af, A, cuda_type(c->ab), lda, B,
+                        cuda_type(c->ab), ldb, &bf, C, cuda_type(c->c), ldc, CUBLAS_COMPUTE_32F,
+                        CUBLAS_GEMM_DEFAULT);
+}
+
+/* The case with op pair (ta, tb): routed, then forwarded, from the same C. */
+static void run_case(cublasHandle_t h, cudaStream_t s, const dcase *c, int ta, int tb) {
+    const int lda = ta ? c->k : c->m, ldb = tb ? c->n : c->k, ldc = c->m;
+    const size_t na = (size_t)c->m * c->k, nb = (size_t)c->k * c->n, nc = (size_t)c->m * c->n;
+    void *ha = malloc(na * esize[c->ab]), *hb = malloc(nb * esize[c->ab]);
+    void *hc = malloc(nc * esize[c->c]), *r1 = malloc(nc * esize[c->c]), *r2 = malloc(nc * esize[c->c]);
+    void *da = NULL, *db = NULL, *dc = NULL;
+    int ok = ha && hb && hc && r1 && r2 && cudaMalloc(&da, na * esize[c->ab]) == cudaSuccess &&
+             cudaMalloc(&db, nb * esize[c->ab]) == cudaSuccess &&
+             cudaMalloc(&dc, nc * esize[c->c]) == cudaSuccess;
+    TAP_CHECK(ok, "%s: buffers", c->name);
+    if (ok) {
+        fill(ha, na, c->ab), fill(hb, nb, c->ab), fill(hc, nc, c->c);
+        cudaMemcpy(da, ha, na * esize[c->ab], cudaMemcpyHostToDevice);
+        cudaMemcpy(db, hb, nb * esize[c->ab], cudaMemcpyHostToDevice);
+        unsigned long long k0[3], k1[3], k2[3];
+        void *out[2] = {r1, r2};
+        cublasStatus_t st[2];
+        counts(k0);
+        for (int run = 0; run < 2; run++) {
+            if (run == 1) setenv("GEMMTUNE_CUBLAS", "off", 1);
+            cudaMemcpy(dc, hc, nc * esize[c->c], cudaMemcpyHostToDevice);
+            st[run] = call(h, c, ta, tb, da, lda, db, ldb, dc, ldc);
+            cudaMemcpyAsync(out[run], dc, nc * esize[c->c], cudaMemcpyDeviceToHost, s);
+            cudaStreamSynchronize(s);
+            counts(run == 0 ? k1 : k2);
+            unsetenv("GEMMTUNE_CUBLAS");
+        }
+        TAP_CHECK(st[0] == CUBLAS_STATUS_SUCCESS && st[1] == CUBLAS_STATUS_SUCCESS,
+                  "%s %c%c: status %d routed, %d forwarded", c->name, "NT"[ta], "NT"[tb], st[0], st[1]);
+        TAP_CHECK(k1[0] - k0[0] == 1 && k1[2] == k0[2], "%s %c%c: served by gemmtune +%llu, fell back +%llu",
+                  c->name, "NT"[ta], "NT"[tb], k1[0] - k0[0], k1[2] - k0[2]);
+        TAP_CHECK(k2[1] - k1[1] == 1 && k2[0] == k1[0], "%s %c%c: forwarded with GEMMTUNE_CUBLAS=off +%llu",
+                  c->name, "NT"[ta], "NT"[tb], k2[1] - k1[1]);
+        double diff = 0, big = 0;
+        int finite = 1;
+        for (size_t i = 0; i < nc; i++) {
+            const double x = get(r1, i, c->c), y = get(r2, i, c->c);
+            finite &= isfinite(x) && isfinite(y);
+            if (fabs(x - y) > diff) diff = fabs(x - y);
+            if (fabs(y) > big) big = fabs(y);
+        }
+        const double rel = big > 0 ? diff / big : diff;
+        TAP_CHECK(finite && big > 0 && rel <= c->tol, "%s %c%c: max |drop-in - cuBLAS| / max |cuBLAS| %.3g (tolerance %.0e)",
+                  c->name, "NT"[ta], "NT"[tb], rel, c->tol);
+        printf("# %s %dx%dx%d:%c%c relative difference %.3g\n", c->name, c->m, c->n, c->k,
+               "NT"[ta], "NT"[tb], rel);
+    }
+    cudaFree(da), cudaFree(db), cudaFree(dc);
+    free(ha), free(hb), free(hc), free(r1), free(r2);
+}
+
+static void dropin_matches_cublas(void) {
+    if (gpu_state == 0) TAP_SKIP("skipped: no CUDA device (%s)", why);
+    TAP_CHECK(gpu_state == 1, "GPU set-up failed: %s", why);
+    if (gpu_state != 1) return;
+    if (!counts) TAP_SKIP("skipped: the drop-in is not preloaded (LD_PRELOAD)");
+    cublasHandle_t h;
+    cudaStream_t s;
+    TAP_CHECK(cublasCreate(&h) == CUBLAS_STATUS_SUCCESS && cudaStreamCreate(&s) == cudaSuccess,
+              "cuBLAS handle and stream");
+    cublasSetStream(h, s);
+    /* Tolerances: the same products by other kernels (other summation orders); Hgemm's
+     * cuBLAS accumulates in fp16, the drop-in's gemmtune in fp32. */
+    static const dcase cases[] = {
+        {"Sgemm", 0, F32, F32, 129, 67, 33, 1.5, 0.0, 1e-5},
+        {"Dgemm", 1, F64, F64, 67, 45, 129, -0.75, 0.5, 1e-13},
+        {"Hgemm", 2, F16, F16, 96, 200, 300, 1.0, 0.0, 2e-2},
+        {"GemmEx bf16 -> f32", 3, BF16, F32, 255, 257, 31, 1.0, -0.5, 1e-5},
+        {"GemmEx f16 -> f16", 3, F16, F16, 1000, 63, 130, 0.5, 0.0, 2e-3},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const int op = (int)i % 4; /* each case one op pair, all four over the cases */
+        run_case(h, s, &cases[i], op & 1, op >> 1);
+    }
+    cublasDestroy(h);
+    cudaStreamDestroy(s);
+}
+
+int main(void) {
+    counts = (counts_fn)dlsym(RTLD_DEFAULT, "gemmtune_cublas_counts");
+    gpu_state = probe();
+    TAP_RUN(dropin_matches_cublas);
+    return tap_done();
+}
