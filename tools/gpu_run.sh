@@ -4,7 +4,8 @@
 #   all         every test (the GPU ones for real), a few `gemmtune run` checks, memcheck
 #               and bench
 #   tests       every test but the sweep and multigpu suites;  gpu: the tests that need the
-#               GPU (gpu, cluster, cli, mode, verify, capture);  verify: the verifier's alone
+#               GPU (gpu, cluster, cli, mode, verify, capture, generic, gemv, dropin_gpu);
+#               verify: the verifier's alone
 #   sweep       the sweep suite: tunings with every candidate timed and verified
 #   multigpu    the multigpu suite: two GPUs driven at once by two threads (run it on a
 #               machine with two; with one it is skipped)
@@ -55,7 +56,7 @@ if [ "$what" = all ] || [ "$what" = tests ]; then
 fi
 if [ "$what" = gpu ] || [ "$what" = sweep ] || [ "$what" = verify ] || [ "$what" = multigpu ]; then
   case $what in
-    gpu) suites="gpu cluster cli mode verify capture generic gemv" ;;
+    gpu) suites="gpu cluster cli mode verify capture generic gemv dropin_gpu" ;;
     verify) suites="verify" ;;
     multigpu) suites="--suite multigpu" ;;
     *) suites="--suite sweep" ;;
