@@ -657,10 +657,11 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
     rep->space.ranked_out += n - norder;
     rep->space.kept = norder;
     /* The generic twin of the model's first (kcfg.h, GENERIC: the same kernel with M, N,
-     * K as arguments) is timed right after it: where compiling for the exact shape buys
-     * nothing measurable it may win, and its binary then serves every shape of the
-     * class. It takes the place of the last-ranked candidate when the list is full; not
-     * with fewer than 4 candidates (a small budget keeps to the ranking). */
+     * K as arguments) is second in the list, after the seeds' first or the model's first
+     * itself: where compiling for the exact shape buys nothing measurable it may win, and
+     * its binary then serves every shape of the class. It takes the place of the
+     * last-ranked candidate when the list is full; not with fewer than 4 candidates (a
+     * small budget keeps to the ranking). */
     const int twin = norder >= 4;
     const int total = twin && norder < opts.max_candidates ? norder + 1 : norder;
     gt_tune_cand *cands = calloc((size_t)total, sizeof *cands);
@@ -672,9 +673,12 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
         return gt_fail(GT_OUT_OF_MEMORY, "tuning state");
     }
     rep->seeded = nseeds;
+    /* The model's first: the first of the order that is not a seed (the seeds come first). */
+    int first = 0;
+    while (first < norder - 1 && gt_kcfg_listed(seeds, nseeds, &order[first])) first++;
     for (int i = 0, from = 0; i < total; i++) {
         if (twin && i == 1) {
-            cands[i].cfg = order[0];
+            cands[i].cfg = order[first];
             cands[i].cfg.generic = 1;
         } else {
             cands[i].cfg = order[from++];
