@@ -342,15 +342,30 @@ static int lt_get_desc(cublasLtMatmulDesc_t d, int attr, uint64_t *v) {
     return 1;
 }
 
+/* What the log says of a cublasLtMatmul: m, n, k and the ops, as far as its descriptors
+ * can be read (zeros where not). */
+typedef struct {
+    int64_t m, n, k;
+    int ta, tb;
+} lt_shape;
+
 /* Routes a cublasLtMatmul that is a plain GEMM: 1 gemmtune served it, 0 gemmtune refused
- * it (counted; cuBLASLt is to run it), -1 it is not one gemmtune takes. */
+ * it (counted; cuBLASLt is to run it), -1 it is not one gemmtune takes. *sh: its shape
+ * for the log, also when it is not taken. */
 static int lt_route(cublasLtMatmulDesc_t d, const void *alpha, const void *A,
                     cublasLtMatrixLayout_t Ad, const void *B, cublasLtMatrixLayout_t Bd,
                     const void *beta, const void *C, cublasLtMatrixLayout_t Cd, void *D,
-                    cublasLtMatrixLayout_t Dd, cudaStream_t stream) {
-    if (!enabled() || !alpha || !beta) return -1;
-    uint64_t ct, st, pm, ta, tb, tc, epi, ptr = 0;
+                    cublasLtMatrixLayout_t Dd, cudaStream_t stream, lt_shape *sh) {
+    uint64_t ct, st, pm, ta = 0, tb = 0, tc, epi, ptr = 0;
     lt_layout la, lb, lc, ld;
+    memset(sh, 0, sizeof *sh);
+    memset(&la, 0, sizeof la), memset(&lc, 0, sizeof lc);
+    lt_get_desc(d, LT_TRANSA, &ta), lt_get_desc(d, LT_TRANSB, &tb);
+    lt_get_layout(Ad, &la), lt_get_layout(Cd, &lc);
+    sh->m = (int64_t)lc.rows, sh->n = (int64_t)lc.cols;
+    sh->k = (int64_t)(ta == CUBLAS_OP_N ? la.cols : la.rows);
+    sh->ta = (int)ta, sh->tb = (int)tb;
+    if (!enabled() || !alpha || !beta) return -1;
     int ok = lt_get_desc(d, LT_COMPUTE_TYPE, &ct) && lt_get_desc(d, LT_SCALE_TYPE, &st) &&
              lt_get_desc(d, LT_POINTER_MODE, &pm) && lt_get_desc(d, LT_TRANSA, &ta) &&
              lt_get_desc(d, LT_TRANSB, &tb) && lt_get_desc(d, LT_TRANSC, &tc) &&
@@ -389,9 +404,10 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t d, const 
                               cublasLtMatrixLayout_t Bd, const void *beta, const void *C,
                               cublasLtMatrixLayout_t Cd, void *D, cublasLtMatrixLayout_t Dd,
                               const void *algo, void *ws, size_t ws_bytes, cudaStream_t stream) {
-    const int r = lt_route(d, alpha, A, Ad, B, Bd, beta, C, Cd, D, Dd, stream);
+    lt_shape sh;
+    const int r = lt_route(d, alpha, A, Ad, B, Bd, beta, C, Cd, D, Dd, stream, &sh);
     if (r == 1) return CUBLAS_STATUS_SUCCESS;
-    if (r < 0) forwarded("cublasLtMatmul", 0, 0, 0, 0, 0, -1);
+    if (r < 0) forwarded("cublasLtMatmul", sh.m, sh.n, sh.k, sh.ta, sh.tb, -1);
     REAL(lt_matmul_fn, "cublasLtMatmul");
     return fn_(h, d, alpha, A, Ad, B, Bd, beta, C, Cd, D, Dd, algo, ws, ws_bytes, stream);
 }

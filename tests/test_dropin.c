@@ -9,7 +9,8 @@
  * that gemmtune refuses (a pointer off its element's alignment: gemmtune writes nothing)
  * go to cuBLAS as they came (fell back), for Sgemm, Dgemm_64, Hgemm and GemmEx in bf16;
  * cublasLtMatmul as a plain GEMM routed, and not with a bias epilogue, a batch, a row
- * order, D apart from C or a device pointer mode.
+ * order, D apart from C or a device pointer mode; GEMMTUNE_LOG=info naming each shape
+ * once, cuBLASLt calls sent to cuBLAS included.
  * Routed calls that gemmtune serves need a GPU: the Python and PyTorch runs cover them.
  */
 #define _GNU_SOURCE
@@ -17,6 +18,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "mock_cublas.h"
 #include "tap.h"
@@ -122,9 +125,52 @@ static void dropin_lt_plain_gemm_only(void) {
     EXPECT("Lt shapes that disagree", cublasLtMatmul(NULL, &d, &a, BAD, &wrong, BAD, &lb, &b, BAD, &lc, BAD, &lc, NULL, NULL, 0, NULL), 20, 0, 1, 0);
 }
 
+/* GEMMTUNE_LOG=info says once per shape who served it, cublasLtMatmul calls that go to
+ * cuBLAS included (each under its own shape). */
+static void dropin_log_names_each_shape(void) {
+    if (!counts) TAP_SKIP("skipped: the drop-in is not preloaded (LD_PRELOAD)");
+    char path[] = "/tmp/gt-dropin-log-XXXXXX";
+    int fd = mkstemp(path);
+    TAP_CHECK(fd >= 0, "a scratch file");
+    if (fd < 0) return;
+    fflush(stderr);
+    const int saved = dup(2);
+    dup2(fd, 2);
+    setenv("GEMMTUNE_LOG", "info", 1);
+    mock_desc d = {{0}, {0}};
+    d.v[0] = 68, d.v[7] = 2; /* COMPUTE_32F, a ReLU epilogue: not a plain GEMM */
+    mock_layout la = {14, 0, 1, 21, 5, 21}, lb = {14, 0, 1, 5, 9, 5}, lc = {0, 0, 1, 21, 9, 21};
+    mock_layout la2 = {14, 0, 1, 33, 5, 33}, lc2 = {0, 0, 1, 33, 9, 33};
+    const float a = 1.0f, b = 0.0f;
+    for (int twice = 0; twice < 2; twice++) {
+        cublasLtMatmul(NULL, &d, &a, BAD, &la, BAD, &lb, &b, BAD, &lc, BAD, &lc, NULL, NULL, 0, NULL);
+        cublasLtMatmul(NULL, &d, &a, BAD, &la2, BAD, &lb, &b, BAD, &lc2, BAD, &lc2, NULL, NULL, 0, NULL);
+    }
+    unsetenv("GEMMTUNE_LOG");
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    char text[4096] = "";
+    FILE *f = fdopen(fd, "r");
+    size_t got = 0;
+    if (f) {
+        rewind(f);
+        got = fread(text, 1, sizeof text - 1, f);
+        fclose(f);
+    }
+    text[got] = 0;
+    unlink(path);
+    const char *one = "gemmtune-cublas: cublasLtMatmul 21x9x5 NN: cuBLAS\n";
+    const char *two = "gemmtune-cublas: cublasLtMatmul 33x9x5 NN: cuBLAS\n";
+    const char *p1 = strstr(text, one), *p2 = strstr(text, two);
+    TAP_CHECK(p1 && p2, "each shape named: '%s'", text);
+    TAP_CHECK(p1 && !strstr(p1 + 1, one) && p2 && !strstr(p2 + 1, two), "each shape said once: '%s'", text);
+}
+
 int main(void) {
     counts = (counts_fn)dlsym(RTLD_DEFAULT, "gemmtune_cublas_counts");
     TAP_RUN(dropin_takes_and_forwards);
     TAP_RUN(dropin_lt_plain_gemm_only);
+    TAP_RUN(dropin_log_names_each_shape);
     return tap_done();
 }
