@@ -359,21 +359,23 @@ static int lt_route(cublasLtMatmulDesc_t d, const void *alpha, const void *A,
     uint64_t ct, st, pm, ta = 0, tb = 0, tc, epi, ptr = 0;
     lt_layout la, lb, lc, ld;
     memset(sh, 0, sizeof *sh);
+    /* The ops and A's and C's layouts name the shape; read once, for the log and the
+     * routing. Not read at all when neither needs them. */
+    const int route = enabled() && alpha && beta;
+    if (!route && !log_info()) return -1;
     memset(&la, 0, sizeof la), memset(&lc, 0, sizeof lc);
-    lt_get_desc(d, LT_TRANSA, &ta), lt_get_desc(d, LT_TRANSB, &tb);
-    lt_get_layout(Ad, &la), lt_get_layout(Cd, &lc);
+    const int got = lt_get_desc(d, LT_TRANSA, &ta) & lt_get_desc(d, LT_TRANSB, &tb) &
+                    lt_get_layout(Ad, &la) & lt_get_layout(Cd, &lc);
     sh->m = (int64_t)lc.rows, sh->n = (int64_t)lc.cols;
     sh->k = (int64_t)(ta == CUBLAS_OP_N ? la.cols : la.rows);
     sh->ta = (int)ta, sh->tb = (int)tb;
-    if (!enabled() || !alpha || !beta) return -1;
-    int ok = lt_get_desc(d, LT_COMPUTE_TYPE, &ct) && lt_get_desc(d, LT_SCALE_TYPE, &st) &&
-             lt_get_desc(d, LT_POINTER_MODE, &pm) && lt_get_desc(d, LT_TRANSA, &ta) &&
-             lt_get_desc(d, LT_TRANSB, &tb) && lt_get_desc(d, LT_TRANSC, &tc) &&
+    if (!route) return -1;
+    int ok = got && lt_get_desc(d, LT_COMPUTE_TYPE, &ct) && lt_get_desc(d, LT_SCALE_TYPE, &st) &&
+             lt_get_desc(d, LT_POINTER_MODE, &pm) && lt_get_desc(d, LT_TRANSC, &tc) &&
              lt_get_desc(d, LT_EPILOGUE, &epi) && pm == CUBLAS_POINTER_MODE_HOST &&
              tc == CUBLAS_OP_N && epi == LT_EPILOGUE_DEFAULT && (const void *)D == C &&
-             lt_get_layout(Ad, &la) && lt_get_layout(Bd, &lb) && lt_get_layout(Cd, &lc) &&
-             lt_get_layout(Dd, &ld) && ld.type == lc.type && ld.rows == lc.rows &&
-             ld.cols == lc.cols && ld.ld == lc.ld && la.type == lb.type;
+             lt_get_layout(Bd, &lb) && lt_get_layout(Dd, &ld) && ld.type == lc.type &&
+             ld.rows == lc.rows && ld.cols == lc.cols && ld.ld == lc.ld && la.type == lb.type;
     static const int scales[] = {LT_A_SCALE, LT_B_SCALE, LT_C_SCALE, LT_D_SCALE, LT_AMAX_D};
     for (size_t i = 0; ok && i < sizeof scales / sizeof scales[0]; i++)
         ok = lt_get_desc(d, scales[i], &ptr) && ptr == 0;
