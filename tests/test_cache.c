@@ -2073,6 +2073,13 @@ static int remove_entry(const char *p, const struct stat *st, int flag, struct F
     return remove(p);
 }
 
+/* gt_db_claim's state for owner (major version 0), or -1 where the call fails. */
+static int claim_as(gt_db *db, const gt_key *key, const char *hash, const char *owner, double ttl) {
+    gt_db_claim_state st;
+    gt_db_winner w;
+    return gt_db_claim(db, key, hash, 0, owner, ttl, &st, &w) == GT_SUCCESS ? (int)st : -1;
+}
+
 /* Tuning claims and first-come winners (gt_db_claim, gt_db_unclaim, gt_db_store_first):
  * two handles on one file stand for two processes. */
 static void test_claims(void) {
@@ -2088,40 +2095,31 @@ static void test_claims(void) {
     make_key(&other, 8);
     gt_db_claim_state st = GT_DB_CLAIM_HELD;
     gt_db_winner w, kept;
-    TAP_CHECK(gt_db_claim(p1, &key, HASH, 0, "h:1", 30, &st, &w) == GT_SUCCESS &&
-                  st == GT_DB_CLAIM_TAKEN,
-              "first claim: state %d: %s", st, gt_db_errmsg(p1));
-    TAP_CHECK(gt_db_claim(p2, &key, HASH, 0, "h:2", 30, &st, &w) == GT_SUCCESS &&
-                  st == GT_DB_CLAIM_HELD,
-              "second owner: state %d, want held", st);
-    TAP_CHECK(gt_db_claim(p1, &key, HASH, 0, "h:1", 30, &st, &w) == GT_SUCCESS &&
-                  st == GT_DB_CLAIM_TAKEN,
-              "the owner again: state %d", st);
+    int c = claim_as(p1, &key, HASH, "h:1", 30);
+    TAP_CHECK(c == GT_DB_CLAIM_TAKEN, "first claim: state %d: %s", c, gt_db_errmsg(p1));
+    c = claim_as(p2, &key, HASH, "h:2", 30);
+    TAP_CHECK(c == GT_DB_CLAIM_HELD, "second owner: state %d, want held", c);
+    c = claim_as(p1, &key, HASH, "h:1", 30);
+    TAP_CHECK(c == GT_DB_CLAIM_TAKEN, "the owner again: state %d", c);
     /* Claims are per key, source hash and major version. */
-    TAP_CHECK(gt_db_claim(p2, &other, HASH, 0, "h:2", 30, &st, &w) == GT_SUCCESS &&
-                  st == GT_DB_CLAIM_TAKEN,
-              "another key: state %d", st);
-    TAP_CHECK(gt_db_claim(p2, &key, "another-hash", 0, "h:2", 30, &st, &w) == GT_SUCCESS &&
-                  st == GT_DB_CLAIM_TAKEN,
-              "another source hash: state %d", st);
+    c = claim_as(p2, &other, HASH, "h:2", 30);
+    TAP_CHECK(c == GT_DB_CLAIM_TAKEN, "another key: state %d", c);
+    c = claim_as(p2, &key, "another-hash", "h:2", 30);
+    TAP_CHECK(c == GT_DB_CLAIM_TAKEN, "another source hash: state %d", c);
     /* Only the owner drops a claim. */
     TAP_CHECK(gt_db_unclaim(p2, &key, HASH, 0, "h:2") == GT_SUCCESS, "%s", gt_db_errmsg(p2));
-    TAP_CHECK(gt_db_claim(p2, &key, HASH, 0, "h:2", 30, &st, &w) == GT_SUCCESS &&
-                  st == GT_DB_CLAIM_HELD,
-              "after another owner's unclaim: state %d, want held", st);
+    c = claim_as(p2, &key, HASH, "h:2", 30);
+    TAP_CHECK(c == GT_DB_CLAIM_HELD, "after another owner's unclaim: state %d, want held", c);
     TAP_CHECK(gt_db_unclaim(p1, &key, HASH, 0, "h:1") == GT_SUCCESS, "%s", gt_db_errmsg(p1));
-    TAP_CHECK(gt_db_claim(p2, &key, HASH, 0, "h:2", 0.2, &st, &w) == GT_SUCCESS &&
-                  st == GT_DB_CLAIM_TAKEN,
-              "after the owner's unclaim: state %d", st);
+    c = claim_as(p2, &key, HASH, "h:2", 0.2);
+    TAP_CHECK(c == GT_DB_CLAIM_TAKEN, "after the owner's unclaim: state %d", c);
     /* An expired claim (a killed owner's) is taken over. */
-    TAP_CHECK(gt_db_claim(p1, &key, HASH, 0, "h:1", 30, &st, &w) == GT_SUCCESS &&
-                  st == GT_DB_CLAIM_HELD,
-              "before expiry: state %d", st);
+    c = claim_as(p1, &key, HASH, "h:1", 30);
+    TAP_CHECK(c == GT_DB_CLAIM_HELD, "before expiry: state %d", c);
     struct timespec ts = {0, 300000000};
     nanosleep(&ts, NULL);
-    TAP_CHECK(gt_db_claim(p1, &key, HASH, 0, "h:1", 30, &st, &w) == GT_SUCCESS &&
-                  st == GT_DB_CLAIM_TAKEN,
-              "after expiry: state %d", st);
+    c = claim_as(p1, &key, HASH, "h:1", 30);
+    TAP_CHECK(c == GT_DB_CLAIM_TAKEN, "after expiry: state %d", c);
     /* The first winner stays; the second process is told which it is. */
     gt_db_winner a, b;
     make_winner(&a, "cfgA", 10);
