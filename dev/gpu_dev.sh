@@ -16,14 +16,19 @@
 #                 $CC_PAIRS ("narrow/padded ...": an odd shape and the nearest one whose
 #                 every leading dimension is 16-byte aligned) tuned from a fresh cache with
 #                 the same budget ($CC_BUDGET s, 64 candidates) and run, per $CC_DTYPES
-# Usage: bash dev/gpu_dev.sh space|mma3|profile-tc|profile-simt|classcost ; logs to $OUT (default
+#   selprobe      what does mode cached run for shapes no cache holds, and what would the
+#                 tuner find? Each of $SP_SHAPES (f32 held-out outliers) in mode cached
+#                 from the built-in defaults (the selector's choice in the log, its time
+#                 beside cuBLAS), then each of $SP_TUNE tuned with 64 candidates and every
+#                 candidate's time shown
+# Usage: bash dev/gpu_dev.sh space|mma3|profile-tc|profile-simt|classcost|selprobe ; logs to $OUT (default
 # ./gpu-out). On the project's device machine: copy ../shared/device to .device first
 # (SQLite headers) and carry it.
 set -uo pipefail
 what=${1:-}
 case "$what" in
-space | mma3 | profile-tc | profile-simt | classcost) ;;
-*) sed -n 2,22p "$0"; exit 2 ;;
+space | mma3 | profile-tc | profile-simt | classcost | selprobe) ;;
+*) sed -n 2,27p "$0"; exit 2 ;;
 esac
 cd "$(dirname "$0")/.."
 . tools/gpu_build.sh || exit 1
@@ -42,6 +47,22 @@ if [ "$what" = classcost ]; then
     done
   done
   rm -f "$OUT/cc.db"*
+fi
+if [ "$what" = selprobe ]; then
+  printf '%s\n' ${SP_SHAPES:-"4099 257 3001 T T" "123 4567 891 N N" "997 1009 1013 T T" \
+    "10000 200 200 T N" "32 4096 14336 N T" "77 128256 4096 N T" "12544 64 147 N N"} >"$OUT/sp-shapes.txt"
+  rm -f "$OUT/sp.db"*
+  GEMMTUNE_LOG=info GEMMTUNE_MODE=cached GEMMTUNE_CACHE="$OUT/sp.db" GEMMTUNE_DEFAULTS=1 \
+    ./$B/gemmtune-bench --no-lt --dtype "${SP_DTYPE:-f32}" --file "$OUT/sp-shapes.txt" >"$OUT/selprobe-bench.txt" 2>&1 || rc=1
+  grep -E "selected|^ +[0-9]+ " "$OUT/selprobe-bench.txt"
+  for s in ${SP_TUNE:-4099x257x3001:TT 4104x264x3008:TT 123x4567x891:NN 128x4568x896:NN 10000x200x200:TN 32x4096x14336:NT}; do
+    rm -f "$OUT/sp.db"*
+    GEMMTUNE_DEFAULTS=0 GEMMTUNE_TUNE_BUDGET_S=5 GEMMTUNE_TUNE_MAX_CANDIDATES=64 \
+      ./$B/gemmtune --cache "$OUT/sp.db" tune --dtype "${SP_DTYPE:-f32}" "$s" >/dev/null 2>&1 || rc=1
+    echo "=== $s" >>"$OUT/selprobe-show.txt"
+    GEMMTUNE_DEFAULTS=0 ./$B/gemmtune --cache "$OUT/sp.db" show --dtype "${SP_DTYPE:-f32}" "$s" >>"$OUT/selprobe-show.txt" 2>&1
+  done
+  rm -f "$OUT/sp.db"*
 fi
 if [ "$what" = space ]; then
   # Whether the ranking misses better candidates: each of $SPACE_SHAPES ("dtype:shape ...")

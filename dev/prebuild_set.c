@@ -31,7 +31,7 @@ int main(int argc, char **argv) {
     gt_select_row *rows = NULL;
     int nrows = gt_dispatch_class_rows(&cls, &rows);
     gt_kcfg *set = NULL;
-    int n = gt_prebuild_set(&cls, &h100, rows, nrows, 2, &set);
+    int n = gt_prebuild_set(&cls, &h100, NULL, rows, nrows, 2, &set);
     for (int i = 0; i < n; i++) {
         if (fam >= 0 && set[i].fam != fam) continue;
         char text[96];

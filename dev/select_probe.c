@@ -45,11 +45,11 @@ int main(int argc, char **argv) {
         gt_select_row *rows = NULL;
         int nrows = gt_dispatch_class_rows(&key, &rows);
         gt_kcfg *set = NULL;
-        int nset = gt_prebuild_set(&key, &h100, rows, nrows, 2, &set);
+        int nset = gt_prebuild_set(&key, &h100, NULL, rows, nrows, 2, &set);
         gt_kcfg all, held;
         gt_select_info ia, ih;
-        int ra = gt_select(&key, &h100, 0, rows, nrows, &all, &ia);
-        int rh = gt_select_have(&key, &h100, 0, rows, nrows, set, nset, &held, &ih);
+        int ra = gt_select(&key, &h100, 0, NULL, rows, nrows, &all, &ia);
+        int rh = gt_select_have(&key, &h100, 0, NULL, rows, nrows, set, nset, &held, &ih);
         char ta[96] = "-", th[96] = "-";
         if (ra == 0) gt_kcfg_format(&all, ta, sizeof ta);
         if (rh == 0) gt_kcfg_format(&held, th, sizeof th);

@@ -33,7 +33,9 @@
 #include "log.h"
 #include "measure.h"
 #include "rtc.h"
+#include "modelfix.h"
 #include "select.h"
+#include "space.h"
 
 /* ===================================================================================
  * Settings
@@ -223,6 +225,100 @@ static sel_acc rows_of(const near_acc *a) {
     return s;
 }
 
+/* ===== the cost model's correction (tuner/modelfix.h) ===== */
+
+/* Rows for the fit: every timing of the tuned shapes of one device and data type. */
+typedef struct fix_acc {
+    const gt_klimits *lim;
+    const gt_key *shape; /* the tuned shape whose timings are read */
+    int nrows, cap;
+    gt_fix_row *rows;
+} fix_acc;
+
+static int collect_fix(const gt_db_timing *t, void *user) {
+    fix_acc *a = user;
+    gt_kcfg c;
+    if (strcmp(t->status, "ok") != 0 || !(t->time_us > 0) || gt_kcfg_parse(t->config, &c, NULL, 0) != 0)
+        return 0;
+    if (a->nrows == a->cap) {
+        int cap = a->cap ? 2 * a->cap : 1024;
+        gt_fix_row *r = realloc(a->rows, sizeof *r * (size_t)cap);
+        if (!r) return 1;
+        a->rows = r, a->cap = cap;
+    }
+    gt_fix_row *r = &a->rows[a->nrows++];
+    memset(r, 0, sizeof *r);
+    r->key = *a->shape;
+    snprintf(r->config, sizeof r->config, "%s", t->config);
+    r->time_us = t->time_us;
+    c.generic = 0; /* a generic twin's time speaks for its configuration, as in select.c */
+    r->est_us = gt_space_estimate_us(&c, a->shape, a->lim);
+    return 0;
+}
+
+/* The fitted corrections, one per device and data type: made at the first need, and made
+ * again once this process has tuned since (its new timings join the fit). */
+#define FIX_SLOTS 16
+static struct fix_slot {
+    int used;
+    gt_key like;         /* device and data type (the rest unused) */
+    unsigned long long tunes; /* gt_stats.tunes when fitted */
+    gt_modelfix fix;
+} fix_slots[FIX_SLOTS];
+static pthread_mutex_t fix_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int same_device_dtype(const gt_key *a, const gt_key *b) {
+    return a->dtype == b->dtype && a->cc_major == b->cc_major && a->cc_minor == b->cc_minor &&
+           a->sm_count == b->sm_count && strcmp(a->device, b->device) == 0;
+}
+
+void gt_dispatch_model_fix(const gt_key *key, const gt_klimits *lim, gt_modelfix *out) {
+    gt_stats st;
+    memset(&st, 0, sizeof st);
+    gt_get_stats(&st);
+    pthread_mutex_lock(&fix_lock);
+    int slot = -1, free_slot = -1;
+    for (int i = 0; i < FIX_SLOTS; i++) {
+        if (fix_slots[i].used && same_device_dtype(&fix_slots[i].like, key)) slot = i;
+        else if (!fix_slots[i].used && free_slot < 0) free_slot = i;
+    }
+    if (slot >= 0 && fix_slots[slot].tunes == (unsigned long long)st.tunes) {
+        *out = fix_slots[slot].fix;
+        pthread_mutex_unlock(&fix_lock);
+        return;
+    }
+    /* Every class of the data type: op pairs and alignment classes (a class's tuned
+     * shapes come with either beta, gt_db_neighbors). */
+    gt_layers_open();
+    fix_acc acc = {.lim = lim};
+    static const int aligns[] = {1, 2, 4, 8, 16};
+    for (int ops = 0; ops < 4; ops++)
+        for (int al = 0; al < 5; al++) {
+            gt_key ck = *key;
+            ck.opa = ops >> 1, ck.opb = ops & 1, ck.align = aligns[al];
+            near_acc a = {.key = &ck};
+            collect_class(&ck, &a);
+            for (int j = 0; j < a.nrows; j++) {
+                acc.shape = &a.rows[j].key;
+                gt_layers_timings(a.rows[j].layer, &a.rows[j].key, gt_kernel_source_hash,
+                                  GT_VERSION_MAJOR, collect_fix, &acc);
+            }
+            free(a.rows);
+        }
+    gt_modelfix fix;
+    if (gt_modelfix_fit(acc.rows, acc.nrows, &fix) != 0) memset(&fix, 0, sizeof fix);
+    free(acc.rows);
+    if (slot < 0) slot = free_slot;
+    if (slot >= 0) {
+        fix_slots[slot].used = 1;
+        fix_slots[slot].like = *key;
+        fix_slots[slot].tunes = (unsigned long long)st.tunes;
+        fix_slots[slot].fix = fix;
+    }
+    pthread_mutex_unlock(&fix_lock);
+    *out = fix;
+}
+
 int gt_dispatch_class_rows(const gt_key *key, gt_select_row **rows) {
     near_acc a = {.key = key};
     gt_layers_open();
@@ -238,10 +334,13 @@ static int select_from(gt_devctx *dc, const gt_key *key, int flags, const near_a
     gt_klimits lim;
     gt_kern_limits(dc, &lim);
     gt_kcfg cfg, *have = malloc(sizeof *have * HAVE_MAX);
+    gt_modelfix *fix = malloc(sizeof *fix);
+    if (fix) gt_dispatch_model_fix(key, &lim, fix);
     int nhave = have ? gt_kern_generic_have(key, dc->arch, have, HAVE_MAX) : 0;
     gt_select_info info;
-    int found = gt_select_have(key, &lim, flags, s.rows, s.nrows, have, nhave, &cfg, &info) == 0;
-    free(s.rows), free(have);
+    int found = gt_select_have(key, &lim, flags, fix, s.rows, s.nrows, have, nhave, &cfg, &info) == 0;
+    const int fixed_by = fix && fix->nfeat > 0 ? fix->shapes : 0;
+    free(s.rows), free(have), free(fix);
     if (!found) return 0;
     char text[GT_DB_CONFIG_MAX], kt[200];
     gt_kcfg_format(&cfg, text, sizeof text);
@@ -251,8 +350,9 @@ static int select_from(gt_devctx *dc, const gt_key *key, int flags, const near_a
         return 0;
     }
     gt_log(GT_LOG_INFO, "%s: selected %s (score %.3f, %s; %d candidates, %d measured, %d excluded; "
-           "generic binary %s)", kt, text, info.score, info.from_model ? "cost model" : "measured",
-           info.pool, info.measured, info.excluded, info.in_have ? "held" : "built now");
+           "model corrected by %d shapes; generic binary %s)", kt, text, info.score,
+           info.from_model ? "cost model" : "measured", info.pool, info.measured, info.excluded,
+           fixed_by, info.in_have ? "held" : "built now");
     gt_stat_add(GT_STAT_NEAREST, 1);
     return 1;
 }
@@ -373,13 +473,20 @@ static int tune_key(gt_devctx *dc, const gt_key *key, const gt_tune_opts *base, 
     /* The ranking that learns: the near-winners of the class's tuned shapes first
      * (select.h's gt_select_rank), unless the caller gave its own seeds. */
     gt_kcfg seeds[GT_TUNE_SEEDS];
+    gt_klimits lim;
+    gt_kern_limits(dc, &lim);
+    /* The cost model corrected by the data type's timings (tuner/modelfix.h), for the
+     * space's order and the seeds' scores, unless the caller gave its own. */
+    gt_modelfix *fix = NULL;
+    if (!opts.fix && (fix = malloc(sizeof *fix)) != NULL) {
+        gt_dispatch_model_fix(key, &lim, fix);
+        opts.fix = fix;
+    }
     if (!opts.seeds) {
         gt_select_row *rows = NULL;
         int nrows = gt_dispatch_class_rows(key, &rows);
-        gt_klimits lim;
-        gt_kern_limits(dc, &lim);
         opts.nseeds = nrows > 0 ? gt_select_rank(key, &lim, same_order ? GT_SPACE_SAME_ORDER : 0,
-                                                 rows, nrows, seeds, GT_TUNE_SEEDS)
+                                                 opts.fix, rows, nrows, seeds, GT_TUNE_SEEDS)
                                 : 0;
         opts.seeds = seeds;
         free(rows);
@@ -387,6 +494,7 @@ static int tune_key(gt_devctx *dc, const gt_key *key, const gt_tune_opts *base, 
     pthread_mutex_lock(&dc->tune_lock);
     gt_status s = gt_tune(dc, key, &opts, k, rep);
     pthread_mutex_unlock(&dc->tune_lock);
+    free(fix);
     gt_stat_add(GT_STAT_TUNES, 1);
     *st = GT_SUCCESS;
     if (s == GT_SUCCESS && !rep->skipped) {

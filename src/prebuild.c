@@ -35,6 +35,7 @@ static const long long grid_k[] = {16, 64, 256, 1024, 4096, 16384, 65536, 262144
 typedef struct set_job {
     const gt_key *cls;
     const gt_klimits *lim;
+    const gt_modelfix *fix;
     const gt_select_row *rows;
     int nrows;
     long long (*points)[3];
@@ -47,8 +48,8 @@ static void select_one(int i, void *user) {
     set_job *j = user;
     gt_key key = *j->cls;
     key.m = j->points[i / 2][0], key.n = j->points[i / 2][1], key.k = j->points[i / 2][2];
-    j->ok[i] = gt_select(&key, j->lim, i % 2 ? GT_SPACE_SAME_ORDER : 0, j->rows, j->nrows,
-                         &j->chosen[i], NULL) == 0;
+    j->ok[i] = gt_select(&key, j->lim, i % 2 ? GT_SPACE_SAME_ORDER : 0, j->fix, j->rows,
+                         j->nrows, &j->chosen[i], NULL) == 0;
 }
 
 static int by_text(const void *a, const void *b) {
@@ -58,8 +59,8 @@ static int by_text(const void *a, const void *b) {
     return strcmp(x, y);
 }
 
-int gt_prebuild_set(const gt_key *cls, const gt_klimits *lim, const gt_select_row *rows,
-                    int nrows, int threads, gt_kcfg **out) {
+int gt_prebuild_set(const gt_key *cls, const gt_klimits *lim, const gt_modelfix *fix,
+                    const gt_select_row *rows, int nrows, int threads, gt_kcfg **out) {
     *out = NULL;
     /* The grid, then every measured shape once. */
     long long (*points)[3] = malloc(sizeof *points * (size_t)(NGRID + nrows));
@@ -77,8 +78,8 @@ int gt_prebuild_set(const gt_key *cls, const gt_klimits *lim, const gt_select_ro
             seen = points[p][0] == rows[i].m && points[p][1] == rows[i].n && points[p][2] == rows[i].k;
         if (!seen) points[np][0] = rows[i].m, points[np][1] = rows[i].n, points[np][2] = rows[i].k, np++;
     }
-    set_job j = {.cls = cls, .lim = lim, .rows = rows, .nrows = nrows, .points = points,
-                 .chosen = chosen, .ok = ok};
+    set_job j = {.cls = cls, .lim = lim, .fix = fix, .rows = rows, .nrows = nrows,
+                 .points = points, .chosen = chosen, .ok = ok};
     gt_pool_run(2 * np, threads < 1 ? 1 : threads, select_one, &j);
     /* The chosen ones and the default, sorted, each once. */
     n = 0;
@@ -119,8 +120,10 @@ gt_status gt_prebuild_class(gt_devctx *dc, const gt_key *cls, int threads, gt_pr
     gt_kcfg *set = NULL;
     gt_select_row *rows = NULL;
     int nrows = gt_dispatch_class_rows(cls, &rows);
-    int n = gt_prebuild_set(cls, &lim, rows, nrows, threads, &set);
-    free(rows);
+    gt_modelfix *fix = malloc(sizeof *fix);
+    if (fix) gt_dispatch_model_fix(cls, &lim, fix);
+    int n = gt_prebuild_set(cls, &lim, fix, rows, nrows, threads, &set);
+    free(rows), free(fix);
     if (n < 0) return gt_fail(GT_OUT_OF_MEMORY, "prebuild: the set of configurations");
     rep->configs = n;
     gt_kcfg *have = malloc(sizeof *have * (size_t)(n + 1024));

@@ -34,10 +34,11 @@ typedef struct gt_prebuild_report {
 
 /* The set of configurations (generic 0) for cls's class on a device of limits lim
  * (cls's m, n, k unused), from the class's measured rows (src/dispatch.h,
- * gt_dispatch_class_rows): *out malloc'd, sorted by text, no duplicates; the count, or
- * -1 out of memory. threads: selector runs at once (at least 1). */
-int gt_prebuild_set(const gt_key *cls, const gt_klimits *lim, const gt_select_row *rows,
-                    int nrows, int threads, gt_kcfg **out);
+ * gt_dispatch_class_rows) and the cost model's correction (gt_dispatch_model_fix; NULL:
+ * none), as the selector chooses: *out malloc'd, sorted by text, no duplicates; the
+ * count, or -1 out of memory. threads: selector runs at once (at least 1). */
+int gt_prebuild_set(const gt_key *cls, const gt_klimits *lim, const gt_modelfix *fix,
+                    const gt_select_row *rows, int nrows, int threads, gt_kcfg **out);
 
 /* Builds the set of cls's class on dc (its context current): compiles (threads at once)
  * the generic kernels the binary cache lacks, loads each to check it, and stores those

@@ -72,7 +72,7 @@ static void chosen(const gt_key *key, const gt_select_row *rows, int n, char *te
                    gt_select_info *info) {
     gt_kcfg cfg;
     text[0] = 0;
-    if (gt_select(key, &h100, flags_in_use, rows, n, &cfg, info) == 0) gt_kcfg_format(&cfg, text, size);
+    if (gt_select(key, &h100, flags_in_use, NULL, rows, n, &cfg, info) == 0) gt_kcfg_format(&cfg, text, size);
 }
 
 static int parse(const char *text, gt_kcfg *c) {
@@ -93,16 +93,16 @@ static void select_have_prefers_held(void) {
     gt_select_row close[] = {row(1024, 1024, 1024, x, 1, 100), row(1024, 1024, 1024, y, 1, 103)};
     gt_kcfg cfg;
     gt_select_info info;
-    TAP_CHECK(gt_select_have(&key, &h100, 0, close, 2, &held, 1, &cfg, &info) == 0, "none chosen");
+    TAP_CHECK(gt_select_have(&key, &h100, 0, NULL, close, 2, &held, 1, &cfg, &info) == 0, "none chosen");
     gt_kcfg_format(&cfg, got, sizeof got);
     TAP_CHECK(strcmp(got, y) == 0 && info.in_have, "3%% slower held: chose '%s' (held %d), want '%s'",
               got, info.in_have, y);
-    TAP_CHECK(gt_select_have(&key, &h100, 0, close, 2, NULL, 0, &cfg, &info) == 0 &&
+    TAP_CHECK(gt_select_have(&key, &h100, 0, NULL, close, 2, NULL, 0, &cfg, &info) == 0 &&
                   gt_kcfg_format(&cfg, got, sizeof got) > 0 && strcmp(got, x) == 0 && !info.in_have,
               "nothing held: chose '%s', want '%s'", got, x);
     /* y 30% slower: the best is worth a compile. */
     gt_select_row far[] = {row(1024, 1024, 1024, x, 1, 100), row(1024, 1024, 1024, y, 1, 130)};
-    TAP_CHECK(gt_select_have(&key, &h100, 0, far, 2, &held, 1, &cfg, &info) == 0 &&
+    TAP_CHECK(gt_select_have(&key, &h100, 0, NULL, far, 2, &held, 1, &cfg, &info) == 0 &&
                   gt_kcfg_format(&cfg, got, sizeof got) > 0 && strcmp(got, x) == 0 && !info.in_have,
               "30%% slower held: chose '%s', want '%s'", got, x);
 }
@@ -119,14 +119,14 @@ static void select_have_never_failed(void) {
                             row(1024, 1024, 1024, y, 1, 40)};
     gt_kcfg cfg;
     gt_select_info info;
-    TAP_CHECK(gt_select_have(&key, &h100, 0, rows, 3, held, 2, &cfg, &info) == 0, "none chosen");
+    TAP_CHECK(gt_select_have(&key, &h100, 0, NULL, rows, 3, held, 2, &cfg, &info) == 0, "none chosen");
     gt_kcfg_format(&cfg, got, sizeof got);
     TAP_CHECK(strcmp(got, y) == 0, "chose '%s'; '%s' failed on 2048^3", got, x);
     /* Held but illegal for K = 64 (a split of K that 64 cannot give). */
     gt_key small = key_f32(64, 64, 64);
     gt_kcfg split = held[0];
     split.split = 16;
-    TAP_CHECK(gt_select_have(&small, &h100, 0, NULL, 0, &split, 1, &cfg, &info) == 0 &&
+    TAP_CHECK(gt_select_have(&small, &h100, 0, NULL, NULL, 0, &split, 1, &cfg, &info) == 0 &&
                   cfg.split != 16 && !info.in_have,
               "chose split %d for K = 64", cfg.split);
 }
@@ -143,8 +143,8 @@ static void prebuild_set_covers_choices(void) {
     gt_select_row rows[] = {row(1000, 1000, 1000, x, 1, 50), row(64, 4096, 4096, y, 1, 30)};
     gt_kcfg *one = NULL, *four = NULL;
     /* 2 and 8 threads (the set is the same for any count; one thread took 36 s). */
-    int n1 = gt_prebuild_set(&cls, &h100, rows, 2, 2, &one);
-    int n4 = gt_prebuild_set(&cls, &h100, rows, 2, 8, &four);
+    int n1 = gt_prebuild_set(&cls, &h100, NULL, rows, 2, 2, &one);
+    int n4 = gt_prebuild_set(&cls, &h100, NULL, rows, 2, 8, &four);
     TAP_CHECK(n1 > 2 && n1 == n4 && memcmp(one, four, sizeof *one * (size_t)n1) == 0,
               "2 threads %d, 8 threads %d configurations", n1, n4);
     printf("# f32 NT a16: %d configurations\n", n1);
@@ -169,7 +169,7 @@ static void prebuild_set_covers_choices(void) {
     gt_key near = key_f32(1100, 900, 1000);
     gt_kcfg cfg;
     gt_select_info info;
-    TAP_CHECK(gt_select_have(&near, &h100, 0, rows, 2, one, n1, &cfg, &info) == 0 && info.in_have,
+    TAP_CHECK(gt_select_have(&near, &h100, 0, NULL, rows, 2, one, n1, &cfg, &info) == 0 && info.in_have,
               "1100x900x1000: not held");
     free(one), free(four);
 }
@@ -326,13 +326,13 @@ static void rank_learns_from_history(void) {
     TAP_CHECK(m0[0] && m1[0] && m20[0] && m30[0], "the model gives 31 candidates");
     gt_kcfg out[GT_TUNE_SEEDS];
     /* No history: no seeds, the cost model's order stands. */
-    TAP_CHECK(gt_select_rank(&key, &h100, 0, NULL, 0, out, GT_TUNE_SEEDS) == 0, "seeds without rows");
+    TAP_CHECK(gt_select_rank(&key, &h100, 0, NULL, NULL, 0, out, GT_TUNE_SEEDS) == 0, "seeds without rows");
     /* A near shape (1000^3) measured the model's 20th fastest, its 30th 5% behind, its
      * first twice as slow; the model's second failed on another shape. */
     gt_select_row rows[] = {row(1000, 1000, 1000, m20, 1, 50), row(1000, 1000, 1000, m30, 1, 52.5),
                             row(1000, 1000, 1000, m0, 1, 100), row(2000, 2000, 2000, m1, 0, -1),
                             row(2000, 2000, 2000, m0, 1, 700)};
-    int n = gt_select_rank(&key, &h100, 0, rows, 5, out, GT_TUNE_SEEDS);
+    int n = gt_select_rank(&key, &h100, 0, NULL, rows, 5, out, GT_TUNE_SEEDS);
     char t[3][GT_SELECT_CONFIG_MAX] = {"", "", ""};
     for (int i = 0; i < n && i < 3; i++) gt_kcfg_format(&out[i], t[i], sizeof t[i]);
     TAP_CHECK(n == 3, "%d seeds, want 3 (the measured ones that did not fail)", n);
@@ -342,7 +342,7 @@ static void rank_learns_from_history(void) {
     for (int i = 0; i < n; i++)
         TAP_CHECK(strcmp(t[i < 3 ? i : 2], m1) != 0, "the failed '%s' is a seed", m1);
     /* At most max. */
-    TAP_CHECK(gt_select_rank(&key, &h100, 0, rows, 5, out, 1) == 1 &&
+    TAP_CHECK(gt_select_rank(&key, &h100, 0, NULL, rows, 5, out, 1) == 1 &&
                   (gt_kcfg_format(&out[0], t[0], sizeof t[0]), strcmp(t[0], m20) == 0),
               "max 1: '%s'", t[0]);
 }

@@ -60,9 +60,9 @@ static int in_pool(const pooled *p, int n, const char *text) {
     return 0;
 }
 
-int gt_select(const gt_key *key, const gt_klimits *lim, int flags, const gt_select_row *in,
-              int nrows, gt_kcfg *out, gt_select_info *info) {
-    return gt_select_have(key, lim, flags, in, nrows, NULL, 0, out, info);
+int gt_select(const gt_key *key, const gt_klimits *lim, int flags, const gt_modelfix *fix,
+              const gt_select_row *in, int nrows, gt_kcfg *out, gt_select_info *info) {
+    return gt_select_have(key, lim, flags, fix, in, nrows, NULL, 0, out, info);
 }
 
 /* One scored configuration, for gt_select_rank's order. */
@@ -83,7 +83,7 @@ static int scored_order(const void *pa, const void *pb) {
 /* gt_select_have's work; with ranked != NULL also the measured configurations (some
  * shape of the class timed them) by score, best first, up to max_ranked (*nranked). */
 static int select_core(const gt_key *key, const gt_klimits *lim, int flags,
-                       const gt_select_row *in, int nrows, const gt_kcfg *have, int nhave,
+                       const gt_modelfix *fix, const gt_select_row *in, int nrows, const gt_kcfg *have, int nhave,
                        gt_kcfg *out, gt_select_info *info, gt_kcfg *ranked, int max_ranked,
                        int *nranked) {
     gt_select_info local;
@@ -144,7 +144,7 @@ static int select_core(const gt_key *key, const gt_klimits *lim, int flags,
         np++;
     }
     if (held_legal == 0) {
-        int ncand = gt_space_build(key, lim, GT_SELECT_POOL, flags, &cands, &counts);
+        int ncand = gt_space_build_fixed(key, lim, GT_SELECT_POOL, flags, fix, &cands, &counts);
         if (ncand < 0) goto done;
         for (int i = 0; i < ncand; i++) {
             char text[GT_SELECT_CONFIG_MAX];
@@ -157,7 +157,7 @@ static int select_core(const gt_key *key, const gt_klimits *lim, int flags,
     }
     double est_min = 0;
     for (int i = 0; i < np; i++) {
-        pool[i].est_us = gt_space_estimate_us(&pool[i].cfg, key, lim);
+        pool[i].est_us = gt_space_estimate_us(&pool[i].cfg, key, lim) * gt_modelfix_factor(fix, &pool[i].cfg);
         if (pool[i].est_us > 0 && (est_min == 0 || pool[i].est_us < est_min)) est_min = pool[i].est_us;
     }
     int chosen = -1, had = -1;
@@ -216,17 +216,17 @@ done:
     return ret;
 }
 
-int gt_select_have(const gt_key *key, const gt_klimits *lim, int flags,
+int gt_select_have(const gt_key *key, const gt_klimits *lim, int flags, const gt_modelfix *fix,
                    const gt_select_row *in, int nrows, const gt_kcfg *have, int nhave,
                    gt_kcfg *out, gt_select_info *info) {
-    return select_core(key, lim, flags, in, nrows, have, nhave, out, info, NULL, 0, NULL);
+    return select_core(key, lim, flags, fix, in, nrows, have, nhave, out, info, NULL, 0, NULL);
 }
 
-int gt_select_rank(const gt_key *key, const gt_klimits *lim, int flags,
+int gt_select_rank(const gt_key *key, const gt_klimits *lim, int flags, const gt_modelfix *fix,
                    const gt_select_row *rows, int nrows, gt_kcfg *out, int max) {
     if (nrows <= 0 || max <= 0) return 0;
     gt_kcfg chosen;
     int n = 0;
-    if (select_core(key, lim, flags, rows, nrows, NULL, 0, &chosen, NULL, out, max, &n) != 0) return 0;
+    if (select_core(key, lim, flags, fix, rows, nrows, NULL, 0, &chosen, NULL, out, max, &n) != 0) return 0;
     return n;
 }

@@ -24,6 +24,7 @@
 
 #include "kcfg.h"
 #include "key.h"
+#include "modelfix.h"
 
 #define GT_SELECT_POOL 64
 #define GT_SELECT_SIGMA 1.0   /* natural-log units: a factor e in one dimension */
@@ -56,10 +57,12 @@ double gt_select_log_dist2(const gt_key *key, long long m, long long n, long lon
 /* The choice for key on a device of limits lim, from rows (of key's device, dtype, ops
  * and alignment class; rows of key's own shape are used too). flags: space.h's
  * (GT_SPACE_SAME_ORDER: only configurations whose results are bit-identical to the
- * default kernel's, measured ones included). 0 with *out set; -1 when no candidate is
- * legal (or out of memory). info may be NULL. */
-int gt_select(const gt_key *key, const gt_klimits *lim, int flags, const gt_select_row *rows,
-              int nrows, gt_kcfg *out, gt_select_info *info);
+ * default kernel's, measured ones included). fix: the cost model's correction
+ * (modelfix.h, fitted to the data type's timings of every class), or NULL: every
+ * estimate above is the corrected one. 0 with *out set; -1 when no candidate is legal
+ * (or out of memory). info may be NULL. */
+int gt_select(const gt_key *key, const gt_klimits *lim, int flags, const gt_modelfix *fix,
+              const gt_select_row *rows, int nrows, gt_kcfg *out, gt_select_info *info);
 
 /* gt_select, preferring what the node has built (e.g. the configurations whose generic
  * kernel the binary cache holds). With nhave > 0 the pool is have and the measured
@@ -68,7 +71,7 @@ int gt_select(const gt_key *key, const gt_klimits *lim, int flags, const gt_sele
  * GT_SELECT_HAVE_SLACK of the best's (info->in_have = 1), else the best. A configuration
  * that failed somewhere is never chosen, held or not. */
 #define GT_SELECT_HAVE_SLACK 0.05 /* ln 1.05: 5% of expected time for no compile */
-int gt_select_have(const gt_key *key, const gt_klimits *lim, int flags,
+int gt_select_have(const gt_key *key, const gt_klimits *lim, int flags, const gt_modelfix *fix,
                    const gt_select_row *rows, int nrows, const gt_kcfg *have, int nhave,
                    gt_kcfg *out, gt_select_info *info);
 
@@ -80,7 +83,7 @@ int gt_select_have(const gt_key *key, const gt_klimits *lim, int flags,
  * estimate, so near-winners of the nearest tuned shapes come first, and the model's
  * misjudgements there are corrected by what was measured. The tuner times these first
  * (gt_tune_opts.seeds); with an empty history the cost model alone ranks. */
-int gt_select_rank(const gt_key *key, const gt_klimits *lim, int flags,
+int gt_select_rank(const gt_key *key, const gt_klimits *lim, int flags, const gt_modelfix *fix,
                    const gt_select_row *rows, int nrows, gt_kcfg *out, int max);
 
 #endif

@@ -303,6 +303,7 @@ typedef struct {
     const gt_key *key;
     const gt_klimits *lim;
     int flags;
+    const gt_modelfix *fix; /* the model's correction, or NULL */
     gt_cand *cands;
     int n, cap;
     gt_space_counts *counts;
@@ -400,7 +401,8 @@ static int add_variants(builder *b, gt_kcfg c) {
                     /* Padding too: two builds compare equal byte for byte. */
                     memset(&b->cands[b->n], 0, sizeof b->cands[b->n]);
                     b->cands[b->n].cfg = c;
-                    b->cands[b->n].est_us = gt_space_estimate_us(&c, b->key, b->lim);
+                    b->cands[b->n].est_us = gt_space_estimate_us(&c, b->key, b->lim) *
+                                            gt_modelfix_factor(b->fix, &c);
                     b->n++;
                 }
     return 0;
@@ -426,8 +428,13 @@ static int in_values(const char *name, int v) {
 
 int gt_space_build(const gt_key *key, const gt_klimits *lim, int max, int flags, gt_cand **out,
                    gt_space_counts *counts) {
+    return gt_space_build_fixed(key, lim, max, flags, NULL, out, counts);
+}
+
+int gt_space_build_fixed(const gt_key *key, const gt_klimits *lim, int max, int flags,
+                         const gt_modelfix *fix, gt_cand **out, gt_space_counts *counts) {
     memset(counts, 0, sizeof *counts);
-    builder b = {.key = key, .lim = lim, .flags = flags, .counts = counts};
+    builder b = {.key = key, .lim = lim, .flags = flags, .fix = fix, .counts = counts};
     lookup(gt_space_tile_only, gt_space_ntile_only, b.tile);
     lookup(selective, (int)(sizeof selective / sizeof selective[0]), b.fast);
     static const int warps[] = {1, 2, 4};

@@ -7,6 +7,7 @@
 #define GT_SPACE_H
 
 #include "kcfg.h"
+#include "modelfix.h"
 #include "key.h"
 
 typedef struct gt_cand {
@@ -46,6 +47,10 @@ extern const char *const gt_space_tile_only[];
 extern const int gt_space_ntile_only;
 int gt_space_build(const gt_key *key, const gt_klimits *lim, int max, int flags, gt_cand **out,
                    gt_space_counts *counts);
+/* gt_space_build with the model's estimates corrected by fix (modelfix.h; NULL: none):
+ * every candidate's est_us, and so the ranking, is the corrected one. */
+int gt_space_build_fixed(const gt_key *key, const gt_klimits *lim, int max, int flags,
+                         const gt_modelfix *fix, gt_cand **out, gt_space_counts *counts);
 
 /* The cost model: a rough time in microseconds on a device like lim's. */
 double gt_space_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_klimits *lim);

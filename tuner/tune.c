@@ -628,8 +628,8 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
     const int pool = opts.max_candidates > GT_TUNE_ALL_CANDIDATES / 4 ? GT_TUNE_ALL_CANDIDATES
                                                                        : 4 * opts.max_candidates;
     gt_cand *space = NULL;
-    int n = gt_space_build(key, &lim, pool, opts.same_order ? GT_SPACE_SAME_ORDER : 0, &space,
-                           &rep->space);
+    int n = gt_space_build_fixed(key, &lim, pool, opts.same_order ? GT_SPACE_SAME_ORDER : 0,
+                                 opts.fix, &space, &rep->space);
     if (n < 0) return gt_fail(GT_OUT_OF_MEMORY, "candidate space");
     if (n == 0) {
         free(space);

@@ -45,6 +45,8 @@ typedef struct gt_tune_opts {
                            * where the space for this key holds it; the cost model's
                            * order follows */
     int nseeds;
+    const gt_modelfix *fix; /* the cost model's correction (modelfix.h), fitted to the
+                             * data type's timings of every class; NULL: the model as is */
     int verify_all;       /* 1: check every timed candidate against the reference, not only
                            * until one passes (the winner is the same: the fastest that
                            * passes); for tests and `tools/gpu_run.sh memcheck`. 0: from

@@ -1,0 +1,209 @@
+/*
+ * select_loo.c: no GPU. Leave-one-out check of the selector on cache texts (the built-in
+ * defaults' files): each tuned key is hidden in turn, the selector chooses for it from the
+ * rest of its class (every other key's winner and timings), and the choice's own measured
+ * time on the hidden key (its T line) is set against that key's best. Prints per key the
+ * ratio best / chosen ("-" where the hidden key never timed the choice) and, per data
+ * type, the geometric mean over the keys where it did.
+ *
+ * Build (from the repository root, after tools/build.sh):
+ *        cc -std=c11 -O2 -Ibase -Ituner -Itests -Iinclude -Icache -Iruntime -Isrc \
+ *            -I/usr/local/cuda/include dev/select_loo.c build/libgemmtune.a \
+ *            -L/usr/local/cuda/lib64 -lnvrtc -lsqlite3 -ldl -lpthread -lm -o /tmp/select_loo
+ * Usage: /tmp/select_loo FILE.txt... [DTYPE]; with LOO_MODEL set, the cost model's pick
+ * among each key's timed candidates (its fastest estimate) instead of the selector's; with
+ * LOO_FIX, the model corrected (tuner/modelfix.h) by a fit to every other key of the data
+ * type, in either.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fixtures.h"
+#include "kcfg.h"
+#include "modelfix.h"
+#include "select.h"
+#include "space.h"
+
+#define MAXKEYS 2048
+#define MAXT 600
+
+typedef struct {
+    gt_key key;
+    char klass[128];
+    int nt;
+    char cfg[MAXT][GT_SELECT_CONFIG_MAX];
+    int ok[MAXT];
+    double us[MAXT];
+    char winner[GT_SELECT_CONFIG_MAX];
+    double win_us;
+} tkey;
+
+static tkey *keys;
+static int nkeys;
+
+/* Drops a generic twin's suffix: the selector's choices are named without it. */
+static void plain(const char *in, char *out, size_t size) {
+    gt_kcfg c;
+    char why[128];
+    if (gt_kcfg_parse(in, &c, why, sizeof why) == 0) {
+        c.generic = 0;
+        gt_kcfg_format(&c, out, size);
+    } else {
+        snprintf(out, size, "%s", in);
+    }
+}
+
+static void load(const char *path) {
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        perror(path);
+        return;
+    }
+    char line[1024];
+    tkey *cur = NULL;
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = 0;
+        char *fld[16];
+        int nf = 0;
+        for (char *p = line, *t; nf < 16 && (t = strsep(&p, "\t"));) fld[nf++] = t;
+        if (nf >= 6 && strcmp(fld[0], "W") == 0 && nkeys < MAXKEYS) {
+            cur = &keys[nkeys];
+            memset(cur, 0, sizeof *cur);
+            if (gt_key_parse(fld[1], &cur->key, NULL, 0) != 0) {
+                cur = NULL;
+                continue;
+            }
+            gt_key_class(&cur->key, cur->klass, sizeof cur->klass);
+            plain(fld[4], cur->winner, sizeof cur->winner);
+            cur->win_us = atof(fld[5]);
+            nkeys++;
+        } else if (nf >= 4 && strcmp(fld[0], "T") == 0 && cur && cur->nt < MAXT) {
+            if (strcmp(fld[2], "not_timed") == 0) continue;
+            plain(fld[1], cur->cfg[cur->nt], GT_SELECT_CONFIG_MAX);
+            cur->ok[cur->nt] = strcmp(fld[2], "ok") == 0;
+            cur->us[cur->nt] = atof(fld[3]);
+            cur->nt++;
+        }
+    }
+    fclose(f);
+}
+
+static void add(gt_select_row *r, const tkey *k, const char *cfg, int ok, double us) {
+    memset(r, 0, sizeof *r);
+    r->m = k->key.m, r->n = k->key.n, r->k = k->key.k, r->beta0 = k->key.beta0;
+    snprintf(r->config, sizeof r->config, "%s", cfg);
+    r->ok = ok, r->time_us = us;
+}
+
+int main(int argc, char **argv) {
+    keys = calloc(MAXKEYS, sizeof *keys);
+    int want = -1;
+    for (int i = 1; i < argc; i++) {
+        if (gt_dtype_parse(argv[i]) >= 0 && !strchr(argv[i], '/')) want = gt_dtype_parse(argv[i]);
+        else load(argv[i]);
+    }
+    /* LOO_MODEL: the cost model's pick among each key's timed candidates instead. */
+    int model_only = getenv("LOO_MODEL") != NULL;
+    /* LOO_DUMP: every ok timing as a line (dtype, class, m, n, k, the parameters, the time,
+     * the model's estimate) for fitting outside, and nothing else. */
+    if (getenv("LOO_DUMP")) {
+        printf("dtype klass m n k");
+        for (int p = 0; p < gt_nkparams; p++) printf(" %s", gt_kparams[p].name);
+        printf(" us est cfg\n");
+        for (int h = 0; h < nkeys; h++) {
+            tkey *hk = &keys[h];
+            if (want >= 0 && hk->key.dtype != want) continue;
+            for (int t = 0; t < hk->nt; t++) {
+                gt_kcfg tc;
+                if (!hk->ok[t] || gt_kcfg_parse(hk->cfg[t], &tc, NULL, 0) != 0) continue;
+                printf("%s %s %lld %lld %lld", gt_dtype_name(hk->key.dtype), hk->klass, hk->key.m, hk->key.n, hk->key.k);
+                for (int p = 0; p < gt_nkparams; p++) printf(" %d", gt_kcfg_get(&tc, p));
+                printf(" %.3f %.3f %s\n", hk->us[t], gt_space_estimate_us(&tc, &hk->key, &h100), hk->cfg[t]);
+            }
+        }
+        return 0;
+    }
+    gt_select_row *rows = malloc(sizeof *rows * 100000);
+    double lsum[16] = {0};
+    int nfound[16] = {0}, ntotal[16] = {0};
+    for (int h = 0; h < nkeys; h++) {
+        tkey *hk = &keys[h];
+        if (want >= 0 && hk->key.dtype != want) continue;
+        int n = 0;
+        for (int j = 0; j < nkeys; j++) {
+            if (j == h || strcmp(keys[j].klass, hk->klass) != 0 ||
+                strcmp(keys[j].key.device, hk->key.device) != 0)
+                continue;
+            add(&rows[n++], &keys[j], keys[j].winner, 1, keys[j].win_us);
+            for (int t = 0; t < keys[j].nt; t++) add(&rows[n++], &keys[j], keys[j].cfg[t], keys[j].ok[t], keys[j].us[t]);
+        }
+        gt_kcfg c;
+        gt_select_info info;
+        memset(&info, 0, sizeof info);
+        char text[GT_SELECT_CONFIG_MAX] = "-", shape[64];
+        int r = -1;
+        gt_modelfix fix;
+        memset(&fix, 0, sizeof fix);
+        if (getenv("LOO_FIX")) {
+            /* The correction fitted on every other key of the data type, all classes. */
+            gt_fix_row *fr = malloc(sizeof *fr * 100000);
+            int nf = 0;
+            for (int j = 0; j < nkeys; j++) {
+                if (j == h || keys[j].key.dtype != hk->key.dtype) continue;
+                for (int t = 0; t < keys[j].nt && nf < 100000; t++) {
+                    if (!keys[j].ok[t]) continue;
+                    fr[nf].key = keys[j].key;
+                    snprintf(fr[nf].config, sizeof fr[nf].config, "%s", keys[j].cfg[t]);
+                    fr[nf].time_us = keys[j].us[t];
+                    gt_kcfg tc;
+                    fr[nf].est_us = gt_kcfg_parse(keys[j].cfg[t], &tc, NULL, 0) == 0
+                                        ? gt_space_estimate_us(&tc, &keys[j].key, &h100)
+                                        : 0;
+                    nf++;
+                }
+            }
+            gt_modelfix_fit(fr, nf, &fix);
+            free(fr);
+        }
+        if (model_only) {
+            double be = 0;
+            for (int t = 0; t < hk->nt; t++) {
+                gt_kcfg tc;
+                if (!hk->ok[t] || gt_kcfg_parse(hk->cfg[t], &tc, NULL, 0) != 0) continue;
+                double e = gt_space_estimate_us(&tc, &hk->key, &h100) * gt_modelfix_factor(&fix, &tc);
+                /* Ties by text, as the selector breaks them (the T lines are fastest first). */
+                if (e > 0 && (be == 0 || e < be || (e == be && strcmp(hk->cfg[t], text) < 0)))
+                    be = e, snprintf(text, sizeof text, "%s", hk->cfg[t]), r = 0;
+            }
+            info.from_model = 1;
+        } else {
+            r = gt_select(&hk->key, &h100, 0, &fix, rows, n, &c, &info);
+            if (r == 0) gt_kcfg_format(&c, text, sizeof text);
+        }
+        double best = 0, got = 0;
+        for (int t = 0; t < hk->nt; t++) {
+            if (!hk->ok[t]) continue;
+            if (best == 0 || hk->us[t] < best) best = hk->us[t];
+            if (strcmp(hk->cfg[t], text) == 0 && (got == 0 || hk->us[t] < got)) got = hk->us[t];
+        }
+        gt_key_shape(&hk->key, shape, sizeof shape);
+        int dt = hk->key.dtype;
+        ntotal[dt]++;
+        if (got > 0) {
+            nfound[dt]++;
+            lsum[dt] += log(best / got);
+            printf("%-5s %-20s a%-2d rows %5d  %-44s %s  %.3f\n", gt_dtype_name(dt), shape, hk->key.align, n,
+                   text, info.from_model ? "model" : "meas ", best / got);
+        } else {
+            printf("%-5s %-20s a%-2d rows %5d  %-44s %s  -\n", gt_dtype_name(dt), shape, hk->key.align, n, text,
+                   info.from_model ? "model" : "meas ");
+        }
+    }
+    for (int d = 0; d < 16; d++)
+        if (ntotal[d])
+            printf("# %s: %d keys, choice timed on %d: geomean best/chosen %.3f\n", gt_dtype_name(d), ntotal[d],
+                   nfound[d], nfound[d] ? exp(lsum[d] / nfound[d]) : 0);
+    return 0;
+}

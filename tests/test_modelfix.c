@@ -1,0 +1,270 @@
+/*
+ * test_modelfix.c: the cost model corrected by the tuned shapes' timings (tuner/modelfix.h)
+ * and where the correction reaches: the space's order, the selector, and the fit from the
+ * cache layers (src/dispatch.h's gt_dispatch_model_fix). No GPU needed: synthetic timings
+ * of an H100, made from the model's own estimates with a known error added.
+ *   fix_needs_enough_shapes       timings of fewer than GT_FIX_MIN_SHAPES shapes: no
+ *                                 correction, factor 1 for every configuration
+ *   fix_learns_a_feature          every configuration of one stage count ran 30% slower
+ *                                 than the model says on ten shapes: those are corrected
+ *                                 up (to the cap), the others not, and the cap holds
+ *   fix_same_rows_any_order       the same rows shuffled give the same weights, bit for bit
+ *   fix_orders_the_space          gt_space_build_fixed's estimates are the model's times
+ *                                 the factor, in that order
+ *   fix_changes_the_choice        the model's first and a close second differ in their
+ *                                 stage count, which ran slow everywhere in the first's:
+ *                                 without the fix the selector takes the first, with it
+ *                                 another
+ *   fix_from_the_cache_layers     timings stored in a cache file under several op pairs
+ *                                 and alignment classes are all read into the fit, and a
+ *                                 stored tuning refits it
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "db.h"
+#include "dispatch.h"
+#include "fixtures.h"
+#include "kernel_sources.h"
+#include "layers.h"
+#include "modelfix.h"
+#include "select.h"
+#include "space.h"
+#include "tap.h"
+#include "log.h"
+
+/* The ten training shapes (f32 NN, 16-byte class, beta 0). */
+static const long long train[10][3] = {{512, 512, 512},    {1024, 1024, 1024}, {2048, 2048, 2048},
+                                       {4096, 4096, 1024}, {256, 8192, 2048},  {8192, 256, 2048},
+                                       {1536, 1536, 384},  {3000, 3000, 3000}, {128, 4096, 4096},
+                                       {4096, 128, 4096}};
+
+/* Rows for shape s: the model's first `per` candidates there, each timed at the model's
+ * estimate times 1.3 when its stage count is slow (0: none), times a level of the shape's
+ * own (which the fit must ignore). */
+static int add_rows(gt_fix_row *rows, int n, const gt_key *key, int per, int slow, double level) {
+    gt_cand *c = NULL;
+    gt_space_counts counts;
+    int got = gt_space_build(key, &h100, per, 0, &c, &counts);
+    for (int i = 0; i < got; i++) {
+        gt_fix_row *r = &rows[n++];
+        memset(r, 0, sizeof *r);
+        r->key = *key;
+        gt_kcfg_format(&c[i].cfg, r->config, sizeof r->config);
+        r->est_us = c[i].est_us;
+        r->time_us = c[i].est_us * level * (c[i].cfg.stages == slow ? 1.3 : 1.0);
+    }
+    free(c);
+    return n;
+}
+
+static int training_rows(gt_fix_row *rows, int nshapes, int slow) {
+    int n = 0;
+    for (int s = 0; s < nshapes; s++) {
+        gt_key key;
+        fixture_key(&key, 90, 0, 0, train[s][0], train[s][1], train[s][2], 16, 1);
+        n = add_rows(rows, n, &key, 40, slow, 1.0 + 0.1 * s);
+    }
+    return n;
+}
+
+/* A configuration of the rows with (want 1) or without (want 0) stages st. */
+static int find_st(const gt_fix_row *rows, int n, int st, int want, gt_kcfg *out) {
+    for (int i = 0; i < n; i++) {
+        if (gt_kcfg_parse(rows[i].config, out, NULL, 0) != 0) continue;
+        if ((out->stages == st) == want) return 1;
+    }
+    return 0;
+}
+
+static void fix_needs_enough_shapes(void) {
+    gt_fix_row *rows = calloc(400, sizeof *rows);
+    int n = training_rows(rows, GT_FIX_MIN_SHAPES - 1, 3);
+    gt_modelfix fix;
+    TAP_CHECK(gt_modelfix_fit(rows, n, &fix) == 0, "fit failed");
+    TAP_CHECK(fix.nfeat == 0, "%d features from %d shapes", fix.nfeat, GT_FIX_MIN_SHAPES - 1);
+    gt_kcfg c;
+    TAP_CHECK(find_st(rows, n, 3, 1, &c) && gt_modelfix_factor(&fix, &c) == 1.0,
+              "factor %g without a fit", gt_modelfix_factor(&fix, &c));
+    TAP_CHECK(gt_modelfix_factor(NULL, &c) == 1.0, "factor without a correction");
+    TAP_CHECK(gt_modelfix_fit(rows, 0, &fix) == 0 && fix.nfeat == 0, "no rows");
+    free(rows);
+}
+
+static void fix_learns_a_feature(void) {
+    gt_fix_row *rows = calloc(400, sizeof *rows);
+    int n = training_rows(rows, 10, 3);
+    gt_modelfix fix;
+    TAP_CHECK(gt_modelfix_fit(rows, n, &fix) == 0 && fix.nfeat > 0, "no fit (%d rows)", n);
+    TAP_CHECK(fix.shapes == 10 && fix.rows == n, "fit saw %d shapes, %d rows of 10 and %d",
+              fix.shapes, fix.rows, n);
+    gt_kcfg slow, fast;
+    TAP_CHECK(find_st(rows, n, 3, 1, &slow) && find_st(rows, n, 3, 0, &fast),
+              "the rows hold no 3-stage configuration or no other");
+    double fs = gt_modelfix_factor(&fix, &slow), ff = gt_modelfix_factor(&fix, &fast);
+    printf("# factor of a 3-stage configuration %.3f, of another %.3f\n", fs, ff);
+    TAP_CHECK(fs / ff > 1.08, "slow feature not learnt: %.3f against %.3f", fs, ff);
+    TAP_CHECK(fs <= exp(GT_FIX_MAX_LOG) + 1e-12 && ff >= exp(-GT_FIX_MAX_LOG) - 1e-12,
+              "cap broken: %.4f %.4f", fs, ff);
+    /* No error in the rows: no correction to speak of. */
+    n = training_rows(rows, 10, 0);
+    TAP_CHECK(gt_modelfix_fit(rows, n, &fix) == 0 && fix.nfeat > 0, "no fit");
+    TAP_CHECK(fabs(log(gt_modelfix_factor(&fix, &slow))) < 1e-6, "factor %.6f from exact estimates",
+              gt_modelfix_factor(&fix, &slow));
+    free(rows);
+}
+
+static void fix_same_rows_any_order(void) {
+    gt_fix_row *rows = calloc(400, sizeof *rows);
+    int n = training_rows(rows, 10, 2);
+    gt_modelfix a, b;
+    TAP_CHECK(gt_modelfix_fit(rows, n, &a) == 0, "fit");
+    srand(7);
+    for (int i = n - 1; i > 0; i--) {
+        int j = rand() % (i + 1);
+        gt_fix_row t = rows[i];
+        rows[i] = rows[j], rows[j] = t;
+    }
+    TAP_CHECK(gt_modelfix_fit(rows, n, &b) == 0, "fit");
+    TAP_CHECK(a.nfeat == b.nfeat && memcmp(a.name, b.name, sizeof a.name) == 0 &&
+                  memcmp(a.w, b.w, sizeof a.w) == 0,
+              "shuffled rows gave other weights");
+    free(rows);
+}
+
+static void fix_orders_the_space(void) {
+    gt_fix_row *rows = calloc(400, sizeof *rows);
+    int n = training_rows(rows, 10, 3);
+    gt_modelfix fix;
+    gt_modelfix_fit(rows, n, &fix);
+    gt_key key;
+    fixture_key(&key, 90, 0, 1, 777, 3000, 1500, 16, 1);
+    gt_cand *c = NULL;
+    gt_space_counts counts;
+    int got = gt_space_build_fixed(&key, &h100, 0, 0, &fix, &c, &counts);
+    TAP_CHECK(got > 10, "%d candidates", got);
+    int bad = 0, order = 0;
+    for (int i = 0; i < got; i++) {
+        double want = gt_space_estimate_us(&c[i].cfg, &key, &h100) * gt_modelfix_factor(&fix, &c[i].cfg);
+        bad += fabs(c[i].est_us - want) > 1e-9 * want;
+        order += i > 0 && c[i].est_us < c[i - 1].est_us;
+    }
+    TAP_CHECK(bad == 0, "%d estimates are not the model's times the factor", bad);
+    TAP_CHECK(order == 0, "%d out of order", order);
+    free(c), free(rows);
+}
+
+static void fix_changes_the_choice(void) {
+    /* A new shape, and the model's order there. */
+    gt_key key;
+    fixture_key(&key, 90, 0, 0, 1900, 1700, 1300, 16, 1);
+    gt_cand *c = NULL;
+    gt_space_counts counts;
+    int got = gt_space_build(&key, &h100, 64, 0, &c, &counts);
+    /* The model's first, and the first after it with another stage count within 9%. */
+    int second = -1;
+    for (int i = 1; i < got && second < 0; i++)
+        if (c[i].cfg.stages != c[0].cfg.stages && c[i].est_us < 1.09 * c[0].est_us) second = i;
+    TAP_CHECK(got > 1 && second > 0, "no close second with another stage count");
+    if (second < 0) {
+        free(c);
+        return;
+    }
+    gt_fix_row *rows = calloc(400, sizeof *rows);
+    int n = training_rows(rows, 10, c[0].cfg.stages);
+    gt_modelfix fix;
+    gt_modelfix_fit(rows, n, &fix);
+    gt_kcfg without, with;
+    char a[96], b[96], first[96];
+    TAP_CHECK(gt_select(&key, &h100, 0, NULL, NULL, 0, &without, NULL) == 0, "no choice");
+    TAP_CHECK(gt_select(&key, &h100, 0, &fix, NULL, 0, &with, NULL) == 0, "no choice with the fix");
+    gt_kcfg_format(&without, a, sizeof a);
+    gt_kcfg_format(&with, b, sizeof b);
+    gt_kcfg_format(&c[0].cfg, first, sizeof first);
+    printf("# model's first %s; chosen %s, with the fix %s\n", first, a, b);
+    TAP_CHECK(strcmp(a, first) == 0, "without the fix: %s, not the model's first", a);
+    TAP_CHECK(with.stages != c[0].cfg.stages, "with the fix the slow stage count %d is still chosen (%s)",
+              c[0].cfg.stages, b);
+    free(c), free(rows);
+}
+
+/* Stores rows of one shape (key) as a tuning in the layers' user cache. */
+static void store_shape(const gt_key *key, int per) {
+    gt_cand *c = NULL;
+    gt_space_counts counts;
+    int got = gt_space_build(key, &h100, per, 0, &c, &counts);
+    gt_db_timing *t = calloc((size_t)got, sizeof *t);
+    gt_db_winner w;
+    memset(&w, 0, sizeof w);
+    for (int i = 0; i < got; i++) {
+        gt_kcfg_format(&c[i].cfg, t[i].config, sizeof t[i].config);
+        snprintf(t[i].status, sizeof t[i].status, "ok");
+        t[i].time_us = c[i].est_us * (c[i].cfg.stages == 3 ? 1.3 : 1.0);
+    }
+    snprintf(w.config, sizeof w.config, "%s", t[0].config);
+    w.time_us = t[0].time_us;
+    gt_layers_store(key, gt_kernel_source_hash, GT_VERSION_MAJOR, &w, t, got);
+    free(c), free(t);
+}
+
+static void fix_from_the_cache_layers(void) {
+    char path[] = "/tmp/gt_modelfix_XXXXXX";
+    int fd = mkstemp(path);
+    TAP_CHECK(fd >= 0, "mkstemp");
+    if (fd < 0) return;
+    close(fd);
+    unlink(path);
+    setenv("GEMMTUNE_CACHE", path, 1);
+    setenv("GEMMTUNE_CACHE_PATH", "", 1);
+    setenv("GEMMTUNE_DEFAULTS", "0", 1);
+    gt_layers_close();
+    gt_layers_open();
+    gt_key like;
+    fixture_key(&like, 90, 0, 0, 64, 64, 64, 16, 1);
+    gt_modelfix fix;
+    gt_dispatch_model_fix(&like, &h100, &fix);
+    TAP_CHECK(fix.nfeat == 0, "a fit from an empty cache");
+    /* Ten shapes over four op pairs and two alignment classes, 12 timings each. */
+    for (int s = 0; s < 10; s++) {
+        gt_key key;
+        fixture_key(&key, 90, s % 2, (s / 2) % 2, train[s][0], train[s][1], train[s][2],
+                    s % 3 ? 16 : 4, 1);
+        store_shape(&key, 12);
+    }
+    /* A shape of another data type, which the f32 fit must not read. */
+    gt_key other;
+    fixture_key(&other, 90, 0, 0, 1000, 1000, 1000, 16, 1);
+    other.dtype = GT_DT_F64;
+    store_shape(&other, 12);
+    /* The fit is kept until this process tunes: stored rows alone do not refit it. */
+    gt_dispatch_model_fix(&like, &h100, &fix);
+    TAP_CHECK(fix.nfeat == 0, "refitted without a tuning");
+    gt_stat_add(GT_STAT_TUNES, 1);
+    gt_dispatch_model_fix(&like, &h100, &fix);
+    TAP_CHECK(fix.nfeat > 0 && fix.shapes == 10 && fix.rows == 120,
+              "fit from the layers: %d features, %d shapes, %d rows (want 10 and 120)", fix.nfeat,
+              fix.shapes, fix.rows);
+    gt_layers_close();
+    unlink(path);
+    char side[300];
+    snprintf(side, sizeof side, "%s-wal", path);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", path);
+    unlink(side);
+}
+
+int main(void) {
+    TAP_RUN(fix_needs_enough_shapes);
+    TAP_RUN(fix_learns_a_feature);
+    TAP_RUN(fix_same_rows_any_order);
+    TAP_RUN(fix_orders_the_space);
+    TAP_RUN(fix_changes_the_choice);
+    TAP_RUN(fix_from_the_cache_layers);
+    return tap_done();
+}

@@ -1,0 +1,203 @@
+/*
+ * modelfix.c: the cost model corrected by what it mispredicted (modelfix.h).
+ */
+#include "modelfix.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+
+/* log2 of a ratio of positive integers, rounded: the aspect and area buckets. */
+static int log2_round(double x) { return (int)lround(log2(x)); }
+
+int gt_modelfix_features(const gt_kcfg *c, char names[][GT_FIX_FEATURE_MAX]) {
+    const int f = c->fam, wm = c->wm > 0 ? c->wm : 1, wn = c->wn > 0 ? c->wn : 1;
+    const int bm = c->bm > 0 ? c->bm : 1, bn = c->bn > 0 ? c->bn : 1;
+    int n = 0;
+    snprintf(names[n++], GT_FIX_FEATURE_MAX, "fam%d", f);
+    snprintf(names[n++], GT_FIX_FEATURE_MAX, "f%d t%dx%d", f, c->tm, c->tn);
+    snprintf(names[n++], GT_FIX_FEATURE_MAX, "f%d warp%d", f, log2_round((double)wm / wn));
+    snprintf(names[n++], GT_FIX_FEATURE_MAX, "f%d block%d", f, log2_round((double)bm / bn));
+    snprintf(names[n++], GT_FIX_FEATURE_MAX, "f%d area%d", f, log2_round((double)bm * bn));
+    snprintf(names[n++], GT_FIX_FEATURE_MAX, "f%d v%d", f, c->vec);
+    snprintf(names[n++], GT_FIX_FEATURE_MAX, "f%d s%d", f, c->stages);
+    snprintf(names[n++], GT_FIX_FEATURE_MAX, "f%d bk%d", f, c->bk);
+    snprintf(names[n++], GT_FIX_FEATURE_MAX, "f%d split%d", f, c->split > 1);
+    snprintf(names[n++], GT_FIX_FEATURE_MAX, "f%d r%d", f, c->raster);
+    return n;
+}
+
+static int by_name(const void *a, const void *b) { return strcmp(a, b); }
+
+/* The index of name in the sorted vocabulary, or -1. */
+static int find(const gt_modelfix *fix, const char *name) {
+    const char(*hit)[GT_FIX_FEATURE_MAX] =
+        bsearch(name, fix->name, (size_t)fix->nfeat, GT_FIX_FEATURE_MAX, by_name);
+    return hit ? (int)(hit - fix->name) : -1;
+}
+
+/* Rows by key (shape and class), then configuration: a total order, so that the fit's
+ * sums run the same way whatever order the rows came in. */
+#define CMP(x, y) \
+    if ((x) != (y)) return (x) < (y) ? -1 : 1
+static int row_order(const void *pa, const void *pb) {
+    const gt_fix_row *a = pa, *b = pb;
+    const gt_key *x = &a->key, *y = &b->key;
+    CMP(x->dtype, y->dtype);
+    CMP(x->opa, y->opa);
+    CMP(x->opb, y->opb);
+    CMP(x->align, y->align);
+    CMP(x->beta0, y->beta0);
+    CMP(x->m, y->m);
+    CMP(x->n, y->n);
+    CMP(x->k, y->k);
+    CMP(x->cc_major, y->cc_major);
+    CMP(x->cc_minor, y->cc_minor);
+    CMP(x->sm_count, y->sm_count);
+    int c = strcmp(x->device, y->device);
+    if (c) return c;
+    c = strcmp(a->config, b->config);
+    if (c) return c;
+    CMP(a->time_us, b->time_us);
+    return 0;
+}
+#undef CMP
+
+/* Solves (A + ridge I) w = b for the n x n symmetric A by Cholesky, in place; -1 when it
+ * is not positive definite (it always is with ridge > 0, up to rounding). */
+static int solve(double *A, double *b, int n, double ridge) {
+    for (int i = 0; i < n; i++) A[i * n + i] += ridge;
+    for (int j = 0; j < n; j++) {
+        double d = A[j * n + j];
+        for (int k = 0; k < j; k++) d -= A[j * n + k] * A[j * n + k];
+        if (!(d > 0)) return -1;
+        d = sqrt(d);
+        A[j * n + j] = d;
+        for (int i = j + 1; i < n; i++) {
+            double s = A[i * n + j];
+            for (int k = 0; k < j; k++) s -= A[i * n + k] * A[j * n + k];
+            A[i * n + j] = s / d;
+        }
+    }
+    for (int i = 0; i < n; i++) { /* L y = b */
+        double s = b[i];
+        for (int k = 0; k < i; k++) s -= A[i * n + k] * b[k];
+        b[i] = s / A[i * n + i];
+    }
+    for (int i = n - 1; i >= 0; i--) { /* L^T w = y */
+        double s = b[i];
+        for (int k = i + 1; k < n; k++) s -= A[k * n + i] * b[k];
+        b[i] = s / A[i * n + i];
+    }
+    return 0;
+}
+
+int gt_modelfix_fit(const gt_fix_row *in, int nrows, gt_modelfix *fix) {
+    memset(fix, 0, sizeof *fix);
+    if (nrows <= 0) return 0;
+    gt_fix_row *rows = malloc(sizeof *rows * (size_t)nrows);
+    double *r = malloc(sizeof *r * (size_t)nrows);
+    /* Zeroed: the names are copied whole into fix->name, whose bytes must not depend on
+     * what the heap held. */
+    char(*names)[GT_FIX_FEATURE_MAX] = calloc((size_t)nrows * GT_FIX_PER_CONFIG, GT_FIX_FEATURE_MAX);
+    double *A = NULL, *b = NULL;
+    int ret = -1;
+    if (!rows || !r || !names) goto done;
+    memcpy(rows, in, sizeof *rows * (size_t)nrows);
+    qsort(rows, (size_t)nrows, sizeof *rows, row_order);
+
+    /* Residuals, centred per shape; rows whose configuration does not parse or whose
+     * time or estimate is not positive are left out (r = NAN). */
+    int shapes = 0, used = 0;
+    for (int i = 0; i < nrows;) {
+        int j = i, cnt = 0;
+        double sum = 0;
+        for (; j < nrows && gt_key_equal(&rows[i].key, &rows[j].key); j++) {
+            gt_kcfg c;
+            r[j] = NAN;
+            if (!(rows[j].time_us > 0) || !(rows[j].est_us > 0) ||
+                gt_kcfg_parse(rows[j].config, &c, NULL, 0) != 0)
+                continue;
+            r[j] = log(rows[j].time_us / rows[j].est_us);
+            sum += r[j], cnt++;
+        }
+        if (cnt >= 2) {
+            shapes++;
+            for (int q = i; q < j; q++)
+                if (!isnan(r[q])) r[q] -= sum / cnt, used++;
+        } else {
+            for (int q = i; q < j; q++) r[q] = NAN; /* one timing tells no difference */
+        }
+        i = j;
+    }
+    if (shapes < GT_FIX_MIN_SHAPES) {
+        ret = 0;
+        goto done;
+    }
+
+    /* The vocabulary: every feature of a used row, sorted, distinct. */
+    int nn = 0;
+    for (int i = 0; i < nrows; i++) {
+        if (isnan(r[i])) continue;
+        gt_kcfg c;
+        gt_kcfg_parse(rows[i].config, &c, NULL, 0);
+        nn += gt_modelfix_features(&c, &names[nn]);
+    }
+    qsort(names, (size_t)nn, GT_FIX_FEATURE_MAX, by_name);
+    int nf = 0;
+    for (int i = 0; i < nn; i++) {
+        if (nf > 0 && strcmp(fix->name[nf - 1], names[i]) == 0) continue;
+        if (nf == GT_FIX_MAX_FEATURES) break; /* the rest weigh 0 */
+        memcpy(fix->name[nf++], names[i], GT_FIX_FEATURE_MAX);
+    }
+    fix->nfeat = nf;
+
+    /* The normal equations of the ridge regression: A = X^T X, b = X^T r. */
+    A = calloc((size_t)nf * (size_t)nf, sizeof *A);
+    b = calloc((size_t)nf, sizeof *b);
+    if (!A || !b) {
+        fix->nfeat = 0;
+        goto done;
+    }
+    for (int i = 0; i < nrows; i++) {
+        if (isnan(r[i])) continue;
+        gt_kcfg c;
+        char f[GT_FIX_PER_CONFIG][GT_FIX_FEATURE_MAX];
+        gt_kcfg_parse(rows[i].config, &c, NULL, 0);
+        int m = gt_modelfix_features(&c, f), k = 0, at[GT_FIX_PER_CONFIG];
+        for (int q = 0; q < m; q++)
+            if ((at[k] = find(fix, f[q])) >= 0) k++;
+        for (int p = 0; p < k; p++) {
+            b[at[p]] += r[i];
+            for (int q = 0; q < k; q++) A[at[p] * nf + at[q]] += 1.0;
+        }
+    }
+    if (solve(A, b, nf, GT_FIX_RIDGE) != 0) {
+        fix->nfeat = 0;
+        ret = 0;
+        goto done;
+    }
+    memcpy(fix->w, b, sizeof *b * (size_t)nf);
+    fix->shapes = shapes;
+    fix->rows = used;
+    ret = 0;
+done:
+    free(rows), free(r), free(names), free(A), free(b);
+    return ret;
+}
+
+double gt_modelfix_factor(const gt_modelfix *fix, const gt_kcfg *c) {
+    if (!fix || fix->nfeat <= 0) return 1.0;
+    char f[GT_FIX_PER_CONFIG][GT_FIX_FEATURE_MAX];
+    int m = gt_modelfix_features(c, f);
+    double s = 0;
+    for (int q = 0; q < m; q++) {
+        int at = find(fix, f[q]);
+        if (at >= 0) s += fix->w[at];
+    }
+    if (s > GT_FIX_MAX_LOG) s = GT_FIX_MAX_LOG;
+    if (s < -GT_FIX_MAX_LOG) s = -GT_FIX_MAX_LOG;
+    return exp(s);
+}
