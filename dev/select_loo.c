@@ -13,7 +13,7 @@
  * Usage: /tmp/select_loo FILE.txt... [DTYPE]; with LOO_MODEL set, the cost model's pick
  * among each key's timed candidates (its fastest estimate) instead of the selector's; with
  * LOO_FIX, the model corrected (tuner/modelfix.h) by a fit to every other key of the data
- * type, in either.
+ * type and alignment class, in either.
  */
 #include <math.h>
 #include <stdio.h>
@@ -151,7 +151,9 @@ int main(int argc, char **argv) {
             gt_fix_row *fr = malloc(sizeof *fr * 100000);
             int nf = 0;
             for (int j = 0; j < nkeys; j++) {
-                if (j == h || keys[j].key.dtype != hk->key.dtype) continue;
+                /* As src/dispatch.c fits: the data type's shapes of the same alignment class. */
+                if (j == h || keys[j].key.dtype != hk->key.dtype || keys[j].key.align != hk->key.align)
+                    continue;
                 for (int t = 0; t < keys[j].nt && nf < 100000; t++) {
                     if (!keys[j].ok[t]) continue;
                     fr[nf].key = keys[j].key;

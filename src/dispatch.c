@@ -256,20 +256,22 @@ static int collect_fix(const gt_db_timing *t, void *user) {
     return 0;
 }
 
-/* The fitted corrections, one per device and data type: made at the first need, and made
- * again once this process has tuned since (its new timings join the fit). */
-#define FIX_SLOTS 16
+/* The fitted corrections, one per device, data type and alignment class: made at the
+ * first need, and made again once this process has tuned since (its new timings join the
+ * fit). */
+#define FIX_SLOTS 32
 static struct fix_slot {
     int used;
-    gt_key like;         /* device and data type (the rest unused) */
+    gt_key like;         /* device, data type and alignment class (the rest unused) */
     unsigned long long tunes; /* gt_stats.tunes when fitted */
     gt_modelfix fix;
 } fix_slots[FIX_SLOTS];
 static pthread_mutex_t fix_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int same_device_dtype(const gt_key *a, const gt_key *b) {
-    return a->dtype == b->dtype && a->cc_major == b->cc_major && a->cc_minor == b->cc_minor &&
-           a->sm_count == b->sm_count && strcmp(a->device, b->device) == 0;
+    return a->dtype == b->dtype && a->align == b->align && a->cc_major == b->cc_major &&
+           a->cc_minor == b->cc_minor && a->sm_count == b->sm_count &&
+           strcmp(a->device, b->device) == 0;
 }
 
 void gt_dispatch_model_fix(const gt_key *key, const gt_klimits *lim, gt_modelfix *out) {
@@ -287,24 +289,25 @@ void gt_dispatch_model_fix(const gt_key *key, const gt_klimits *lim, gt_modelfix
         pthread_mutex_unlock(&fix_lock);
         return;
     }
-    /* Every class of the data type: op pairs and alignment classes (a class's tuned
-     * shapes come with either beta, gt_db_neighbors). */
+    /* Every op pair of the key's alignment class (a class's tuned shapes come with either
+     * beta, gt_db_neighbors). Not other alignment classes: what a configuration costs
+     * beyond the model's word depends on its copies' width (in bf16, MMA's stages and
+     * vectors rank one way in the 16-byte class and another in the 2-byte one; fitted
+     * together, the 16-byte shapes' errors misled 2-byte choices on the H100). */
     gt_layers_open();
     fix_acc acc = {.lim = lim};
-    static const int aligns[] = {1, 2, 4, 8, 16};
-    for (int ops = 0; ops < 4; ops++)
-        for (int al = 0; al < 5; al++) {
-            gt_key ck = *key;
-            ck.opa = ops >> 1, ck.opb = ops & 1, ck.align = aligns[al];
-            near_acc a = {.key = &ck};
-            collect_class(&ck, &a);
-            for (int j = 0; j < a.nrows; j++) {
-                acc.shape = &a.rows[j].key;
-                gt_layers_timings(a.rows[j].layer, &a.rows[j].key, gt_kernel_source_hash,
-                                  GT_VERSION_MAJOR, collect_fix, &acc);
-            }
-            free(a.rows);
+    for (int ops = 0; ops < 4; ops++) {
+        gt_key ck = *key;
+        ck.opa = ops >> 1, ck.opb = ops & 1;
+        near_acc a = {.key = &ck};
+        collect_class(&ck, &a);
+        for (int j = 0; j < a.nrows; j++) {
+            acc.shape = &a.rows[j].key;
+            gt_layers_timings(a.rows[j].layer, &a.rows[j].key, gt_kernel_source_hash,
+                              GT_VERSION_MAJOR, collect_fix, &acc);
         }
+        free(a.rows);
+    }
     gt_modelfix fix;
     if (gt_modelfix_fit(acc.rows, acc.nrows, &fix) != 0) memset(&fix, 0, sizeof fix);
     free(acc.rows);

@@ -49,8 +49,8 @@ gt_status gt_dispatch_tune(gt_devctx *dc, const gt_key *key, int force, const gt
  * when none), the count returned. Opens the layers if they are not. */
 int gt_dispatch_class_rows(const gt_key *key, gt_select_row **rows);
 
-/* The cost model's correction for key's device and data type (tuner/modelfix.h), fitted
- * to every timing the cache layers hold for them (all op pairs and alignment classes):
+/* The cost model's correction for key's device, data type and alignment class
+ * (tuner/modelfix.h), fitted to every timing the cache layers hold for them (all op pairs):
  * fitted at the first need and kept, and fitted again once this process has tuned since.
  * *out holds no correction where the layers hold too few shapes. Thread-safe. */
 void gt_dispatch_model_fix(const gt_key *key, const gt_klimits *lim, gt_modelfix *out);

@@ -4,7 +4,6 @@
 #include "modelfix.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,30 +11,36 @@
 /* log2 of a ratio of positive integers, rounded: the aspect and area buckets. */
 static int log2_round(double x) { return (int)lround(log2(x)); }
 
-int gt_modelfix_features(const gt_kcfg *c, char names[][GT_FIX_FEATURE_MAX]) {
+static unsigned feature(unsigned kind, int fam, int value) {
+    return kind << 24 | (unsigned)(fam & 0xff) << 16 | (unsigned)((value + 32768) & 0xffff);
+}
+
+int gt_modelfix_features(const gt_kcfg *c, unsigned ids[GT_FIX_PER_CONFIG]) {
     const int f = c->fam, wm = c->wm > 0 ? c->wm : 1, wn = c->wn > 0 ? c->wn : 1;
     const int bm = c->bm > 0 ? c->bm : 1, bn = c->bn > 0 ? c->bn : 1;
     int n = 0;
-    snprintf(names[n++], GT_FIX_FEATURE_MAX, "fam%d", f);
-    snprintf(names[n++], GT_FIX_FEATURE_MAX, "f%d t%dx%d", f, c->tm, c->tn);
-    snprintf(names[n++], GT_FIX_FEATURE_MAX, "f%d warp%d", f, log2_round((double)wm / wn));
-    snprintf(names[n++], GT_FIX_FEATURE_MAX, "f%d block%d", f, log2_round((double)bm / bn));
-    snprintf(names[n++], GT_FIX_FEATURE_MAX, "f%d area%d", f, log2_round((double)bm * bn));
-    snprintf(names[n++], GT_FIX_FEATURE_MAX, "f%d v%d", f, c->vec);
-    snprintf(names[n++], GT_FIX_FEATURE_MAX, "f%d s%d", f, c->stages);
-    snprintf(names[n++], GT_FIX_FEATURE_MAX, "f%d bk%d", f, c->bk);
-    snprintf(names[n++], GT_FIX_FEATURE_MAX, "f%d split%d", f, c->split > 1);
-    snprintf(names[n++], GT_FIX_FEATURE_MAX, "f%d r%d", f, c->raster);
+    ids[n++] = feature(0, f, 0);                                /* the family */
+    ids[n++] = feature(1, f, c->tm * 256 + c->tn);              /* thread tile */
+    ids[n++] = feature(2, f, log2_round((double)wm / wn));      /* warp aspect */
+    ids[n++] = feature(3, f, log2_round((double)bm / bn));      /* block aspect */
+    ids[n++] = feature(4, f, log2_round((double)bm * bn));      /* block area */
+    ids[n++] = feature(5, f, c->vec);
+    ids[n++] = feature(6, f, c->stages);
+    ids[n++] = feature(7, f, c->bk);
+    ids[n++] = feature(8, f, c->split > 1);
+    ids[n++] = feature(9, f, c->raster);
     return n;
 }
 
-static int by_name(const void *a, const void *b) { return strcmp(a, b); }
+static int by_id(const void *a, const void *b) {
+    unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+    return x < y ? -1 : x > y;
+}
 
-/* The index of name in the sorted vocabulary, or -1. */
-static int find(const gt_modelfix *fix, const char *name) {
-    const char(*hit)[GT_FIX_FEATURE_MAX] =
-        bsearch(name, fix->name, (size_t)fix->nfeat, GT_FIX_FEATURE_MAX, by_name);
-    return hit ? (int)(hit - fix->name) : -1;
+/* The index of id in the ascending vocabulary, or -1. */
+static int find(const gt_modelfix *fix, unsigned id) {
+    const unsigned *hit = bsearch(&id, fix->id, (size_t)fix->nfeat, sizeof id, by_id);
+    return hit ? (int)(hit - fix->id) : -1;
 }
 
 /* Rows by key (shape and class), then configuration: a total order, so that the fit's
@@ -99,12 +104,11 @@ int gt_modelfix_fit(const gt_fix_row *in, int nrows, gt_modelfix *fix) {
     if (nrows <= 0) return 0;
     gt_fix_row *rows = malloc(sizeof *rows * (size_t)nrows);
     double *r = malloc(sizeof *r * (size_t)nrows);
-    /* Zeroed: the names are copied whole into fix->name, whose bytes must not depend on
-     * what the heap held. */
-    char(*names)[GT_FIX_FEATURE_MAX] = calloc((size_t)nrows * GT_FIX_PER_CONFIG, GT_FIX_FEATURE_MAX);
+    gt_kcfg *cfg = malloc(sizeof *cfg * (size_t)nrows);
+    unsigned *ids = malloc(sizeof *ids * (size_t)nrows * GT_FIX_PER_CONFIG);
     double *A = NULL, *b = NULL;
     int ret = -1;
-    if (!rows || !r || !names) goto done;
+    if (!rows || !r || !cfg || !ids) goto done;
     memcpy(rows, in, sizeof *rows * (size_t)nrows);
     qsort(rows, (size_t)nrows, sizeof *rows, row_order);
 
@@ -115,10 +119,9 @@ int gt_modelfix_fit(const gt_fix_row *in, int nrows, gt_modelfix *fix) {
         int j = i, cnt = 0;
         double sum = 0;
         for (; j < nrows && gt_key_equal(&rows[i].key, &rows[j].key); j++) {
-            gt_kcfg c;
             r[j] = NAN;
             if (!(rows[j].time_us > 0) || !(rows[j].est_us > 0) ||
-                gt_kcfg_parse(rows[j].config, &c, NULL, 0) != 0)
+                gt_kcfg_parse(rows[j].config, &cfg[j], NULL, 0) != 0)
                 continue;
             r[j] = log(rows[j].time_us / rows[j].est_us);
             sum += r[j], cnt++;
@@ -137,21 +140,14 @@ int gt_modelfix_fit(const gt_fix_row *in, int nrows, gt_modelfix *fix) {
         goto done;
     }
 
-    /* The vocabulary: every feature of a used row, sorted, distinct. */
+    /* The vocabulary: every feature of a used row, ascending, distinct. */
     int nn = 0;
-    for (int i = 0; i < nrows; i++) {
-        if (isnan(r[i])) continue;
-        gt_kcfg c;
-        gt_kcfg_parse(rows[i].config, &c, NULL, 0);
-        nn += gt_modelfix_features(&c, &names[nn]);
-    }
-    qsort(names, (size_t)nn, GT_FIX_FEATURE_MAX, by_name);
+    for (int i = 0; i < nrows; i++)
+        if (!isnan(r[i])) nn += gt_modelfix_features(&cfg[i], &ids[nn]);
+    qsort(ids, (size_t)nn, sizeof *ids, by_id);
     int nf = 0;
-    for (int i = 0; i < nn; i++) {
-        if (nf > 0 && strcmp(fix->name[nf - 1], names[i]) == 0) continue;
-        if (nf == GT_FIX_MAX_FEATURES) break; /* the rest weigh 0 */
-        memcpy(fix->name[nf++], names[i], GT_FIX_FEATURE_MAX);
-    }
+    for (int i = 0; i < nn && nf < GT_FIX_MAX_FEATURES; i++) /* past the cap: weight 0 */
+        if (nf == 0 || fix->id[nf - 1] != ids[i]) fix->id[nf++] = ids[i];
     fix->nfeat = nf;
 
     /* The normal equations of the ridge regression: A = X^T X, b = X^T r. */
@@ -163,10 +159,8 @@ int gt_modelfix_fit(const gt_fix_row *in, int nrows, gt_modelfix *fix) {
     }
     for (int i = 0; i < nrows; i++) {
         if (isnan(r[i])) continue;
-        gt_kcfg c;
-        char f[GT_FIX_PER_CONFIG][GT_FIX_FEATURE_MAX];
-        gt_kcfg_parse(rows[i].config, &c, NULL, 0);
-        int m = gt_modelfix_features(&c, f), k = 0, at[GT_FIX_PER_CONFIG];
+        unsigned f[GT_FIX_PER_CONFIG];
+        int m = gt_modelfix_features(&cfg[i], f), k = 0, at[GT_FIX_PER_CONFIG];
         for (int q = 0; q < m; q++)
             if ((at[k] = find(fix, f[q])) >= 0) k++;
         for (int p = 0; p < k; p++) {
@@ -184,13 +178,13 @@ int gt_modelfix_fit(const gt_fix_row *in, int nrows, gt_modelfix *fix) {
     fix->rows = used;
     ret = 0;
 done:
-    free(rows), free(r), free(names), free(A), free(b);
+    free(rows), free(r), free(cfg), free(ids), free(A), free(b);
     return ret;
 }
 
 double gt_modelfix_factor(const gt_modelfix *fix, const gt_kcfg *c) {
     if (!fix || fix->nfeat <= 0) return 1.0;
-    char f[GT_FIX_PER_CONFIG][GT_FIX_FEATURE_MAX];
+    unsigned f[GT_FIX_PER_CONFIG];
     int m = gt_modelfix_features(c, f);
     double s = 0;
     for (int q = 0; q < m; q++) {

@@ -2,10 +2,11 @@
  * modelfix.h: the cost model corrected by what it mispredicted on the tuned shapes.
  *
  * The cost model (space.h's gt_space_estimate_us) ranks the members of one tile family
- * by rules of thumb, and its errors repeat: a vector width, a warp layout or a thread
- * tile runs slower or faster than it says on shape after shape. Every candidate's timing
- * of every tuned shape of a device and data type (all op pairs and alignment classes,
- * all cache layers) measures those errors. For each timing the residual
+ * by rules of thumb, and its errors repeat: a stage count, a warp layout or a thread tile
+ * runs slower or faster than it says on shape after shape. Every candidate's timing of
+ * every tuned shape of a device, data type and alignment class (all op pairs, all cache
+ * layers: src/dispatch.h's gt_dispatch_model_fix gathers them) measures those errors.
+ * For each timing the residual
  *   r = ln(time / estimate) - (the mean of that over the same shape's timings)
  * is what the model gets wrong about one configuration against the others of its shape
  * (the shape's own level, which the ranking does not need, drops out). A ridge
@@ -22,9 +23,9 @@
  *
  * Checked leave-one-out on the H100 timings of the built-in defaults (dev/select_loo.c,
  * LOO_MODEL=1 LOO_FIX=1; bench/README.md, "The cost model corrected"): each shape hidden
- * in turn, the fit from the others, the corrected model's first among the hidden shape's
- * timed candidates ran at 0.960 of its best in f32 (0.938 uncorrected), 0.956 in f64
- * (0.946), 0.939 in tf32 (0.928) and 0.922 in bf16 (0.898).
+ * in turn, the fit from the others of its class, the corrected model's first among the
+ * hidden shape's timed candidates ran at 0.958 of its best in f32 (0.938 uncorrected),
+ * 0.956 in f64 (0.946), 0.932 in tf32 (0.928) and 0.913 in bf16 (0.898).
  *
  * The rows are sorted before the fit and every sum runs in that order, so the same rows
  * give the same weights (and the same choices) on every rank. Pure: no driver, no state.
@@ -36,7 +37,6 @@
 #include "key.h"
 
 #define GT_FIX_MAX_FEATURES 256
-#define GT_FIX_FEATURE_MAX 24   /* bytes of one feature's name */
 #define GT_FIX_PER_CONFIG 10    /* features of one configuration */
 #define GT_FIX_RIDGE 30.0
 #define GT_FIX_MAX_LOG 0.1      /* |w.x| at most: a correction moves an estimate by 10.5% */
@@ -57,12 +57,13 @@ typedef struct gt_modelfix {
     int nfeat;              /* 0: no correction */
     int shapes;             /* tuned shapes the fit saw */
     int rows;               /* timings it used */
-    char name[GT_FIX_MAX_FEATURES][GT_FIX_FEATURE_MAX]; /* sorted */
+    unsigned id[GT_FIX_MAX_FEATURES]; /* the features (gt_modelfix_features), ascending */
     double w[GT_FIX_MAX_FEATURES];
 } gt_modelfix;
 
-/* The features of c into names (GT_FIX_PER_CONFIG of them); the count. */
-int gt_modelfix_features(const gt_kcfg *c, char names[][GT_FIX_FEATURE_MAX]);
+/* The features of c into ids (GT_FIX_PER_CONFIG of them; each names a kind, the family
+ * and a value: (kind << 24) | (family << 16) | (value + 32768)); the count. */
+int gt_modelfix_features(const gt_kcfg *c, unsigned ids[GT_FIX_PER_CONFIG]);
 
 /* Fits *fix from rows (of one device and data type; any order). 0, with fix->nfeat = 0
  * where the rows hold fewer than GT_FIX_MIN_SHAPES shapes of two timings or more; -1 out of
