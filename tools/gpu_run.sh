@@ -6,7 +6,8 @@
 #   tests       every test but the sweep and multigpu suites;  gpu: the tests that need the
 #               GPU (gpu, cluster, cli, mode, verify, capture, generic, gemv, dropin_gpu);
 #               verify: the verifier's alone
-#   sweep       the sweep suite: tunings with every candidate timed and verified
+#   sweep       the sweep suite: tunings with every candidate timed and verified, and
+#               every candidate of test_nvrtc's sets compiled (nvrtc_all)
 #   multigpu    the multigpu suite: two GPUs driven at once by two threads (run it on a
 #               machine with two; with one it is skipped)
 #   heldout     bench/heldout.txt in mode cached, from a file tuned on bench/suite.txt and
