@@ -83,9 +83,9 @@ static int scored_order(const void *pa, const void *pb) {
 /* gt_select_have's work; with ranked != NULL also the measured configurations (some
  * shape of the class timed them) by score, best first, up to max_ranked (*nranked). */
 static int select_core(const gt_key *key, const gt_klimits *lim, int flags,
-                       const gt_modelfix *fix, const gt_select_row *in, int nrows, const gt_kcfg *have, int nhave,
-                       gt_kcfg *out, gt_select_info *info, gt_kcfg *ranked, int max_ranked,
-                       int *nranked) {
+                       const gt_modelfix *fix, const gt_select_row *in, int nrows,
+                       const gt_kcfg *have, int nhave, gt_kcfg *out, gt_select_info *info,
+                       gt_kcfg *ranked, int max_ranked, int *nranked) {
     gt_select_info local;
     if (!info) info = &local;
     memset(info, 0, sizeof *info);
@@ -157,7 +157,8 @@ static int select_core(const gt_key *key, const gt_klimits *lim, int flags,
     }
     double est_min = 0;
     for (int i = 0; i < np; i++) {
-        pool[i].est_us = gt_space_estimate_us(&pool[i].cfg, key, lim) * gt_modelfix_factor(fix, &pool[i].cfg);
+        pool[i].est_us = gt_space_estimate_us(&pool[i].cfg, key, lim) *
+                         gt_modelfix_factor(fix, &pool[i].cfg);
         if (pool[i].est_us > 0 && (est_min == 0 || pool[i].est_us < est_min)) est_min = pool[i].est_us;
     }
     int chosen = -1, had = -1;
