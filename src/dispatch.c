@@ -238,7 +238,8 @@ typedef struct fix_acc {
 static int collect_fix(const gt_db_timing *t, void *user) {
     fix_acc *a = user;
     gt_kcfg c;
-    if (strcmp(t->status, "ok") != 0 || !(t->time_us > 0) || gt_kcfg_parse(t->config, &c, NULL, 0) != 0)
+    if (strcmp(t->status, "ok") != 0 || !(t->time_us > 0) ||
+        gt_kcfg_parse(t->config, &c, NULL, 0) != 0)
         return 0;
     if (a->nrows == a->cap) {
         int cap = a->cap ? 2 * a->cap : 1024;
