@@ -227,7 +227,10 @@ static sel_acc rows_of(const near_acc *a) {
 
 /* ===== the cost model's correction (tuner/modelfix.h) ===== */
 
-/* Rows for the fit: every timing of the tuned shapes of one device and data type. */
+/* Rows for the fit: every timing of the tuned shapes of one device, data type and
+ * alignment class, the first FIX_MAX_ROWS of them in the layers' order (about 500 shapes
+ * of 32 candidates; 5 MB). */
+#define FIX_MAX_ROWS 16384
 typedef struct fix_acc {
     const gt_klimits *lim;
     const gt_key *shape; /* the tuned shape whose timings are read */
@@ -241,6 +244,7 @@ static int collect_fix(const gt_db_timing *t, void *user) {
     if (strcmp(t->status, "ok") != 0 || !(t->time_us > 0) ||
         gt_kcfg_parse(t->config, &c, NULL, 0) != 0)
         return 0;
+    if (a->nrows >= FIX_MAX_ROWS) return 1; /* enough to fit; memory stays bounded */
     if (a->nrows == a->cap) {
         int cap = a->cap ? 2 * a->cap : 1024;
         gt_fix_row *r = realloc(a->rows, sizeof *r * (size_t)cap);
