@@ -262,8 +262,8 @@ static int collect_fix(const gt_db_timing *t, void *user) {
 }
 
 /* The fitted corrections, one per device, data type and alignment class: made at the
- * first need, and made again once this process has tuned since (its new timings join the
- * fit). */
+ * first need, made again once this process has tuned since (its new timings join the
+ * fit), and dropped by gt_release (the layers they came from close). */
 #define FIX_SLOTS 32
 static struct fix_slot {
     int used;
@@ -828,4 +828,8 @@ void gt_dispatch_release(void) {
     /* Compiles left running by tuning runs use the library's code and NVRTC. */
     gt_tune_wait_compiles();
     gt_layers_close();
+    /* The fits came from the layers just closed: the next ones are read afresh. */
+    pthread_mutex_lock(&fix_lock);
+    memset(fix_slots, 0, sizeof fix_slots);
+    pthread_mutex_unlock(&fix_lock);
 }

@@ -51,7 +51,8 @@ int gt_dispatch_class_rows(const gt_key *key, gt_select_row **rows);
 
 /* The cost model's correction for key's device, data type and alignment class
  * (tuner/modelfix.h), fitted to every timing the cache layers hold for them (all op pairs):
- * fitted at the first need and kept, and fitted again once this process has tuned since.
+ * fitted at the first need and kept until gt_release, and fitted again once this process
+ * has tuned since.
  * *out holds no correction where the layers hold too few shapes. Thread-safe. */
 void gt_dispatch_model_fix(const gt_key *key, const gt_klimits *lim, gt_modelfix *out);
 

@@ -17,7 +17,8 @@
  *                                 another
  *   fix_from_the_cache_layers     timings stored in a cache file under four op pairs are
  *                                 all read into the fit of their alignment class, those of
- *                                 another class or data type not; a tuning refits it
+ *                                 another class or data type not; a tuning refits it, and
+ *                                 release drops it
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -255,7 +256,18 @@ static void fix_from_the_cache_layers(void) {
     TAP_CHECK(fix.nfeat > 0 && fix.shapes == 10 && fix.rows == 120,
               "fit from the layers: %d features, %d shapes, %d rows (want 10 and 120)", fix.nfeat,
               fix.shapes, fix.rows);
+    /* gt_release drops the fit with the layers it came from: an empty cache next fits
+     * nothing. */
+    gt_dispatch_release();
+    char empty[] = "/tmp/gt_modelfix_empty_XXXXXX";
+    int fe = mkstemp(empty);
+    if (fe >= 0) close(fe), unlink(empty);
+    setenv("GEMMTUNE_CACHE", empty, 1);
+    gt_layers_open();
+    gt_dispatch_model_fix(&like, &h100, &fix);
+    TAP_CHECK(fix.nfeat == 0, "a fit kept past gt_release (%d features)", fix.nfeat);
     gt_layers_close();
+    unlink(empty);
     unlink(path);
     char side[300];
     snprintf(side, sizeof side, "%s-wal", path);
