@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grade.h"
 #include "tap.h"
 
 /* cublas_api.h declares cublasHgemm for C++ only (its scalars are __half); the entry
@@ -49,9 +50,8 @@ static int probe(void) {
 
 /* ===== host data ===== */
 
-enum { F32, F64, F16, BF16 };
-static const size_t esize[] = {4, 8, 2, 2};
-
+/* Element types: key.h's storage types (GT_ST_F32, F64, F16, BF16), sized, read and
+ * written through grade.h. */
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 /* Uniform in (-1, 1), full mantissa. */
 static double urand(void) {
@@ -59,50 +59,12 @@ static double urand(void) {
     return ((double)(rng >> 11) + 0.5) / 9007199254740992.0 * 2.0 - 1.0;
 }
 
-static uint16_t to_half(float f, int bf) {
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    if (bf) return (uint16_t)((u + 0x7fff + ((u >> 16) & 1)) >> 16);
-    const uint32_t s = (u >> 16) & 0x8000;
-    int e = (int)((u >> 23) & 0xff) - 127 + 15;
-    uint32_t m = u & 0x7fffff;
-    if (e <= 0) { /* subnormal or zero */
-        if (e < -10) return (uint16_t)s;
-        m |= 0x800000;
-        const int shift = 14 - e;
-        uint32_t h = m >> shift, rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
-        if (rem > half || (rem == half && (h & 1))) h++;
-        return (uint16_t)(s | h);
-    }
-    uint32_t h = ((uint32_t)e << 10) | (m >> 13), rem = m & 0x1fff;
-    if (rem > 0x1000 || (rem == 0x1000 && (h & 1))) h++;
-    return (uint16_t)(s | (h > 0x7bff ? 0x7c00 : h));
-}
-
-static double from_half(uint16_t h, int bf) {
-    if (bf) {
-        uint32_t u = (uint32_t)h << 16;
-        float f;
-        memcpy(&f, &u, 4);
-        return f;
-    }
-    const int s = h >> 15, e = (h >> 10) & 31, m = h & 1023;
-    double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(m | 1024, e - 25);
-    return s ? -v : v;
-}
-
+/* Random values, rounded to float first (what the cases pass as single precision). */
 static void fill(void *p, size_t n, int t) {
     for (size_t i = 0; i < n; i++) {
         double v = urand();
-        if (t == F32) ((float *)p)[i] = (float)v;
-        else if (t == F64) ((double *)p)[i] = v;
-        else ((uint16_t *)p)[i] = to_half((float)v, t == BF16);
+        gr_put(t, p, i, t == GT_ST_F64 ? v : (double)(float)v);
     }
-}
-
-static double get(const void *p, size_t i, int t) {
-    return t == F32 ? ((const float *)p)[i] : t == F64 ? ((const double *)p)[i]
-                                                       : from_half(((const uint16_t *)p)[i], t == BF16);
 }
 
 /* ===== one case ===== */
@@ -117,7 +79,10 @@ typedef struct {
 } dcase;
 
 static cudaDataType cuda_type(int t) {
-    return t == F32 ? CUDA_R_32F : t == F64 ? CUDA_R_64F : t == F16 ? CUDA_R_16F : CUDA_R_16BF;
+    return t == GT_ST_F32   ? CUDA_R_32F
+           : t == GT_ST_F64 ? CUDA_R_64F
+           : t == GT_ST_F16 ? CUDA_R_16F
+                            : CUDA_R_16BF;
 }
 
 static cublasStatus_t call(cublasHandle_t h, const dcase *c, int ta, int tb, const void *A,
@@ -129,7 +94,7 @@ static cublasStatus_t call(cublasHandle_t h, const dcase *c, int ta, int tb, con
     if (c->entry == 1)
         return cublasDgemm(h, oa, ob, c->m, c->n, c->k, &c->alpha, A, lda, B, ldb, &c->beta, C, ldc);
     if (c->entry == 2) {
-        const uint16_t ah = to_half(af, 0), bh = to_half(bf, 0);
+        const uint16_t ah = gr_f16_bits(af), bh = gr_f16_bits(bf);
         return cublasHgemm(h, oa, ob, c->m, c->n, c->k, &ah, A, lda, B, ldb, &bh, C, ldc);
     }
     return cublasGemmEx(h, oa, ob, c->m, c->n, c->k, &af, A, cuda_type(c->ab), lda, B,
@@ -141,26 +106,26 @@ static cublasStatus_t call(cublasHandle_t h, const dcase *c, int ta, int tb, con
 static void run_case(cublasHandle_t h, cudaStream_t s, const dcase *c, int ta, int tb) {
     const int lda = ta ? c->k : c->m, ldb = tb ? c->n : c->k, ldc = c->m;
     const size_t na = (size_t)c->m * c->k, nb = (size_t)c->k * c->n, nc = (size_t)c->m * c->n;
-    void *ha = malloc(na * esize[c->ab]), *hb = malloc(nb * esize[c->ab]);
-    void *hc = malloc(nc * esize[c->c]), *r1 = malloc(nc * esize[c->c]), *r2 = malloc(nc * esize[c->c]);
+    void *ha = malloc(na * gr_size(c->ab)), *hb = malloc(nb * gr_size(c->ab));
+    void *hc = malloc(nc * gr_size(c->c)), *r1 = malloc(nc * gr_size(c->c)), *r2 = malloc(nc * gr_size(c->c));
     void *da = NULL, *db = NULL, *dc = NULL;
-    int ok = ha && hb && hc && r1 && r2 && cudaMalloc(&da, na * esize[c->ab]) == cudaSuccess &&
-             cudaMalloc(&db, nb * esize[c->ab]) == cudaSuccess &&
-             cudaMalloc(&dc, nc * esize[c->c]) == cudaSuccess;
+    int ok = ha && hb && hc && r1 && r2 && cudaMalloc(&da, na * gr_size(c->ab)) == cudaSuccess &&
+             cudaMalloc(&db, nb * gr_size(c->ab)) == cudaSuccess &&
+             cudaMalloc(&dc, nc * gr_size(c->c)) == cudaSuccess;
     TAP_CHECK(ok, "%s: buffers", c->name);
     if (ok) {
         fill(ha, na, c->ab), fill(hb, nb, c->ab), fill(hc, nc, c->c);
-        cudaMemcpy(da, ha, na * esize[c->ab], cudaMemcpyHostToDevice);
-        cudaMemcpy(db, hb, nb * esize[c->ab], cudaMemcpyHostToDevice);
+        cudaMemcpy(da, ha, na * gr_size(c->ab), cudaMemcpyHostToDevice);
+        cudaMemcpy(db, hb, nb * gr_size(c->ab), cudaMemcpyHostToDevice);
         unsigned long long k0[3], k1[3], k2[3];
         void *out[2] = {r1, r2};
         cublasStatus_t st[2];
         counts(k0);
         for (int run = 0; run < 2; run++) {
             if (run == 1) setenv("GEMMTUNE_CUBLAS", "off", 1);
-            cudaMemcpy(dc, hc, nc * esize[c->c], cudaMemcpyHostToDevice);
+            cudaMemcpy(dc, hc, nc * gr_size(c->c), cudaMemcpyHostToDevice);
             st[run] = call(h, c, ta, tb, da, lda, db, ldb, dc, ldc);
-            cudaMemcpyAsync(out[run], dc, nc * esize[c->c], cudaMemcpyDeviceToHost, s);
+            cudaMemcpyAsync(out[run], dc, nc * gr_size(c->c), cudaMemcpyDeviceToHost, s);
             cudaStreamSynchronize(s);
             counts(run == 0 ? k1 : k2);
             unsetenv("GEMMTUNE_CUBLAS");
@@ -174,7 +139,7 @@ static void run_case(cublasHandle_t h, cudaStream_t s, const dcase *c, int ta, i
         double diff = 0, big = 0;
         int finite = 1;
         for (size_t i = 0; i < nc; i++) {
-            const double x = get(r1, i, c->c), y = get(r2, i, c->c);
+            const double x = gr_get(c->c, r1, i), y = gr_get(c->c, r2, i);
             finite &= isfinite(x) && isfinite(y);
             if (fabs(x - y) > diff) diff = fabs(x - y);
             if (fabs(y) > big) big = fabs(y);
@@ -202,11 +167,11 @@ static void dropin_matches_cublas(void) {
     /* Tolerances: the same products by other kernels (other summation orders); Hgemm's
      * cuBLAS accumulates in fp16, the drop-in's gemmtune in fp32. */
     static const dcase cases[] = {
-        {"Sgemm", 0, F32, F32, 129, 67, 33, 1.5, 0.0, 1e-5},
-        {"Dgemm", 1, F64, F64, 67, 45, 129, -0.75, 0.5, 1e-13},
-        {"Hgemm", 2, F16, F16, 96, 200, 300, 1.0, 0.0, 2e-2},
-        {"GemmEx bf16 -> f32", 3, BF16, F32, 255, 257, 31, 1.0, -0.5, 1e-5},
-        {"GemmEx f16 -> f16", 3, F16, F16, 1000, 63, 130, 0.5, 0.0, 2e-3},
+        {"Sgemm", 0, GT_ST_F32, GT_ST_F32, 129, 67, 33, 1.5, 0.0, 1e-5},
+        {"Dgemm", 1, GT_ST_F64, GT_ST_F64, 67, 45, 129, -0.75, 0.5, 1e-13},
+        {"Hgemm", 2, GT_ST_F16, GT_ST_F16, 96, 200, 300, 1.0, 0.0, 2e-2},
+        {"GemmEx bf16 -> f32", 3, GT_ST_BF16, GT_ST_F32, 255, 257, 31, 1.0, -0.5, 1e-5},
+        {"GemmEx f16 -> f16", 3, GT_ST_F16, GT_ST_F16, 1000, 63, 130, 0.5, 0.0, 2e-3},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const int op = (int)i % 4; /* each case one op pair, all four over the cases */
