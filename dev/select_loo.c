@@ -156,13 +156,10 @@ int main(int argc, char **argv) {
                     continue;
                 for (int t = 0; t < keys[j].nt && nf < 100000; t++) {
                     if (!keys[j].ok[t]) continue;
+                    if (gt_kcfg_parse(keys[j].cfg[t], &fr[nf].cfg, NULL, 0) != 0) continue;
                     fr[nf].key = keys[j].key;
-                    snprintf(fr[nf].config, sizeof fr[nf].config, "%s", keys[j].cfg[t]);
                     fr[nf].time_us = keys[j].us[t];
-                    gt_kcfg tc;
-                    fr[nf].est_us = gt_kcfg_parse(keys[j].cfg[t], &tc, NULL, 0) == 0
-                                        ? gt_space_estimate_us(&tc, &keys[j].key, &h100)
-                                        : 0;
+                    fr[nf].est_us = gt_space_estimate_us(&fr[nf].cfg, &keys[j].key, &h100);
                     nf++;
                 }
             }

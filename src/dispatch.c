@@ -254,9 +254,9 @@ static int collect_fix(const gt_db_timing *t, void *user) {
     gt_fix_row *r = &a->rows[a->nrows++];
     memset(r, 0, sizeof *r);
     r->key = *a->shape;
-    snprintf(r->config, sizeof r->config, "%s", t->config);
-    r->time_us = t->time_us;
     c.generic = 0; /* a generic twin's time speaks for its configuration, as in select.c */
+    r->cfg = c;
+    r->time_us = t->time_us;
     r->est_us = gt_space_estimate_us(&c, a->shape, a->lim);
     return 0;
 }
@@ -273,7 +273,8 @@ static struct fix_slot {
 } fix_slots[FIX_SLOTS];
 static pthread_mutex_t fix_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static int same_device_dtype(const gt_key *a, const gt_key *b) {
+/* The same device, data type and alignment class: one fit serves both. */
+static int same_fix_class(const gt_key *a, const gt_key *b) {
     return a->dtype == b->dtype && a->align == b->align && a->cc_major == b->cc_major &&
            a->cc_minor == b->cc_minor && a->sm_count == b->sm_count &&
            strcmp(a->device, b->device) == 0;
@@ -286,7 +287,7 @@ void gt_dispatch_model_fix(const gt_key *key, const gt_klimits *lim, gt_modelfix
     pthread_mutex_lock(&fix_lock);
     int slot = -1, free_slot = -1;
     for (int i = 0; i < FIX_SLOTS; i++) {
-        if (fix_slots[i].used && same_device_dtype(&fix_slots[i].like, key)) slot = i;
+        if (fix_slots[i].used && same_fix_class(&fix_slots[i].like, key)) slot = i;
         else if (!fix_slots[i].used && free_slot < 0) free_slot = i;
     }
     if (slot >= 0 && fix_slots[slot].tunes == (unsigned long long)st.tunes) {

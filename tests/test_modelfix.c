@@ -57,7 +57,7 @@ static int add_rows(gt_fix_row *rows, int n, const gt_key *key, int per, int slo
         gt_fix_row *r = &rows[n++];
         memset(r, 0, sizeof *r);
         r->key = *key;
-        gt_kcfg_format(&c[i].cfg, r->config, sizeof r->config);
+        r->cfg = c[i].cfg;
         r->est_us = c[i].est_us;
         r->time_us = c[i].est_us * level * (c[i].cfg.stages == slow ? 1.3 : 1.0);
     }
@@ -78,7 +78,7 @@ static int training_rows(gt_fix_row *rows, int nshapes, int slow) {
 /* A configuration of the rows with (want 1) or without (want 0) stages st. */
 static int find_st(const gt_fix_row *rows, int n, int st, int want, gt_kcfg *out) {
     for (int i = 0; i < n; i++) {
-        if (gt_kcfg_parse(rows[i].config, out, NULL, 0) != 0) continue;
+        *out = rows[i].cfg;
         if ((out->stages == st) == want) return 1;
     }
     return 0;

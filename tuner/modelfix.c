@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 /* log2 of a ratio of positive integers, rounded: the aspect and area buckets. */
 static int log2_round(double x) { return (int)lround(log2(x)); }
 
@@ -43,8 +42,9 @@ static int find(const gt_modelfix *fix, unsigned id) {
     return hit ? (int)(hit - fix->id) : -1;
 }
 
-/* Rows by key (shape and class), then configuration: a total order, so that the fit's
- * sums run the same way whatever order the rows came in. */
+/* Rows by key (shape and class), then configuration (its parameters in table order), then
+ * time: a total order, so that the fit's sums run the same way whatever order the rows
+ * came in. */
 #define CMP(x, y) \
     if ((x) != (y)) return (x) < (y) ? -1 : 1
 static int row_order(const void *pa, const void *pb) {
@@ -63,8 +63,7 @@ static int row_order(const void *pa, const void *pb) {
     CMP(x->sm_count, y->sm_count);
     int c = strcmp(x->device, y->device);
     if (c) return c;
-    c = strcmp(a->config, b->config);
-    if (c) return c;
+    for (int i = 0; i < gt_nkparams; i++) CMP(gt_kcfg_get(&a->cfg, i), gt_kcfg_get(&b->cfg, i));
     CMP(a->time_us, b->time_us);
     return 0;
 }
@@ -104,25 +103,22 @@ int gt_modelfix_fit(const gt_fix_row *in, int nrows, gt_modelfix *fix) {
     if (nrows <= 0) return 0;
     gt_fix_row *rows = malloc(sizeof *rows * (size_t)nrows);
     double *r = malloc(sizeof *r * (size_t)nrows);
-    gt_kcfg *cfg = malloc(sizeof *cfg * (size_t)nrows);
     unsigned *ids = malloc(sizeof *ids * (size_t)nrows * GT_FIX_PER_CONFIG);
     double *A = NULL, *b = NULL;
     int ret = -1;
-    if (!rows || !r || !cfg || !ids) goto done;
+    if (!rows || !r || !ids) goto done;
     memcpy(rows, in, sizeof *rows * (size_t)nrows);
     qsort(rows, (size_t)nrows, sizeof *rows, row_order);
 
-    /* Residuals, centred per shape; rows whose configuration does not parse or whose
-     * time or estimate is not positive are left out (r = NAN). */
+    /* Residuals, centred per shape; rows whose time or estimate is not positive are left
+     * out (r = NAN). */
     int shapes = 0, used = 0;
     for (int i = 0; i < nrows;) {
         int j = i, cnt = 0;
         double sum = 0;
         for (; j < nrows && gt_key_equal(&rows[i].key, &rows[j].key); j++) {
             r[j] = NAN;
-            if (!(rows[j].time_us > 0) || !(rows[j].est_us > 0) ||
-                gt_kcfg_parse(rows[j].config, &cfg[j], NULL, 0) != 0)
-                continue;
+            if (!(rows[j].time_us > 0) || !(rows[j].est_us > 0)) continue;
             r[j] = log(rows[j].time_us / rows[j].est_us);
             sum += r[j], cnt++;
         }
@@ -143,7 +139,7 @@ int gt_modelfix_fit(const gt_fix_row *in, int nrows, gt_modelfix *fix) {
     /* The vocabulary: every feature of a used row, ascending, distinct. */
     int nn = 0;
     for (int i = 0; i < nrows; i++)
-        if (!isnan(r[i])) nn += gt_modelfix_features(&cfg[i], &ids[nn]);
+        if (!isnan(r[i])) nn += gt_modelfix_features(&rows[i].cfg, &ids[nn]);
     qsort(ids, (size_t)nn, sizeof *ids, by_id);
     int nf = 0;
     for (int i = 0; i < nn && nf < GT_FIX_MAX_FEATURES; i++) /* past the cap: weight 0 */
@@ -160,7 +156,7 @@ int gt_modelfix_fit(const gt_fix_row *in, int nrows, gt_modelfix *fix) {
     for (int i = 0; i < nrows; i++) {
         if (isnan(r[i])) continue;
         unsigned f[GT_FIX_PER_CONFIG];
-        int m = gt_modelfix_features(&cfg[i], f), k = 0, at[GT_FIX_PER_CONFIG];
+        int m = gt_modelfix_features(&rows[i].cfg, f), k = 0, at[GT_FIX_PER_CONFIG];
         for (int q = 0; q < m; q++)
             if ((at[k] = find(fix, f[q])) >= 0) k++;
         for (int p = 0; p < k; p++) {
@@ -178,7 +174,7 @@ int gt_modelfix_fit(const gt_fix_row *in, int nrows, gt_modelfix *fix) {
     fix->rows = used;
     ret = 0;
 done:
-    free(rows), free(r), free(cfg), free(ids), free(A), free(b);
+    free(rows), free(r), free(ids), free(A), free(b);
     return ret;
 }
 

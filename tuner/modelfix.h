@@ -41,14 +41,14 @@
 #define GT_FIX_RIDGE 30.0
 #define GT_FIX_MAX_LOG 0.1      /* |w.x| at most: a correction moves an estimate by 10.5% */
 #define GT_FIX_MIN_SHAPES 8
-#define GT_FIX_CONFIG_MAX 128    /* a configuration's text, as select.h's */
 
-/* One ok timing of a tuned shape: its full key (any op pair and class), the configuration,
- * its median time and the cost model's estimate of it there (gt_space_estimate_us, left
- * to the caller so that this module stays below the model it corrects). */
+/* One ok timing of a tuned shape: its full key (any op pair and class), the configuration
+ * (parsed by the caller, which needs it for the estimate), its median time and the cost
+ * model's estimate of it there (gt_space_estimate_us, left to the caller so that this
+ * module stays below the model it corrects). */
 typedef struct gt_fix_row {
     gt_key key;
-    char config[GT_FIX_CONFIG_MAX];
+    gt_kcfg cfg;
     double time_us;
     double est_us;
 } gt_fix_row;
