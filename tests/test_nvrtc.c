@@ -173,11 +173,11 @@ static int compile_set(const shape *sh, int arch) {
     }
     /* The sample: every third candidate, and the first of each family, so that each family
      * of the set is compiled. */
-    int nset = n, kept = 0, fam_seen[16] = {0};
+    int nset = n, kept = 0;
+    unsigned char fam_seen[GT_FAM_GEMV + 1] = {0}; /* the space's families, kcfg.h */
     for (int i = 0; i < n; i++) {
-        int fam = cands[i].cfg.fam;
-        int first = fam >= 0 && fam < 16 && !fam_seen[fam];
-        if (fam >= 0 && fam < 16) fam_seen[fam] = 1;
+        const int first = !fam_seen[cands[i].cfg.fam];
+        fam_seen[cands[i].cfg.fam] = 1;
         if (all_candidates || i % 3 == 0 || first) cfgs[kept++] = cands[i].cfg;
     }
     n = kept;
