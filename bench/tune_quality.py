@@ -11,38 +11,49 @@ winners' times, the speed each default-budget run reached against the reference 
 / the run's time) and how many candidates each compiled and timed; then the geometric
 means per dtype against the targets (0.97 with history, 0.93 without, of exhaustive).
 
-Usage: python3 bench/tune_quality.py tq-show.txt
+Usage: python3 bench/tune_quality.py tq-show.txt [more-show.txt ...]
+With several files, a run (dtype, shape, hist/none/ref) comes from the first file that
+holds it: a later session's hist and none runs can be set against an earlier reference
+(tools/gpu_run.sh tunequality with TQ_RUNS="hist none").
 """
 import math
 import re
 import sys
 
 runs = {}  # (dtype, shape) -> run -> {"us": float, "timed": int, "compiled": int}
-cur = None
 ref = "--exhaustive"
-for line in open(sys.argv[1], encoding="utf-8"):
-    r = re.match(r"# reference: (.*)$", line.strip())
-    if r:
-        ref = r.group(1)
-        continue
-    m = re.match(r"=== (\S+) (\S+) (hist|none|ref|exhaustive)$", line.strip())
-    if m:
-        cur = runs.setdefault((m.group(1), m.group(2)), {}).setdefault(
-            "ref" if m.group(3) == "exhaustive" else m.group(3), {"us": None, "timed": 0, "compiled": 0})
-        continue
-    if cur is None:
-        continue
-    w = re.search(r"\swinner (\S+)\s+([0-9.]+) us", line)
-    if w:
-        cur["us"] = float(w.group(2))
-        continue
-    c = re.match(r"\s+(f\d\S*)\s+(\S+)\s", line)
-    if c:
-        status = c.group(2)
-        if status == "ok":
-            cur["timed"] += 1
-        if status not in ("not_timed", "compile_failed"):
-            cur["compiled"] += 1
+for path in sys.argv[1:]:
+    cur = None
+    file_ref = "--exhaustive"
+    for line in open(path, encoding="utf-8"):
+        r = re.match(r"# reference: (.*)$", line.strip())
+        if r:
+            file_ref = r.group(1)
+            continue
+        m = re.match(r"=== (\S+) (\S+) (hist|none|ref|exhaustive)$", line.strip())
+        if m:
+            kind = "ref" if m.group(3) == "exhaustive" else m.group(3)
+            shape_runs = runs.setdefault((m.group(1), m.group(2)), {})
+            if kind in shape_runs:
+                cur = None  # an earlier file holds this run
+                continue
+            cur = shape_runs[kind] = {"us": None, "timed": 0, "compiled": 0}
+            if kind == "ref":
+                ref = file_ref
+            continue
+        if cur is None:
+            continue
+        w = re.search(r"\swinner (\S+)\s+([0-9.]+) us", line)
+        if w:
+            cur["us"] = float(w.group(2))
+            continue
+        c = re.match(r"\s+(f\d\S*)\s+(\S+)\s", line)
+        if c:
+            status = c.group(2)
+            if status == "ok":
+                cur["timed"] += 1
+            if status not in ("not_timed", "compile_failed"):
+                cur["compiled"] += 1
 
 print("Reference search: `gemmtune tune %s`%s\n" % (
     ref, "" if ref == "--exhaustive" else " (not exhaustive: the ratios are against a deeper "

@@ -21,18 +21,27 @@
 #                 from the built-in defaults (the selector's choice in the log, its time
 #                 beside cuBLAS), then each of $SP_TUNE tuned with 64 candidates and every
 #                 candidate's time shown
-# Usage: bash dev/gpu_dev.sh space|mma3|profile-tc|profile-simt|classcost|selprobe ; logs to $OUT (default
+#   readfloor     how fast can one launch read a decode step's weight? dev/readfloor.cu:
+#                 pure reads of 33.6 MB, 117 MB and 1 GB, timed as the bench times a GEMM,
+#                 over loads in flight, cache hints, block sizes and blocks per SM
+# Usage: bash dev/gpu_dev.sh space|mma3|profile-tc|profile-simt|classcost|selprobe|readfloor ; logs to $OUT (default
 # ./gpu-out). On the project's device machine: copy ../shared/device to .device first
 # (SQLite headers) and carry it.
 set -uo pipefail
 what=${1:-}
 case "$what" in
-space | mma3 | profile-tc | profile-simt | classcost | selprobe) ;;
-*) sed -n 2,27p "$0"; exit 2 ;;
+space | mma3 | profile-tc | profile-simt | classcost | selprobe | readfloor) ;;
+*) sed -n 2,30p "$0"; exit 2 ;;
 esac
 cd "$(dirname "$0")/.."
 . tools/gpu_build.sh || exit 1
 rc=0
+if [ "$what" = readfloor ]; then
+  NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+  $NVCC -O3 -arch=sm_90 -o "$OUT/readfloor" dev/readfloor.cu && "$OUT/readfloor" >"$OUT/readfloor.txt" 2>&1 || rc=1
+  grep -E "empty|^==|^BEST" "$OUT/readfloor.txt"
+  rm -f "$OUT/readfloor"
+fi
 if [ "$what" = classcost ]; then
   # The narrow class's cost: time(narrow) / time(padded) - 1 against stage.c's narrow_loss.
   pairs=${CC_PAIRS:-"4099x257x3001:TT/4104x264x3008:TT 997x1009x1013:TT/1000x1016x1016:TT 1021x1021x1021:NT/1024x1024x1024:NT 123x4567x891:NN/128x4568x896:NN 7x15360x5121:NT/8x15360x5120:NT"}

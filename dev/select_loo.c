@@ -7,9 +7,11 @@
  * type, the geometric mean over the keys where it did.
  *
  * Build (from the repository root, after tools/build.sh):
- *        cc -std=c11 -O2 -Ibase -Ituner -Itests -Iinclude -Icache -Iruntime -Isrc \
- *            -I/usr/local/cuda/include dev/select_loo.c build/libgemmtune.a \
+ *        cc -std=c11 -D_DEFAULT_SOURCE -O2 -Ibase -Ituner -Itests -Iinclude -Icache -Iruntime \
+ *            -Isrc -I/usr/local/cuda/include dev/select_loo.c build/libgemmtune.a \
  *            -L/usr/local/cuda/lib64 -lnvrtc -lsqlite3 -ldl -lpthread -lm -o /tmp/select_loo
+ *        Other weights of the selector: add tuner/select.c before the library and
+ *        -DGT_SELECT_W0=3.0 (or GT_SELECT_DOUBT, GT_SELECT_SIGMA; select.h).
  * Usage: /tmp/select_loo FILE.txt... [DTYPE]; with LOO_MODEL set, the cost model's pick
  * among each key's timed candidates (its fastest estimate) instead of the selector's; with
  * LOO_FIX, the model corrected (tuner/modelfix.h) by a fit to every other key of the data

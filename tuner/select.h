@@ -27,9 +27,16 @@
 #include "modelfix.h"
 
 #define GT_SELECT_POOL 64
+/* The weights below may be set at compile time, for dev/select_loo.c's trials. */
+#ifndef GT_SELECT_SIGMA
 #define GT_SELECT_SIGMA 1.0   /* natural-log units: a factor e in one dimension */
+#endif
+#ifndef GT_SELECT_W0
 #define GT_SELECT_W0 0.3      /* the cost model's weight, as one shape at distance 1.1 */
+#endif
+#ifndef GT_SELECT_DOUBT
 #define GT_SELECT_DOUBT 0.4   /* ln 1.5: an unmeasured configuration's handicap */
+#endif
 #define GT_SELECT_CONFIG_MAX 128
 
 /* One candidate's outcome on one measured shape (the cache's timings table). */
