@@ -27,8 +27,9 @@
 #               f64) on $BENCH_FILE (default bench/suite.txt), each with a fresh cache
 #   bench-tc    the same for $TC_DTYPES (default bf16 f16 tf32)
 #   devices     tune --devices on one GPU against all, shards and merge
-#   decode      bench/decode.txt (byte-bound shapes) against cuBLAS, $DECODE_DTYPES (default
-#               bf16 f16 f32 f64), each with a fresh cache: decode_DT.json and decode.txt
+#   decode      bench/decode.txt (byte-bound shapes; $DECODE_FILE instead) against cuBLAS,
+#               $DECODE_DTYPES (default bf16 f16 f32 f64), each with a fresh cache:
+#               decode_DT.json and decode.txt
 #   tunequality  issue 27's evidence: per shape of $TQ_FILE (default bench/heldout.txt) and
 #               $TQ_DTYPES (default f32 bf16), the default budget with the public suite's
 #               tunings as history, with an empty cache, and the reference search $TQ_REF
@@ -298,8 +299,8 @@ if [ "$what" = decode ]; then
   for dt in ${DECODE_DTYPES:-bf16 f16 f32 f64}; do
     rm -f "$OUT/decode-cache.db"*
     GEMMTUNE_DEFAULTS=0 GEMMTUNE_CACHE="$OUT/decode-cache.db" ./$B/gemmtune-bench --dtype "$dt" \
-      --file bench/decode.txt --json "$OUT/decode_$dt.json" >>"$OUT/decode.txt" 2>&1 || rc=1
-    grep -v '^#' bench/decode.txt | while read -r m n k a b; do
+      --file "${DECODE_FILE:-bench/decode.txt}" --json "$OUT/decode_$dt.json" >>"$OUT/decode.txt" 2>&1 || rc=1
+    grep -v '^#' "${DECODE_FILE:-bench/decode.txt}" | while read -r m n k a b; do
       [ -n "$m" ] && ./$B/gemmtune --cache "$OUT/decode-cache.db" show --dtype "$dt" "${m}x${n}x${k}:$a$b"
     done >>"$OUT/decode-show.txt" 2>&1
   done
