@@ -82,8 +82,8 @@ if [ "$what" = space ]; then
   for ds in ${SPACE_SHAPES:-f64:65536x64x64 f32:65536x64x64 f64:1024x1024x1024 f32:256x256x65536 f64:256x256x65536}; do
     dt=${ds%%:*} s=${ds#*:}
     ./$B/gemmtune --cache "$OUT/space.db" tune --dtype "$dt" "$s" >>"$OUT/space.log" 2>&1 || rc=1
-    ./$B/gemmtune --cache "$OUT/space.db" show --dtype "$dt" "$s" >"$OUT/space_${dt}_$s.txt" 2>&1
-    echo "== $dt $s: $(grep -c ' ok ' "$OUT/space_${dt}_$s.txt") timed"; grep ' ok ' "$OUT/space_${dt}_$s.txt" | sort -k3 -n | head -15
+    ./$B/gemmtune --cache "$OUT/space.db" show --dtype "$dt" "$s" >"$OUT/space_${dt}_${s/:/_}.txt" 2>&1
+    echo "== $dt $s: $(grep -c ' ok ' "$OUT/space_${dt}_${s/:/_}.txt") timed"; grep ' ok ' "$OUT/space_${dt}_${s/:/_}.txt" | sort -k3 -n | head -15
   done
 fi
 if [ "$what" = mma3 ]; then

@@ -15,7 +15,7 @@
  * Usage: /tmp/select_loo FILE.txt... [DTYPE]; with LOO_MODEL set, the cost model's pick
  * among each key's timed candidates (its fastest estimate) instead of the selector's; with
  * LOO_FIX, the model corrected (tuner/modelfix.h) by a fit to every other key of the data
- * type and alignment class, in either.
+ * type and alignment class, in either. LOO_ORDER=T: the tuner's order instead (below).
  */
 #include <math.h>
 #include <stdio.h>
@@ -27,6 +27,7 @@
 #include "modelfix.h"
 #include "select.h"
 #include "space.h"
+#include "tune.h"
 
 #define MAXKEYS 2048
 #define MAXT 600
@@ -40,10 +41,11 @@ typedef struct {
     double us[MAXT];
     char winner[GT_SELECT_CONFIG_MAX];
     double win_us;
+    int file; /* which file on the command line it came from, 0 first */
 } tkey;
 
 static tkey *keys;
-static int nkeys;
+static int nkeys, nfiles;
 
 /* Drops a generic twin's suffix: the selector's choices are named without it. */
 static void plain(const char *in, char *out, size_t size) {
@@ -80,6 +82,7 @@ static void load(const char *path) {
             gt_key_class(&cur->key, cur->klass, sizeof cur->klass);
             plain(fld[4], cur->winner, sizeof cur->winner);
             cur->win_us = atof(fld[5]);
+            cur->file = nfiles;
             nkeys++;
         } else if (nf >= 4 && strcmp(fld[0], "T") == 0 && cur && cur->nt < MAXT) {
             if (strcmp(fld[2], "not_timed") == 0) continue;
@@ -90,6 +93,7 @@ static void load(const char *path) {
         }
     }
     fclose(f);
+    nfiles++;
 }
 
 static void add(gt_select_row *r, const tkey *k, const char *cfg, int ok, double us) {
@@ -125,6 +129,74 @@ int main(int argc, char **argv) {
                 printf(" %.3f %.3f %s\n", hk->us[t], gt_space_estimate_us(&tc, &hk->key, &h100), hk->cfg[t]);
             }
         }
+        return 0;
+    }
+    /* LOO_ORDER=T: the tuner's candidate order instead of the selector (tuner/tune.c's
+     * gt_tune_order over the model's first 4 x 32, corrected as src/dispatch.c fits, seeded
+     * as the history seeds with LOO_SEEDS=S, at most S of them): for each key of the first file (its timings a
+     * deep search, dev/gpu_dev.sh space), the best time among the first T candidates of the
+     * order that it timed, against its best of all. The fit and the seeds come from the
+     * other files' keys of its data type and alignment class (and, for the seeds, ops). */
+    if (getenv("LOO_ORDER")) {
+        const int T = atoi(getenv("LOO_ORDER")) > 0 ? atoi(getenv("LOO_ORDER")) : 20;
+        double ls = 0;
+        int nk = 0;
+        gt_select_row *hr = malloc(sizeof *hr * 100000);
+        gt_fix_row *fr = malloc(sizeof *fr * 100000);
+        for (int h = 0; h < nkeys; h++) {
+            tkey *hk = &keys[h];
+            if (hk->file != 0 || (want >= 0 && hk->key.dtype != want)) continue;
+            int nf = 0, n = 0;
+            for (int j = 0; j < nkeys; j++) {
+                if (keys[j].file == 0 || keys[j].key.dtype != hk->key.dtype || keys[j].key.align != hk->key.align)
+                    continue;
+                for (int t = 0; t < keys[j].nt && nf < 100000; t++) {
+                    if (!keys[j].ok[t] || gt_kcfg_parse(keys[j].cfg[t], &fr[nf].cfg, NULL, 0) != 0) continue;
+                    fr[nf].key = keys[j].key;
+                    fr[nf].time_us = keys[j].us[t];
+                    fr[nf].est_us = gt_space_estimate_us(&fr[nf].cfg, &keys[j].key, &h100);
+                    nf++;
+                }
+                if (strcmp(keys[j].klass, hk->klass) != 0) continue;
+                for (int t = 0; t < keys[j].nt && n < 99999; t++) add(&hr[n++], &keys[j], keys[j].cfg[t], keys[j].ok[t], keys[j].us[t]);
+            }
+            gt_modelfix fix;
+            memset(&fix, 0, sizeof fix);
+            if (getenv("LOO_FIX")) gt_modelfix_fit(fr, nf, &fix);
+            gt_kcfg seeds[GT_TUNE_SEEDS];
+            /* LOO_SEEDS=S: at most S seeds (the tuner takes GT_TUNE_SEEDS). */
+            int want_seeds = getenv("LOO_SEEDS") ? atoi(getenv("LOO_SEEDS")) : 0;
+            if (want_seeds > GT_TUNE_SEEDS) want_seeds = GT_TUNE_SEEDS;
+            int nseeds = want_seeds > 0 ? gt_select_rank(&hk->key, &h100, 0, &fix, hr, n, seeds, want_seeds) : 0;
+            gt_cand *space = NULL;
+            gt_space_counts counts;
+            int ns = gt_space_build_fixed(&hk->key, &h100, 4 * 32, 0, &fix, &space, &counts);
+            gt_kcfg order[32];
+            int no = ns > 0 ? gt_tune_order(space, ns, seeds, nseeds, 32, order) : 0;
+            free(space);
+            double best = 0, got = 0;
+            int found = 0;
+            for (int t = 0; t < hk->nt; t++)
+                if (hk->ok[t] && (best == 0 || hk->us[t] < best)) best = hk->us[t];
+            for (int o = 0; o < no && o < T; o++) {
+                char text[GT_SELECT_CONFIG_MAX];
+                gt_kcfg_format(&order[o], text, sizeof text);
+                for (int t = 0; t < hk->nt; t++)
+                    if (hk->ok[t] && strcmp(hk->cfg[t], text) == 0) {
+                        found++;
+                        if (got == 0 || hk->us[t] < got) got = hk->us[t];
+                        break;
+                    }
+            }
+            char shape[64];
+            gt_key_shape(&hk->key, shape, sizeof shape);
+            printf("%-5s %-22s a%-2d fit %5d seeds %d  first %d: %2d timed  best %8.1f  got %8.1f  %.3f\n",
+                   gt_dtype_name(hk->key.dtype), shape, hk->key.align, nf, nseeds, T, found, best, got,
+                   got > 0 ? best / got : 0);
+            if (got > 0) ls += log(best / got), nk++;
+        }
+        printf("# order: %d keys, geomean best / best of the first %d: %.3f\n", nk, T, nk ? exp(ls / nk) : 0);
+        free(hr), free(fr);
         return 0;
     }
     gt_select_row *rows = malloc(sizeof *rows * 100000);

@@ -38,8 +38,13 @@
 
 #define GT_FIX_MAX_FEATURES 256
 #define GT_FIX_PER_CONFIG 10    /* features of one configuration */
+/* The fit's constants may be set at compile time, for dev/select_loo.c's trials. */
+#ifndef GT_FIX_RIDGE
 #define GT_FIX_RIDGE 30.0
+#endif
+#ifndef GT_FIX_MAX_LOG
 #define GT_FIX_MAX_LOG 0.1      /* |w.x| at most: a correction moves an estimate by 10.5% */
+#endif
 #define GT_FIX_MIN_SHAPES 8
 
 /* One ok timing of a tuned shape: its full key (any op pair and class), the configuration
