@@ -93,11 +93,11 @@ static int select_core(const gt_key *key, const gt_klimits *lim, int flags,
     gt_cand *cands = NULL;
     gt_space_counts counts;
     pooled *pool = malloc(sizeof *pool * (size_t)(GT_SELECT_POOL + nhave + nrows + 1));
-    double *best = malloc(sizeof *best * (size_t)(nrows > 0 ? nrows : 1));
+    double *res = malloc(sizeof *res * (size_t)(nrows > 0 ? nrows : 1));
     scored *sc = malloc(sizeof *sc * (size_t)(GT_SELECT_POOL + nhave + nrows + 1));
     int ret = -1, nsc = 0;
     if (nranked) *nranked = 0;
-    if (!rows || !pool || !best || !sc) goto done;
+    if (!rows || !pool || !res || !sc) goto done;
     if (nrows > 0) memcpy(rows, in, sizeof *rows * (size_t)nrows);
     /* A generic kernel's timing (tuning times the model's first as one) speaks for its
      * configuration: the selector's choices run as generic kernels anyway (src/dispatch.c). */
@@ -110,18 +110,32 @@ static int select_core(const gt_key *key, const gt_klimits *lim, int flags,
         }
     }
     qsort(rows, (size_t)nrows, sizeof *rows, row_order);
-    /* best[i]: the fastest ok time of row i's shape (0 when none ran there). */
+    /* res[i]: row i's error against the (corrected) model at its own shape, ln(time /
+     * estimate), less the mean of that over its shape's timings; NAN where it did not run
+     * or has no estimate. */
     for (int i = 0; i < nrows;) {
-        int j = i;
-        double b = 0;
-        for (; j < nrows && same_shape(&rows[i], &rows[j]); j++)
-            if (rows[j].ok && rows[j].time_us > 0 && (b == 0 || rows[j].time_us < b)) b = rows[j].time_us;
-        for (; i < j; i++) best[i] = b;
+        int j = i, cnt = 0;
+        double sum = 0;
+        gt_key at = *key;
+        at.m = rows[i].m, at.n = rows[i].n, at.k = rows[i].k, at.beta0 = rows[i].beta0;
+        for (; j < nrows && same_shape(&rows[i], &rows[j]); j++) {
+            res[j] = NAN;
+            gt_kcfg c;
+            if (!rows[j].ok || !(rows[j].time_us > 0) || gt_kcfg_parse(rows[j].config, &c, NULL, 0) != 0)
+                continue;
+            const double est = gt_space_estimate_us(&c, &at, lim) * gt_modelfix_factor(fix, &c);
+            if (!(est > 0)) continue;
+            res[j] = log(rows[j].time_us / est);
+            sum += res[j];
+            cnt++;
+        }
+        for (; i < j; i++)
+            if (!isnan(res[i])) res[i] -= sum / cnt;
     }
     /* The pool: what the node holds, every measured configuration, legal here; and the
-     * model's best unless some held one is legal here. With a held set the space is not
-     * searched (a first call's few milliseconds): the set came from the selector over a
-     * grid of shapes (src/prebuild.c). */
+     * model's best unless the held set offers GT_SELECT_HELD_MIN legal here. With such a
+     * set the space is not searched (a first call's few milliseconds): it came from the
+     * selector over a grid of shapes (src/prebuild.c). */
     int np = 0;
     for (int i = 0; i < nhave; i++) {
         /* Held but pruned here (the space would not rank it: hopeless for this shape by
@@ -143,7 +157,10 @@ static int select_core(const gt_key *key, const gt_klimits *lim, int flags,
         snprintf(pool[np].text, sizeof pool[np].text, "%s", rows[i].config);
         np++;
     }
-    if (held_legal == 0) {
+    /* A held set too small to stand for the space (binaries of the few shapes this node
+     * has run, not a prebuilt set) does not replace the model's search: its configurations
+     * were chosen for other shapes and may not fit this one. */
+    if (held_legal < GT_SELECT_HELD_MIN) {
         int ncand = gt_space_build_fixed(key, lim, GT_SELECT_POOL, flags, fix, &cands, &counts);
         if (ncand < 0) goto done;
         for (int i = 0; i < ncand; i++) {
@@ -170,24 +187,24 @@ static int select_core(const gt_key *key, const gt_klimits *lim, int flags,
             continue;
         }
         info->pool++;
-        /* Evidence: each measured shape's fastest time of c (rows are sorted by shape). */
+        /* Evidence: c's error against the model at each measured shape that timed it
+         * (rows are sorted by shape; the first timing of c there is its fastest). */
         double e = 0, w = 0;
         for (int i = 0; i < nrows; i++) {
-            if (!rows[i].ok || best[i] <= 0 || rows[i].time_us <= 0 ||
-                strcmp(rows[i].config, pool[c].text) != 0)
-                continue;
+            if (isnan(res[i]) || strcmp(rows[i].config, pool[c].text) != 0) continue;
             if (i > 0 && same_shape(&rows[i - 1], &rows[i]) &&
-                strcmp(rows[i - 1].config, rows[i].config) == 0 && rows[i - 1].ok)
-                continue; /* a second timing of c on this shape: the first is the fastest */
+                strcmp(rows[i - 1].config, rows[i].config) == 0 && !isnan(res[i - 1]))
+                continue; /* a second timing of c on this shape */
             double wi = weight(key, &rows[i]);
-            e += wi * log(rows[i].time_us / best[i]);
+            e += wi * res[i];
             w += wi;
         }
         if (w > 0) info->measured++;
-        /* The model's word fades as measurements of c gather (lambda = W0 / (w + W0)). */
+        /* The model's estimate for this shape, moved by what c's measurements say the
+         * model gets wrong about it; the doubt about an unmeasured configuration fades as
+         * measurements of it gather. */
         double model = pool[c].est_us > 0 && est_min > 0 ? log(pool[c].est_us / est_min) : 0;
-        double lambda = GT_SELECT_W0 / (w + GT_SELECT_W0);
-        double s = (e + GT_SELECT_W0 * (GT_SELECT_DOUBT + lambda * model)) / (w + GT_SELECT_W0);
+        double s = model + (e + GT_SELECT_W0 * GT_SELECT_DOUBT) / (w + GT_SELECT_W0);
         if (w > 0) sc[nsc++] = (scored){s, c, pool[c].text};
         if (chosen < 0 || s < chosen_score ||
             (s == chosen_score && strcmp(pool[c].text, pool[chosen].text) < 0)) {
@@ -213,7 +230,7 @@ static int select_core(const gt_key *key, const gt_klimits *lim, int flags,
         for (int i = 0; i < nsc && i < max_ranked; i++) ranked[(*nranked)++] = pool[sc[i].at].cfg;
     }
 done:
-    free(rows), free(cands), free(pool), free(best), free(sc);
+    free(rows), free(cands), free(pool), free(res), free(sc);
     return ret;
 }
 

@@ -8,16 +8,19 @@
  * that failed on any measured shape (did not compile, load, run or verify) is never
  * chosen. Each candidate c gets a score, the log of its expected time relative to the
  * best, lower is better:
- *   S(c) = (sum_j w_j ln(t_jc / best_j) + W0 (U + lambda ln(est_c / est_min))) / (W + W0)
- * over the measured shapes j that timed c, where best_j is shape j's fastest time, w_j =
- * exp(-(d_j / SIGMA)^2) with d_j the distance of (log M, log N, log K) from the new
- * shape, W = sum_j w_j, est the cost model's estimate for the new shape, U the doubt
- * about a configuration that no nearby shape has timed, and lambda = W0 / (W + W0): the
- * model speaks for an unmeasured configuration and fades as measurements of it gather
- * (a close shape's measured winner beats what the model merely prefers; the model's
- * estimates are rough, measurements are not). Ties go to the configuration text that
- * sorts first; the rows are sorted before they are read, so the same rows in any order
- * give the same choice on every rank.
+ *   S(c) = ln(est_c / est_min) + (sum_j w_j r_jc + W0 U) / (W + W0)
+ * where est is the (corrected, modelfix.h) cost model's estimate for the new shape, r_jc
+ * c's error against the model on measured shape j, ln(t_jc / est_jc), less the mean of
+ * that over shape j's timings, w_j = exp(-(d_j / SIGMA)^2) with d_j the distance of
+ * (log M, log N, log K) from the new shape, W = sum_j w_j over the shapes that timed c,
+ * and U the doubt about a configuration no nearby shape has timed, which fades as
+ * measurements gather. So the model speaks for how a configuration fits the new shape
+ * (its tiles, waves and split of K), and measurements for what the model gets wrong about
+ * it: a near shape's fastest is not carried to a shape whose geometry it does not fit
+ * (choosing a near shape's fastest by its time relative to the others there ran an
+ * unsplit tile on bf16 64 x 64 x 100000, 25 times slower than the model's split-K choice,
+ * H100). Ties go to the configuration text that sorts first; the rows are sorted before
+ * they are read, so the same rows in any order give the same choice on every rank.
  */
 #ifndef GT_SELECT_H
 #define GT_SELECT_H
@@ -32,7 +35,7 @@
 #define GT_SELECT_SIGMA 1.0   /* natural-log units: a factor e in one dimension */
 #endif
 #ifndef GT_SELECT_W0
-#define GT_SELECT_W0 0.3      /* the cost model's weight, as one shape at distance 1.1 */
+#define GT_SELECT_W0 0.3      /* the prior's weight, as one shape at distance 1.1 */
 #endif
 #ifndef GT_SELECT_DOUBT
 #define GT_SELECT_DOUBT 0.4   /* ln 1.5: an unmeasured configuration's handicap */
@@ -75,9 +78,12 @@ int gt_select(const gt_key *key, const gt_klimits *lim, int flags, const gt_mode
  * kernel the binary cache holds). With nhave > 0 the pool is have and the measured
  * configurations, legal here (no search of the space: the held set comes from the
  * selector over a grid of shapes); the best of have is chosen when its score is within
- * GT_SELECT_HAVE_SLACK of the best's (info->in_have = 1), else the best. A configuration
- * that failed somewhere is never chosen, held or not. */
+ * GT_SELECT_HAVE_SLACK of the best's (info->in_have = 1), else the best. Where fewer than
+ * GT_SELECT_HELD_MIN held configurations are legal here (binaries of the shapes a node has
+ * run, not a prebuilt set), the model's best join the pool as without a held set. A
+ * configuration that failed somewhere is never chosen, held or not. */
 #define GT_SELECT_HAVE_SLACK 0.05 /* ln 1.05: 5% of expected time for no compile */
+#define GT_SELECT_HELD_MIN 16     /* held configurations legal here that replace the search */
 int gt_select_have(const gt_key *key, const gt_klimits *lim, int flags, const gt_modelfix *fix,
                    const gt_select_row *rows, int nrows, const gt_kcfg *have, int nhave,
                    gt_kcfg *out, gt_select_info *info);
@@ -85,11 +91,11 @@ int gt_select_have(const gt_key *key, const gt_klimits *lim, int flags, const gt
 /* The ranking that learns, for tuning a new shape: the configurations that shapes of key's
  * class measured (the rows: every candidate's timing of every tuned shape, all layers)
  * and that are legal here, best score S first (ties by text), at most max into out; the
- * count (0 with no rows). S is the selector's: each nearby shape's time of the
- * configuration relative to its best, weighted by nearness, blended with the cost model's
- * estimate, so near-winners of the nearest tuned shapes come first, and the model's
- * misjudgements there are corrected by what was measured. The tuner times these first
- * (gt_tune_opts.seeds); with an empty history the cost model alone ranks. */
+ * count (0 with no rows). S is the selector's: the model's estimate for this shape moved
+ * by what nearby shapes measured it to get wrong about each configuration, so the
+ * configurations that ran faster than the model said, near here, come first. The tuner
+ * times these first (gt_tune_opts.seeds); with an empty history the cost model alone
+ * ranks. */
 int gt_select_rank(const gt_key *key, const gt_klimits *lim, int flags, const gt_modelfix *fix,
                    const gt_select_row *rows, int nrows, gt_kcfg *out, int max);
 
