@@ -2,6 +2,10 @@
  * test_select.c: the selector of a configuration for a shape in no cache (tuner/select.h),
  * on synthetic timings tables of an H100 (no GPU needed).
  *   select_without_rows_is_model_best   no measured shape: the cost model's first choice
+ *   select_prebuilt_set_is_chosen       with a prebuilt set held (16 or more), a held
+ *                                       configuration is chosen even where a measured one
+ *                                       outside it is faster (no compile on a first call);
+ *                                       with a smaller held set, the faster one
  *   select_nearest_shape_wins           two shapes disagree: the nearer one's fastest
  *   select_failed_never_chosen          a configuration that failed anywhere is never
  *                                       chosen, however fast elsewhere
@@ -175,6 +179,34 @@ static void prebuild_set_covers_choices(void) {
     TAP_CHECK(gt_select_have(&near, &h100, 0, NULL, rows, 2, one, n1, &cfg, &info) == 0 && info.in_have,
               "1100x900x1000: not held");
     free(one), free(four);
+}
+
+static void select_prebuilt_set_is_chosen(void) {
+    gt_key key = key_f32(1024, 1024, 1024);
+    char x[GT_SELECT_CONFIG_MAX], got[GT_SELECT_CONFIG_MAX];
+    model_pick(&key, 0, x, sizeof x);
+    /* Held: the model's 20th to 39th, none of them x. */
+    gt_kcfg held[20];
+    int nheld = 0;
+    for (int i = 20; i < 40; i++) {
+        char t[GT_SELECT_CONFIG_MAX];
+        model_pick(&key, i, t, sizeof t);
+        if (t[0] && strcmp(t, x) != 0 && parse(t, &held[nheld]) == 0) nheld++;
+    }
+    TAP_CHECK(nheld >= GT_SELECT_HELD_MIN, "%d held", nheld);
+    char h0[GT_SELECT_CONFIG_MAX];
+    gt_kcfg_format(&held[0], h0, sizeof h0);
+    /* On this very shape x ran twice as fast as the first held one. */
+    gt_select_row rows[] = {row(1024, 1024, 1024, x, 1, 50), row(1024, 1024, 1024, h0, 1, 100)};
+    gt_kcfg cfg;
+    gt_select_info info;
+    TAP_CHECK(gt_select_have(&key, &h100, 0, NULL, rows, 2, held, nheld, &cfg, &info) == 0 &&
+                  info.in_have && gt_kcfg_listed(held, nheld, &cfg),
+              "prebuilt set: chose %s a held one", info.in_have ? "" : "not");
+    /* The same with three held: x is worth a compile. */
+    TAP_CHECK(gt_select_have(&key, &h100, 0, NULL, rows, 2, held, 3, &cfg, &info) == 0 &&
+                  gt_kcfg_format(&cfg, got, sizeof got) > 0 && strcmp(got, x) == 0 && !info.in_have,
+              "three held: chose '%s', want '%s'", got, x);
 }
 
 static void select_without_rows_is_model_best(void) {
@@ -474,6 +506,7 @@ int main(void) {
     TAP_RUN(tune_order_widens_past_one_group);
     TAP_RUN(select_have_never_failed);
     TAP_RUN(prebuild_set_covers_choices);
+    TAP_RUN(select_prebuilt_set_is_chosen);
     TAP_RUN(select_without_rows_is_model_best);
     TAP_RUN(select_nearest_shape_wins);
     TAP_RUN(select_failed_never_chosen);

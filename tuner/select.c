@@ -133,9 +133,11 @@ static int select_core(const gt_key *key, const gt_klimits *lim, int flags,
             if (!isnan(res[i])) res[i] -= sum / cnt;
     }
     /* The pool: what the node holds, every measured configuration, legal here; and the
-     * model's best unless the held set offers GT_SELECT_HELD_MIN legal here. With such a
-     * set the space is not searched (a first call's few milliseconds): it came from the
-     * selector over a grid of shapes (src/prebuild.c). */
+     * model's best unless the node holds a prebuilt set (GT_SELECT_HELD_MIN or more) of
+     * which some is legal here. With such a set the space is not searched and a held
+     * configuration is chosen (a first call's few milliseconds, no compile): it came from
+     * the selector over a grid of shapes (src/prebuild.c). */
+    const int prebuilt = nhave >= GT_SELECT_HELD_MIN;
     int np = 0;
     for (int i = 0; i < nhave; i++) {
         /* Held but pruned here (the space would not rank it: hopeless for this shape by
@@ -160,7 +162,7 @@ static int select_core(const gt_key *key, const gt_klimits *lim, int flags,
     /* A held set too small to stand for the space (binaries of the few shapes this node
      * has run, not a prebuilt set) does not replace the model's search: its configurations
      * were chosen for other shapes and may not fit this one. */
-    if (held_legal < GT_SELECT_HELD_MIN) {
+    if (!prebuilt || held_legal == 0) {
         int ncand = gt_space_build_fixed(key, lim, GT_SELECT_POOL, flags, fix, &cands, &counts);
         if (ncand < 0) goto done;
         for (int i = 0; i < ncand; i++) {
@@ -215,7 +217,7 @@ static int select_core(const gt_key *key, const gt_klimits *lim, int flags,
             had = c, had_score = s, had_measured = w > 0;
         }
     }
-    if (had >= 0 && had_score <= chosen_score + GT_SELECT_HAVE_SLACK) {
+    if (had >= 0 && (prebuilt || had_score <= chosen_score + GT_SELECT_HAVE_SLACK)) {
         chosen = had, chosen_score = had_score, chosen_measured = had_measured;
         info->in_have = 1;
     }

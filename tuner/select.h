@@ -74,16 +74,17 @@ double gt_select_log_dist2(const gt_key *key, long long m, long long n, long lon
 int gt_select(const gt_key *key, const gt_klimits *lim, int flags, const gt_modelfix *fix,
               const gt_select_row *rows, int nrows, gt_kcfg *out, gt_select_info *info);
 
-/* gt_select, preferring what the node has built (e.g. the configurations whose generic
- * kernel the binary cache holds). With nhave > 0 the pool is have and the measured
- * configurations, legal here (no search of the space: the held set comes from the
- * selector over a grid of shapes); the best of have is chosen when its score is within
- * GT_SELECT_HAVE_SLACK of the best's (info->in_have = 1), else the best. Where fewer than
- * GT_SELECT_HELD_MIN held configurations are legal here (binaries of the shapes a node has
- * run, not a prebuilt set), the model's best join the pool as without a held set. A
- * configuration that failed somewhere is never chosen, held or not. */
+/* gt_select, preferring what the node has built (the configurations whose generic kernel
+ * the binary cache holds). A prebuilt set (nhave >= GT_SELECT_HELD_MIN: src/prebuild.c's,
+ * from the selector over a grid of shapes) replaces the search of the space: the pool is
+ * have and the measured configurations, legal here, and the best of have is chosen
+ * (info->in_have = 1), so a first call compiles nothing; the best of the rest only where
+ * none of have is legal here. A smaller held set (binaries of the shapes a node has run)
+ * joins the model's best, as without one, and its best is chosen when its score is within
+ * GT_SELECT_HAVE_SLACK of the best's, else the best. A configuration that failed
+ * somewhere is never chosen, held or not. */
 #define GT_SELECT_HAVE_SLACK 0.05 /* ln 1.05: 5% of expected time for no compile */
-#define GT_SELECT_HELD_MIN 16     /* held configurations legal here that replace the search */
+#define GT_SELECT_HELD_MIN 16     /* held configurations that make a prebuilt set */
 int gt_select_have(const gt_key *key, const gt_klimits *lim, int flags, const gt_modelfix *fix,
                    const gt_select_row *rows, int nrows, const gt_kcfg *have, int nhave,
                    gt_kcfg *out, gt_select_info *info);
