@@ -112,16 +112,20 @@ static int select_core(const gt_key *key, const gt_klimits *lim, int flags,
     qsort(rows, (size_t)nrows, sizeof *rows, row_order);
     /* res[i]: row i's error against the (corrected) model at its own shape, ln(time /
      * estimate), less the mean of that over its shape's timings; NAN where it did not run
-     * or has no estimate. */
+     * or has no estimate, and for shapes too far to weigh (under GT_SELECT_MIN_WEIGHT:
+     * most of a class's shapes for any one new shape, whose estimates would cost a first
+     * call time and change no score). */
     for (int i = 0; i < nrows;) {
         int j = i, cnt = 0;
         double sum = 0;
         gt_key at = *key;
         at.m = rows[i].m, at.n = rows[i].n, at.k = rows[i].k, at.beta0 = rows[i].beta0;
+        const int near = weight(key, &rows[i]) >= GT_SELECT_MIN_WEIGHT;
         for (; j < nrows && same_shape(&rows[i], &rows[j]); j++) {
             res[j] = NAN;
             gt_kcfg c;
-            if (!rows[j].ok || !(rows[j].time_us > 0) || gt_kcfg_parse(rows[j].config, &c, NULL, 0) != 0)
+            if (!near || !rows[j].ok || !(rows[j].time_us > 0) ||
+                gt_kcfg_parse(rows[j].config, &c, NULL, 0) != 0)
                 continue;
             const double est = gt_space_estimate_us(&c, &at, lim) * gt_modelfix_factor(fix, &c);
             if (!(est > 0)) continue;

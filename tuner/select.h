@@ -14,7 +14,7 @@
  * that over shape j's timings, w_j = exp(-(d_j / SIGMA)^2) with d_j the distance of
  * (log M, log N, log K) from the new shape, W = sum_j w_j over the shapes that timed c,
  * and U the doubt about a configuration no nearby shape has timed, which fades as
- * measurements gather. So the model speaks for how a configuration fits the new shape
+ * measurements gather (shapes of weight under GT_SELECT_MIN_WEIGHT are not read). So the model speaks for how a configuration fits the new shape
  * (its tiles, waves and split of K), and measurements for what the model gets wrong about
  * it: a near shape's fastest is not carried to a shape whose geometry it does not fit
  * (choosing a near shape's fastest by its time relative to the others there ran an
@@ -40,6 +40,7 @@
 #ifndef GT_SELECT_DOUBT
 #define GT_SELECT_DOUBT 0.4   /* ln 1.5: an unmeasured configuration's handicap */
 #endif
+#define GT_SELECT_MIN_WEIGHT 1e-3 /* a measured shape's weight below which it is not read */
 #define GT_SELECT_CONFIG_MAX 128
 
 /* One candidate's outcome on one measured shape (the cache's timings table). */
