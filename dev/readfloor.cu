@@ -26,37 +26,33 @@ template <int HINT> __device__ __forceinline__ uint4 ld(const uint4 *p) {
     } else return __ldg(p);
 }
 
-// Grid-stride: thread t reads vectors t, t + T, ... (T all threads), U at a time.
-template <int U, int HINT> __global__ void rd_stride(const uint4 *w, long long n, unsigned *out) {
-    const long long T = (long long)gridDim.x * blockDim.x;
-    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+// Sums the vectors i, i + T, ... below end, U loads in flight at a time.
+template <int U, int HINT>
+__device__ __forceinline__ unsigned read_run(const uint4 *w, long long i, long long end, long long T) {
     unsigned s = 0;
-    for (; i + (U - 1) * T < n; i += U * T) {
+    for (; i + (U - 1) * T < end; i += U * T) {
         uint4 v[U];
 #pragma unroll
         for (int u = 0; u < U; ++u) v[u] = ld<HINT>(w + i + u * T);
 #pragma unroll
         for (int u = 0; u < U; ++u) s += v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
     }
-    for (; i < n; i += T) { uint4 v = ld<HINT>(w + i); s += v.x ^ v.y ^ v.z ^ v.w; }
+    for (; i < end; i += T) { uint4 v = ld<HINT>(w + i); s += v.x ^ v.y ^ v.z ^ v.w; }
+    return s;
+}
+
+// Grid-stride: thread t reads vectors t, t + T, ... (T all threads).
+template <int U, int HINT> __global__ void rd_stride(const uint4 *w, long long n, unsigned *out) {
+    const long long T = (long long)gridDim.x * blockDim.x;
+    const unsigned s = read_run<U, HINT>(w, (long long)blockIdx.x * blockDim.x + threadIdx.x, n, T);
     if (s == 0x9e3779b9u) out[0] = s;
 }
 
-// Blocked: block b reads its own contiguous part, its threads side by side, U at a time.
+// Blocked: block b reads its own contiguous part, its threads side by side.
 template <int U, int HINT> __global__ void rd_block(const uint4 *w, long long n, unsigned *out) {
     const long long per = (n + gridDim.x - 1) / gridDim.x;
     const long long b0 = blockIdx.x * per, b1 = min(n, b0 + per);
-    const int T = blockDim.x;
-    long long i = b0 + threadIdx.x;
-    unsigned s = 0;
-    for (; i + (U - 1) * T < b1; i += U * T) {
-        uint4 v[U];
-#pragma unroll
-        for (int u = 0; u < U; ++u) v[u] = ld<HINT>(w + i + u * T);
-#pragma unroll
-        for (int u = 0; u < U; ++u) s += v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
-    }
-    for (; i < b1; i += T) { uint4 v = ld<HINT>(w + i); s += v.x ^ v.y ^ v.z ^ v.w; }
+    const unsigned s = read_run<U, HINT>(w, b0 + threadIdx.x, b1, blockDim.x);
     if (s == 0x9e3779b9u) out[0] = s;
 }
 
