@@ -6,6 +6,7 @@
  *                                       configuration is chosen even where a measured one
  *                                       outside it is faster (no compile on a first call);
  *                                       with a smaller held set, the faster one
+ *   select_far_shape_not_read           a measured shape too far to weigh is not read
  *   select_nearest_shape_wins           two shapes disagree: the nearer one's fastest
  *   select_failed_never_chosen          a configuration that failed anywhere is never
  *                                       chosen, however fast elsewhere
@@ -207,6 +208,20 @@ static void select_prebuilt_set_is_chosen(void) {
     TAP_CHECK(gt_select_have(&key, &h100, 0, NULL, rows, 2, held, 3, &cfg, &info) == 0 &&
                   gt_kcfg_format(&cfg, got, sizeof got) > 0 && strcmp(got, x) == 0 && !info.in_have,
               "three held: chose '%s', want '%s'", got, x);
+}
+
+/* 65536 x 64 x 64 is e^-32 of a weight from 1024^3: its timings are not read (a first
+ * call does not pay for their estimates) and the model's first is chosen. */
+static void select_far_shape_not_read(void) {
+    gt_key key = key_f32(1024, 1024, 1024);
+    char x[GT_SELECT_CONFIG_MAX], y[GT_SELECT_CONFIG_MAX], got[GT_SELECT_CONFIG_MAX];
+    model_pick(&key, 0, x, sizeof x);
+    model_pick(&key, 1, y, sizeof y);
+    gt_select_row rows[] = {row(65536, 64, 64, x, 1, 100), row(65536, 64, 64, y, 1, 10)};
+    gt_select_info info;
+    chosen(&key, rows, 2, got, sizeof got, &info);
+    TAP_CHECK(strcmp(got, x) == 0 && info.measured == 0, "chose '%s' with %d measured, want '%s' and 0",
+              got, info.measured, x);
 }
 
 static void select_without_rows_is_model_best(void) {
@@ -507,6 +522,7 @@ int main(void) {
     TAP_RUN(select_have_never_failed);
     TAP_RUN(prebuild_set_covers_choices);
     TAP_RUN(select_prebuilt_set_is_chosen);
+    TAP_RUN(select_far_shape_not_read);
     TAP_RUN(select_without_rows_is_model_best);
     TAP_RUN(select_nearest_shape_wins);
     TAP_RUN(select_failed_never_chosen);
