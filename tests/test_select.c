@@ -73,6 +73,12 @@ static void model_pick(const gt_key *key, int i, char *text, size_t size) {
     free(c);
 }
 
+/* The model's first and second candidates for key (GT_SELECT_CONFIG_MAX bytes each). */
+static void model_firsts(const gt_key *key, char *x, char *y) {
+    model_pick(key, 0, x, GT_SELECT_CONFIG_MAX);
+    model_pick(key, 1, y, GT_SELECT_CONFIG_MAX);
+}
+
 /* The flags the next gt_select calls pass (select_same_order sets them). */
 static int flags_in_use;
 
@@ -81,6 +87,15 @@ static void chosen(const gt_key *key, const gt_select_row *rows, int n, char *te
     gt_kcfg cfg;
     text[0] = 0;
     if (gt_select(key, &h100, flags_in_use, NULL, rows, n, &cfg, info) == 0) gt_kcfg_format(&cfg, text, size);
+}
+
+/* gt_select_have's choice as text ("" when none). */
+static void chosen_have(const gt_key *key, const gt_select_row *rows, int n, const gt_kcfg *have,
+                        int nhave, char *text, gt_select_info *info) {
+    gt_kcfg cfg;
+    text[0] = 0;
+    if (gt_select_have(key, &h100, 0, NULL, rows, n, have, nhave, &cfg, info) == 0)
+        gt_kcfg_format(&cfg, text, GT_SELECT_CONFIG_MAX);
 }
 
 static int parse(const char *text, gt_kcfg *c) {
@@ -93,8 +108,7 @@ static int parse(const char *text, gt_kcfg *c) {
 static void select_have_prefers_held(void) {
     gt_key key = key_f32(1024, 1024, 1024);
     char x[GT_SELECT_CONFIG_MAX], y[GT_SELECT_CONFIG_MAX], got[GT_SELECT_CONFIG_MAX];
-    model_pick(&key, 0, x, sizeof x);
-    model_pick(&key, 1, y, sizeof y);
+    model_firsts(&key, x, y);
     gt_kcfg held;
     TAP_CHECK(x[0] && y[0] && parse(y, &held) == 0, "two candidates");
     /* y 3% slower than x on this very shape. */
@@ -110,17 +124,15 @@ static void select_have_prefers_held(void) {
               "nothing held: chose '%s', want '%s'", got, x);
     /* y 30% slower: the best is worth a compile. */
     gt_select_row far[] = {row(1024, 1024, 1024, x, 1, 100), row(1024, 1024, 1024, y, 1, 130)};
-    TAP_CHECK(gt_select_have(&key, &h100, 0, NULL, far, 2, &held, 1, &cfg, &info) == 0 &&
-                  gt_kcfg_format(&cfg, got, sizeof got) > 0 && strcmp(got, x) == 0 && !info.in_have,
-              "30%% slower held: chose '%s', want '%s'", got, x);
+    chosen_have(&key, far, 2, &held, 1, got, &info);
+    TAP_CHECK(strcmp(got, x) == 0 && !info.in_have, "30%% slower held: chose '%s', want '%s'", got, x);
 }
 
 /* A held configuration that failed somewhere, or is not legal here, is never chosen. */
 static void select_have_never_failed(void) {
     gt_key key = key_f32(1024, 1024, 1024);
     char x[GT_SELECT_CONFIG_MAX], y[GT_SELECT_CONFIG_MAX], got[GT_SELECT_CONFIG_MAX];
-    model_pick(&key, 0, x, sizeof x);
-    model_pick(&key, 1, y, sizeof y);
+    model_firsts(&key, x, y);
     gt_kcfg held[2];
     TAP_CHECK(parse(x, &held[0]) == 0 && parse(y, &held[1]) == 0, "parsed");
     gt_select_row rows[] = {row(1024, 1024, 1024, x, 1, 10), row(2048, 2048, 2048, x, 0, -1),
@@ -205,9 +217,8 @@ static void select_prebuilt_set_is_chosen(void) {
                   info.in_have && gt_kcfg_listed(held, nheld, &cfg),
               "prebuilt set: chose %s a held one", info.in_have ? "" : "not");
     /* The same with three held: x is worth a compile. */
-    TAP_CHECK(gt_select_have(&key, &h100, 0, NULL, rows, 2, held, 3, &cfg, &info) == 0 &&
-                  gt_kcfg_format(&cfg, got, sizeof got) > 0 && strcmp(got, x) == 0 && !info.in_have,
-              "three held: chose '%s', want '%s'", got, x);
+    chosen_have(&key, rows, 2, held, 3, got, &info);
+    TAP_CHECK(strcmp(got, x) == 0 && !info.in_have, "three held: chose '%s', want '%s'", got, x);
 }
 
 /* 65536 x 64 x 64 is e^-32 of a weight from 1024^3: its timings are not read (a first
@@ -215,8 +226,7 @@ static void select_prebuilt_set_is_chosen(void) {
 static void select_far_shape_not_read(void) {
     gt_key key = key_f32(1024, 1024, 1024);
     char x[GT_SELECT_CONFIG_MAX], y[GT_SELECT_CONFIG_MAX], got[GT_SELECT_CONFIG_MAX];
-    model_pick(&key, 0, x, sizeof x);
-    model_pick(&key, 1, y, sizeof y);
+    model_firsts(&key, x, y);
     gt_select_row rows[] = {row(65536, 64, 64, x, 1, 100), row(65536, 64, 64, y, 1, 10)};
     gt_select_info info;
     chosen(&key, rows, 2, got, sizeof got, &info);
@@ -286,8 +296,7 @@ static void select_keeps_model_geometry(void) {
 static void select_failed_never_chosen(void) {
     gt_key key = key_f32(1024, 1024, 1024);
     char x[GT_SELECT_CONFIG_MAX], y[GT_SELECT_CONFIG_MAX], got[GT_SELECT_CONFIG_MAX];
-    model_pick(&key, 0, x, sizeof x);
-    model_pick(&key, 1, y, sizeof y);
+    model_firsts(&key, x, y);
     /* x is the fastest on the very same shape, but failed verification on another. */
     gt_select_row rows[] = {row(1024, 1024, 1024, x, 1, 10), row(1024, 1024, 1024, y, 1, 40),
                             row(2048, 2048, 2048, x, 0, -1), row(2048, 2048, 2048, y, 1, 300)};
