@@ -103,6 +103,30 @@ static void add(gt_select_row *r, const tkey *k, const char *cfg, int ok, double
     r->ok = ok, r->time_us = us;
 }
 
+/* The correction as src/dispatch.c fits it, for key hk: every ok timing of the other keys
+ * of its data type and alignment class (not key `skip`, and with first_file_out not the
+ * first file's keys). */
+static void fit_others(const tkey *hk, int skip, int first_file_out, gt_modelfix *fix) {
+    memset(fix, 0, sizeof *fix);
+    gt_fix_row *fr = malloc(sizeof *fr * 100000);
+    if (!fr) return;
+    int nf = 0;
+    for (int j = 0; j < nkeys; j++) {
+        if (j == skip || (first_file_out && keys[j].file == 0) || keys[j].key.dtype != hk->key.dtype ||
+            keys[j].key.align != hk->key.align)
+            continue;
+        for (int t = 0; t < keys[j].nt && nf < 100000; t++) {
+            if (!keys[j].ok[t] || gt_kcfg_parse(keys[j].cfg[t], &fr[nf].cfg, NULL, 0) != 0) continue;
+            fr[nf].key = keys[j].key;
+            fr[nf].time_us = keys[j].us[t];
+            fr[nf].est_us = gt_space_estimate_us(&fr[nf].cfg, &keys[j].key, &h100);
+            nf++;
+        }
+    }
+    gt_modelfix_fit(fr, nf, fix);
+    free(fr);
+}
+
 int main(int argc, char **argv) {
     keys = calloc(MAXKEYS, sizeof *keys);
     int want = -1;
@@ -124,7 +148,8 @@ int main(int argc, char **argv) {
             for (int t = 0; t < hk->nt; t++) {
                 gt_kcfg tc;
                 if (!hk->ok[t] || gt_kcfg_parse(hk->cfg[t], &tc, NULL, 0) != 0) continue;
-                printf("%s %s %lld %lld %lld", gt_dtype_name(hk->key.dtype), hk->klass, hk->key.m, hk->key.n, hk->key.k);
+                printf("%s %s %lld %lld %lld", gt_dtype_name(hk->key.dtype), hk->klass, (long long)hk->key.m,
+                       (long long)hk->key.n, (long long)hk->key.k);
                 for (int p = 0; p < gt_nkparams; p++) printf(" %d", gt_kcfg_get(&tc, p));
                 printf(" %.3f %.3f %s\n", hk->us[t], gt_space_estimate_us(&tc, &hk->key, &h100), hk->cfg[t]);
             }
@@ -142,27 +167,17 @@ int main(int argc, char **argv) {
         double ls = 0;
         int nk = 0;
         gt_select_row *hr = malloc(sizeof *hr * 100000);
-        gt_fix_row *fr = malloc(sizeof *fr * 100000);
         for (int h = 0; h < nkeys; h++) {
             tkey *hk = &keys[h];
             if (hk->file != 0 || (want >= 0 && hk->key.dtype != want)) continue;
-            int nf = 0, n = 0;
+            int n = 0;
             for (int j = 0; j < nkeys; j++) {
-                if (keys[j].file == 0 || keys[j].key.dtype != hk->key.dtype || keys[j].key.align != hk->key.align)
-                    continue;
-                for (int t = 0; t < keys[j].nt && nf < 100000; t++) {
-                    if (!keys[j].ok[t] || gt_kcfg_parse(keys[j].cfg[t], &fr[nf].cfg, NULL, 0) != 0) continue;
-                    fr[nf].key = keys[j].key;
-                    fr[nf].time_us = keys[j].us[t];
-                    fr[nf].est_us = gt_space_estimate_us(&fr[nf].cfg, &keys[j].key, &h100);
-                    nf++;
-                }
-                if (strcmp(keys[j].klass, hk->klass) != 0) continue;
+                if (keys[j].file == 0 || strcmp(keys[j].klass, hk->klass) != 0) continue;
                 for (int t = 0; t < keys[j].nt && n < 99999; t++) add(&hr[n++], &keys[j], keys[j].cfg[t], keys[j].ok[t], keys[j].us[t]);
             }
             gt_modelfix fix;
             memset(&fix, 0, sizeof fix);
-            if (getenv("LOO_FIX")) gt_modelfix_fit(fr, nf, &fix);
+            if (getenv("LOO_FIX")) fit_others(hk, -1, 1, &fix);
             gt_kcfg seeds[GT_TUNE_SEEDS];
             /* LOO_SEEDS=S: at most S seeds (the tuner takes GT_TUNE_SEEDS). */
             int want_seeds = getenv("LOO_SEEDS") ? atoi(getenv("LOO_SEEDS")) : 0;
@@ -191,12 +206,12 @@ int main(int argc, char **argv) {
             char shape[64];
             gt_key_shape(&hk->key, shape, sizeof shape);
             printf("%-5s %-22s a%-2d fit %5d seeds %d  first %d: %2d timed  best %8.1f  got %8.1f  %.3f\n",
-                   gt_dtype_name(hk->key.dtype), shape, hk->key.align, nf, nseeds, T, found, best, got,
+                   gt_dtype_name(hk->key.dtype), shape, hk->key.align, fix.rows, nseeds, T, found, best, got,
                    got > 0 ? best / got : 0);
             if (got > 0) ls += log(best / got), nk++;
         }
         printf("# order: %d keys, geomean best / best of the first %d: %.3f\n", nk, T, nk ? exp(ls / nk) : 0);
-        free(hr), free(fr);
+        free(hr);
         return 0;
     }
     gt_select_row *rows = malloc(sizeof *rows * 100000);
@@ -220,26 +235,7 @@ int main(int argc, char **argv) {
         int r = -1;
         gt_modelfix fix;
         memset(&fix, 0, sizeof fix);
-        if (getenv("LOO_FIX")) {
-            /* The correction fitted on every other key of the data type, all classes. */
-            gt_fix_row *fr = malloc(sizeof *fr * 100000);
-            int nf = 0;
-            for (int j = 0; j < nkeys; j++) {
-                /* As src/dispatch.c fits: the data type's shapes of the same alignment class. */
-                if (j == h || keys[j].key.dtype != hk->key.dtype || keys[j].key.align != hk->key.align)
-                    continue;
-                for (int t = 0; t < keys[j].nt && nf < 100000; t++) {
-                    if (!keys[j].ok[t]) continue;
-                    if (gt_kcfg_parse(keys[j].cfg[t], &fr[nf].cfg, NULL, 0) != 0) continue;
-                    fr[nf].key = keys[j].key;
-                    fr[nf].time_us = keys[j].us[t];
-                    fr[nf].est_us = gt_space_estimate_us(&fr[nf].cfg, &keys[j].key, &h100);
-                    nf++;
-                }
-            }
-            gt_modelfix_fit(fr, nf, &fix);
-            free(fr);
-        }
+        if (getenv("LOO_FIX")) fit_others(hk, h, 0, &fix);
         if (model_only) {
             double be = 0;
             for (int t = 0; t < hk->nt; t++) {
