@@ -6,11 +6,16 @@
 // gemm_gemv.cu reads W; l2: ld.global.nc.L1::no_allocate.L2::256B, which fetches 256 bytes
 // into L2 a request; nc: __ldg), threads per block, blocks per SM, and how a block walks the
 // buffer (grid-stride, or one contiguous part per block as GEMV's rows are). Also an empty
-// kernel: the events' own cost. Not a test; dev/gpu_dev.sh readfloor builds and runs it.
+// kernel: the events' own cost. Then GEMV kernels that read the 33.6 MB weight the way the
+// fastest pure read does (GEMV_WALK below: y = W x, bf16, K = 4096), checked against a host
+// reference: whether a decode step or a row vector can reach the pure read's time. Not a
+// test; dev/gpu_dev.sh readfloor builds and runs it.
 // Build: nvcc -O3 -arch=sm_90 -o readfloor dev/readfloor.cu
 #include <algorithm>
 #include <cstdio>
 #include <vector>
+#include <cmath>
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
@@ -70,6 +75,70 @@ __global__ void fill(uint4 *w, long long n, unsigned seed) {
         w[i] = make_uint4(x, x * 7u + 1u, x ^ 0xabcdu, x + 3u);
     }
 }
+
+// GEMV_WALK: y = W x with W L x K bf16 row-major (K contiguous, the DOT layout of a decode
+// step and of a row vector), x and y in f32 sums. The grid strides over rows as the fastest
+// pure read strides over vectors: at each step the whole grid reads one contiguous window
+// (block b takes rows b R ... b R + R - 1, then those G R further). A row of K = 4096 is 512
+// vectors of 16 bytes: each of the T threads takes 512 / T of them, R rows at a time with
+// their loads in flight together, and keeps its part of x in registers. The block adds its
+// threads' sums (warp butterfly, then the warps' sums through shared memory, double
+// buffered so that one barrier a step suffices).
+constexpr int GV_K = 4096, GV_VECS = GV_K / 8;
+template <int T, int R>
+__global__ void __launch_bounds__(T) gv_walk(const uint4 *w, const float *x, long long L, float *y) {
+    constexpr int U = GV_VECS / T, NW = T / 32;
+    __shared__ float red[2][R][NW];
+    float xr[U][8];
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int q = 0; q < 8; ++q) xr[u][q] = x[(threadIdx.x + u * T) * 8 + q];
+    const int lane = threadIdx.x % 32, wid = threadIdx.x / 32;
+    int par = 0;
+    for (long long r0 = (long long)blockIdx.x * R; r0 < L; r0 += (long long)gridDim.x * R, par ^= 1) {
+        uint4 v[R][U];
+#pragma unroll
+        for (int r = 0; r < R; ++r)
+#pragma unroll
+            for (int u = 0; u < U; ++u)
+                v[r][u] = r0 + r < L ? __ldcs(w + (r0 + r) * GV_VECS + threadIdx.x + u * T) : make_uint4(0, 0, 0, 0);
+        float s[R];
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            s[r] = 0.f;
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                const __nv_bfloat162 *e = reinterpret_cast<const __nv_bfloat162 *>(&v[r][u]);
+#pragma unroll
+                for (int q = 0; q < 4; ++q) {
+                    const float2 f = __bfloat1622float2(e[q]);
+                    s[r] += f.x * xr[u][2 * q] + f.y * xr[u][2 * q + 1];
+                }
+            }
+#pragma unroll
+            for (int o = 16; o > 0; o /= 2) s[r] += __shfl_xor_sync(0xffffffffu, s[r], o);
+            if (lane == 0) red[par][r][wid] = s[r];
+        }
+        __syncthreads();
+        if (threadIdx.x < R && r0 + threadIdx.x < L) {
+            float t = 0.f;
+#pragma unroll
+            for (int j = 0; j < NW; ++j) t += red[par][threadIdx.x][j];
+            y[r0 + threadIdx.x] = t;
+        }
+    }
+}
+__global__ void fill_bf16(__nv_bfloat16 *w, long long n, unsigned seed) {
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {
+        unsigned h = ((unsigned)i ^ seed) * 2654435761u;
+        h ^= h >> 15, h *= 2246822519u, h ^= h >> 13;
+        w[i] = __float2bfloat16((float)(h >> 8) / 8388608.0f - 1.0f);
+    }
+}
+typedef void (*gv_t)(const uint4 *, const float *, long long, float *);
+struct gv_variant { const char *name; gv_t k; int t; };
 
 typedef void (*kern_t)(const uint4 *, long long, unsigned *);
 struct variant { const char *name; kern_t k; int hint, u, blocked; };
@@ -139,6 +208,55 @@ int main() {
                 }
         printf("BEST %.1f MB: %s %.2f us = %.2f x floor (%.2f TB/s)\n", bytes / 1e6, bestname, best,
                best / floor_us, bytes / (best * 1e6));
+    }
+
+    // GEMV_WALK on 4096 x 4096 and 14336 x 4096 bf16 weights, checked against the host.
+    const gv_variant gvs[] = {
+        {"walk T128 R1", gv_walk<128, 1>, 128}, {"walk T128 R2", gv_walk<128, 2>, 128},
+        {"walk T256 R1", gv_walk<256, 1>, 256}, {"walk T256 R2", gv_walk<256, 2>, 256},
+        {"walk T512 R1", gv_walk<512, 1>, 512}, {"walk T512 R2", gv_walk<512, 2>, 512},
+    };
+    for (long long L : {4096LL, 14336LL}) {
+        const long long nw = L * GV_K, bytes = nw * 2;
+        const double floor_us = bytes / 3.0e6;
+        __nv_bfloat16 *wb = reinterpret_cast<__nv_bfloat16 *>(w);
+        fill_bf16<<<1024, 256>>>(wb, nw, 7u);
+        std::vector<float> hx(GV_K);
+        for (int k = 0; k < GV_K; ++k) hx[k] = (float)((k * 37 % 101) - 50) / 50.0f + 0.013f;
+        float *dx, *dy;
+        CK(cudaMalloc(&dx, GV_K * 4));
+        CK(cudaMalloc(&dy, L * 4));
+        CK(cudaMemcpy(dx, hx.data(), GV_K * 4, cudaMemcpyHostToDevice));
+        std::vector<__nv_bfloat16> hw(nw);
+        CK(cudaMemcpy(hw.data(), wb, bytes, cudaMemcpyDeviceToHost));
+        std::vector<double> ref(L);
+        for (long long l = 0; l < L; ++l) {
+            double a = 0;
+            for (int k = 0; k < GV_K; ++k) a += (double)__bfloat162float(hw[l * GV_K + k]) * hx[k];
+            ref[l] = a;
+        }
+        printf("\n== GEMV_WALK %lld x %d bf16, %.1f MB, floor %.1f us\n", L, GV_K, bytes / 1e6, floor_us);
+        float best = 1e30f;
+        char bestname[128] = "";
+        for (const gv_variant &v : gvs)
+            for (int b : bps) {
+                if (v.t * b > 2048) continue;
+                CK(cudaMemset(dy, 0xff, L * 4));
+                v.k<<<sms * b, v.t>>>(reinterpret_cast<const uint4 *>(w), dx, L, dy);
+                CK(cudaDeviceSynchronize());
+                std::vector<float> hy(L);
+                CK(cudaMemcpy(hy.data(), dy, L * 4, cudaMemcpyDeviceToHost));
+                double err = 0;
+                for (long long l = 0; l < L; ++l) err = std::max(err, std::fabs(hy[l] - ref[l]) / (1.0 + std::fabs(ref[l])));
+                const bool ok = err < 1e-4;
+                float us = time_it([&] { v.k<<<sms * b, v.t>>>(reinterpret_cast<const uint4 *>(w), dx, L, dy); });
+                printf("%-14s %2d blocks/SM: %8.2f us  %.2f TB/s  %.2f x floor  %s (max rel err %.1e)\n", v.name, b,
+                       us, bytes / (us * 1e6), us / floor_us, ok ? "ok" : "WRONG", err);
+                if (ok && us < best) { best = us; snprintf(bestname, sizeof bestname, "%s x %d", v.name, b); }
+            }
+        printf("BEST GEMV_WALK %lld: %s %.2f us = %.2f x floor\n", L, bestname, best, best / floor_us);
+        CK(cudaFree(dx));
+        CK(cudaFree(dy));
     }
     return 0;
 }

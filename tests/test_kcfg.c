@@ -1315,6 +1315,21 @@ static void kcfg_space_model_measured(void) {
     const gt_kconstraint *bad = gt_kcfg_check(&simt, &key, &h100, GT_KC_LEGAL | GT_KC_PRUNE);
     TAP_CHECK(bad && strcmp(bad->name, "warp_not_idle") == 0, "f32 3000^3: %s fails %s",
               fmt(&simt).s, bad ? bad->name : "nothing");
+    /* bf16 in the 2-byte class (H100, bench/train.txt's 383 x 6143 x 1535 NN): MMA's
+     * element-by-element copies took 128 us in 192 x 96 tiles, WGMMA after its aligned
+     * packs 46 us. The model sees the copies' load count, puts that MMA kernel over 100 us
+     * (over twice its 16-byte class twin) and ranks WGMMA first. */
+    gt_kcfg narrow = CFG(GT_FAM_MMA, 192, 96, 32, 48, 48, 6, 3, 3, 1, 1, 1), wide = narrow;
+    wide.vec = 8;
+    make_key_dt(&key, 90, GT_DT_BF16, 0, 0, 383, 6143, 1535, 2, 1);
+    gt_key k16;
+    make_key_dt(&k16, 90, GT_DT_BF16, 0, 0, 384, 6144, 1536, 16, 1);
+    double tn = gt_space_estimate_us(&narrow, &key, &h100), tw = gt_space_estimate_us(&wide, &k16, &h100);
+    TAP_CHECK(tn > 100.0 && tn > 2.0 * tw, "bf16 383x6143x1535 2-byte MMA %.1f us, 16-byte %.1f us", tn, tw);
+    n = gt_space_build(&key, &h100, DEFAULT_MAX_CANDIDATES, 0, &c, &counts);
+    TAP_CHECK(n > 0 && c[0].cfg.fam == GT_FAM_WGMMA, "bf16 383x6143x1535 2-byte class: first %s",
+              n > 0 ? fmt(&c[0].cfg).s : "-");
+    free(c);
 }
 
 /* The constraints the space tests once per tile shape (space.h) must not read BK,

@@ -38,6 +38,12 @@
 /* Split-K's reduction per SM (bytes/us; about 16 bytes a clock): see below. */
 #define SM_REDUCE_BYTES_PER_US 2.8e4
 #define OVERLAP_LOSS 0.25
+/* MMA's copies narrower than cp.async's 4 bytes (16-bit elements in the 2-byte class) are
+ * single-element loads through registers, and their count bounds the kernel: about this
+ * many warp-wide loads per SM per microsecond. H100, every MMA candidate of nine bf16
+ * shapes of bench/train.txt's odd ladder timed (1,018 timings): median 102, 100 to 125 per
+ * shape, flat across tile sizes, stages and BK. */
+#define SM_NARROW_LOADS_PER_US 105.0
 
 static double cdivd(double a, double b) { return ceil(a / b); }
 
@@ -227,14 +233,24 @@ double gt_space_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_klimit
     /* MMA's and DMMA's per-thread copies of under 16 bytes reach less of DRAM's rate: bf16
      * 1 x 128256 x 4096 NT in the 2-byte class ran at 0.42 of the rate its bytes allow
      * (MMA 8 x 256 tiles, H100). */
+    double narrow_us = 0.0;
     if (c->fam == GT_FAM_MMA || c->fam == GT_FAM_DMMA) {
         int vb = c->vec * (int)es;
         mem_eff *= vb >= 16 ? 1.0 : vb == 8 ? 0.8 : vb == 4 ? 0.6 : 0.45;
+        /* Under 4 bytes (gemm_mma.cu's STAGED): each block loads (BM + BN) x kps elements
+         * one by one, its SM's share of all of them at the narrow rate. The model without
+         * this term put such kernels at a quarter to a third of their time (bf16 383 x 6143
+         * x 1535 NN: MMA 192 x 96 tiles estimated 32 us, ran 128; WGMMA, whose packs copy
+         * the operands aligned first, estimated 35, ran 46). */
+        if (c->fam == GT_FAM_MMA && vb < 4) {
+            double loads = blocks * (c->bm + c->bn) * kps / c->vec / 32.0;
+            narrow_us = loads / fmin(blocks, (double)sms) / SM_NARROW_LOADS_PER_US;
+        }
     }
     /* TMA's bulk copies reach about twice the L2 rate of per-thread copies: cuBLAS's
      * 4096^3 bf16 moves 1.6 GB of 256 x 128 tiles through L2 in 170 us. */
     double l2_rate = L2_BYTES_PER_US * (c->fam == GT_FAM_WGMMA ? 2.0 : 1.0);
-    double memory = fmax(dram / (DRAM_BYTES_PER_US * mem_eff), l2 / l2_rate);
+    double memory = fmax(fmax(dram / (DRAM_BYTES_PER_US * mem_eff), l2 / l2_rate), narrow_us);
     /* Arithmetic and copies overlap only in part (each block first waits for its data,
      * and the last ones compute alone): where memory bounds, a faster kernel still
      * gains. f64 65536 x 64 x 64 (22 us of bytes): DMMA took 29 us, DFMA 44 (H100). */

@@ -107,6 +107,7 @@ typedef struct {
     pthread_cond_t cond;
     _Atomic int stop;     /* set when the budget is spent: compiles not started are skipped */
     double deadline;      /* end of the budget (0: none) */
+    double t0;            /* clock when tuning began (the compile timeline's zero) */
     double compile_max;   /* seconds of the longest compile finished so far */
     double last_done;     /* clock when the latest compile finished */
     int refs;             /* the tuning thread and the compiler thread */
@@ -134,12 +135,13 @@ static void job_release(compile_job *job) {
 }
 
 static compile_job *job_new(const gt_key *key, const gt_tune_cand *cands, int n, int arch,
-                            int threads, double deadline, const char *faults) {
+                            int threads, double t0, double deadline, const char *faults) {
     compile_job *job = calloc(1, sizeof *job);
     if (!job) return NULL;
     job->key = *key;
     snprintf(job->faults, sizeof job->faults, "%s", faults);
     job->n = n, job->arch = arch, job->threads = threads, job->deadline = deadline;
+    job->t0 = t0;
     job->refs = 2;
     job->cfgs = calloc((size_t)n, sizeof *job->cfgs);
     job->images = calloc((size_t)n, sizeof *job->images);
@@ -172,7 +174,7 @@ static void compile_one(int i, void *user) {
     double start = gt_measure_now_s();
     gt_rtc_result res;
     memset(&res, 0, sizeof res);
-    int failed = 0;
+    int failed = 0, cached = 0;
     char msg[256] = "";
     if (job->stop || compile_too_late(job, i)) {
         /* Beyond the budget: left NOT_TIMED, never compiled. */
@@ -184,7 +186,6 @@ static void compile_one(int i, void *user) {
         /* The binary cache's cubin when it holds one (a winner tuned before), else NVRTC. */
         gt_program p;
         gt_kern_program(&job->cfgs[i], &job->key, &p);
-        int cached;
         if (gt_load_image(&p, job->arch, 1, &res, &cached) != GT_SUCCESS) {
             failed = 1;
             snprintf(msg, sizeof msg, "%s", res.error);
@@ -196,6 +197,13 @@ static void compile_one(int i, void *user) {
         nanosleep(&ts, NULL);
     }
     double end = gt_measure_now_s();
+    if (res.image) {
+        /* The compile timeline, for the budget's tuning (seconds after the budget began). */
+        char text[64];
+        gt_kcfg_format(&job->cfgs[i], text, sizeof text);
+        gt_log(GT_LOG_DEBUG, "candidate %d %s %s: %.3f to %.3f s", i, text,
+               cached ? "from the binary cache" : "compiled", start - job->t0, end - job->t0);
+    }
     pthread_mutex_lock(&job->lock);
     job->images[i] = res;
     job->failed[i] = (unsigned char)failed;
@@ -711,7 +719,7 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
     /* COMPILE, in the background of ARENA and TIME */
     char faults[FAULTS_MAX];
     faults_read(faults);
-    compile_job *job = job_new(key, cands, n, dc->arch, opts.threads, t0 + opts.budget_s, faults);
+    compile_job *job = job_new(key, cands, n, dc->arch, opts.threads, t0, t0 + opts.budget_s, faults);
     if (!job) {
         free(images), free(kerns), free(taken);
         return gt_fail(GT_OUT_OF_MEMORY, "tuning state");
