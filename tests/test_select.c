@@ -221,47 +221,6 @@ static void select_prebuilt_set_is_chosen(void) {
     TAP_CHECK(strcmp(got, x) == 0 && !info.in_have, "three held: chose '%s', want '%s'", got, x);
 }
 
-/* A prebuilt set made on round shapes, met by an odd one (f32 4099 x 257 x 3001 TT, the
- * 4-byte class): the rules keep only its 16 x 16 tiles there, estimated over 1.5 times
- * its best pruned one (128 x 64 tiles whose last column idles warps), which is then
- * chosen. With a kept configuration near that one in the set, the kept one is chosen. */
-static void select_pruned_held_when_kept_far(void) {
-    gt_key key;
-    fixture_key(&key, 90, 1, 1, 4099, 257, 3001, 4, 1);
-    key.dtype = GT_DT_F32;
-    static const char *set[] = {
-        "f0_16x16x16_w16x16_t2x4_s2_v4_k1_r1",    "f0_16x16x16_w16x16_t2x4_s2_v1_k1_r1",
-        "f0_128x64x8_w128x32_t16x8_s3_v1_k4_r1",  "f0_128x64x8_w128x32_t16x8_s2_v1_k16_r1",
-        "f0_128x64x8_w128x32_t16x8_s3_v1_k16_r1", "f0_128x128x8_w128x32_t16x8_s3_v1_k16_r1",
-        "f0_256x64x8_w128x32_t16x8_s3_v1_k16_r1", "f0_64x64x16_w16x64_t4x8_s3_v1_k16_r1",
-        "f0_128x64x16_w32x32_t4x8_s3_v1_k4_r1",   "f0_64x128x8_w32x128_t16x8_s3_v1_k16_r1",
-        "f0_128x16x16_w32x16_t4x4_s3_v1_k8_r1",   "f0_32x64x16_w16x32_t4x4_s3_v1_k8_r1",
-        "f0_32x64x16_w16x32_t4x4_s4_v1_k8_r1",    "f0_32x32x16_w16x16_t2x4_s2_v4_k1_r1",
-        "f0_32x32x16_w32x8_t2x4_s2_v4_k1_r1",     "f0_32x32x16_w8x32_t2x4_s2_v4_k1_r1",
-        "f0_96x24x16_w48x24_t6x6_s2_v1_k1_r8",
-    };
-    const int nset = (int)(sizeof set / sizeof set[0]);
-    gt_kcfg held[32];
-    int nheld = 0;
-    for (int i = 0; i < nset; i++) TAP_CHECK(parse(set[i], &held[nheld++]) == 0, "parse %s", set[i]);
-    char got[GT_SELECT_CONFIG_MAX];
-    gt_select_info info;
-    /* Without the 96 x 24 tile (the set's last): 16 x 16 kept, the rest pruned. */
-    int kept = 0;
-    for (int i = 0; i < nset - 1; i++) kept += gt_kcfg_check(&held[i], &key, &h100, GT_KC_LEGAL | GT_KC_PRUNE) == NULL;
-    TAP_CHECK(kept == 2, "%d of the set pass every rule here", kept);
-    chosen_have(&key, NULL, 0, held, nset - 1, got, &info);
-    gt_kcfg c;
-    int ok = got[0] && parse(got, &c) == 0;
-    TAP_CHECK(ok && info.in_have && strncmp(got, "f0_16x16", 8) != 0 &&
-                  gt_kcfg_check(&c, &key, &h100, GT_KC_LEGAL) == NULL &&
-                  gt_kcfg_check(&c, &key, &h100, GT_KC_PRUNE) != NULL,
-              "chose '%s' (held %d), want a pruned held tile", got, info.in_have);
-    /* With it (kept, within 1.5 times the best pruned one): it is chosen. */
-    chosen_have(&key, NULL, 0, held, nset, got, &info);
-    TAP_CHECK(strcmp(got, set[nset - 1]) == 0 && info.in_have, "chose '%s', want '%s'", got, set[nset - 1]);
-}
-
 /* 65536 x 64 x 64 is e^-32 of a weight from 1024^3: its timings are not read (a first
  * call does not pay for their estimates) and the model's first is chosen. */
 static void select_far_shape_not_read(void) {
@@ -572,7 +531,6 @@ int main(void) {
     TAP_RUN(select_have_never_failed);
     TAP_RUN(prebuild_set_covers_choices);
     TAP_RUN(select_prebuilt_set_is_chosen);
-    TAP_RUN(select_pruned_held_when_kept_far);
     TAP_RUN(select_far_shape_not_read);
     TAP_RUN(select_without_rows_is_model_best);
     TAP_RUN(select_nearest_shape_wins);

@@ -17,7 +17,6 @@ typedef struct {
     gt_kcfg cfg;
     char text[GT_SELECT_CONFIG_MAX];
     double est_us;
-    int pruned; /* held, legal here, but a prune rule would not rank it */
 } pooled;
 
 static int row_order(const void *pa, const void *pb) {
@@ -145,34 +144,15 @@ static int select_core(const gt_key *key, const gt_klimits *lim, int flags,
     const int prebuilt = nhave >= GT_SELECT_HELD_MIN;
     int np = 0;
     for (int i = 0; i < nhave; i++) {
+        /* Held but pruned here (the space would not rank it: hopeless for this shape by
+         * the tuner's own rules) is left out, as the space would leave it. */
         pool[np].cfg = have[i];
-        pool[np].pruned = 0;
         gt_kcfg_format(&have[i], pool[np].text, sizeof pool[np].text);
-        if (in_pool(pool, np, pool[np].text) || gt_kcfg_check(&have[i], key, lim, GT_KC_LEGAL))
+        if (in_pool(pool, np, pool[np].text) ||
+            gt_kcfg_check(&have[i], key, lim, GT_KC_LEGAL | GT_KC_PRUNE))
             continue;
         if ((flags & GT_SPACE_SAME_ORDER) && !gt_kcfg_same_order(&have[i], key)) continue;
-        pool[np].pruned = gt_kcfg_check(&have[i], key, lim, GT_KC_PRUNE) != NULL;
         np++;
-    }
-    /* Held but pruned here (the space would not rank it: the model rates such tiles above
-     * their speed, e.g. warps idle in an edge tile) is left out, as the space would leave
-     * it, unless every held configuration the rules keep is estimated over
-     * GT_SELECT_PRUNED_GAP times the best pruned one: a prebuilt set made on a grid of
-     * round shapes keeps only its smallest tiles for an odd one (f32 4099 x 257 x 3001 TT:
-     * 16 x 16 tiles, 491 us, where the grid's 128 x 64 ones are estimated at 215). */
-    {
-        double kept = 0, pruned = 0;
-        for (int i = 0; i < np; i++) {
-            double e = gt_space_estimate_us(&pool[i].cfg, key, lim) * gt_modelfix_factor(fix, &pool[i].cfg);
-            if (!(e > 0)) continue;
-            double *best = pool[i].pruned ? &pruned : &kept;
-            if (*best == 0 || e < *best) *best = e;
-        }
-        const int use_pruned = pruned > 0 && (kept == 0 || kept > GT_SELECT_PRUNED_GAP * pruned);
-        int w = 0;
-        for (int i = 0; i < np; i++)
-            if (!pool[i].pruned || use_pruned) pool[w++] = pool[i];
-        np = w;
     }
     int held_legal = np;
     for (int i = 0; i < nrows; i++) {

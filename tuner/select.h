@@ -86,9 +86,6 @@ int gt_select(const gt_key *key, const gt_klimits *lim, int flags, const gt_mode
  * somewhere is never chosen, held or not. */
 #define GT_SELECT_HAVE_SLACK 0.05 /* ln 1.05: 5% of expected time for no compile */
 #define GT_SELECT_HELD_MIN 16     /* held configurations that make a prebuilt set */
-/* Held configurations that a prune rule would leave out join the choice only when every
- * held one the rules keep is estimated over this many times the best of them (select.c). */
-#define GT_SELECT_PRUNED_GAP 1.5
 int gt_select_have(const gt_key *key, const gt_klimits *lim, int flags, const gt_modelfix *fix,
                    const gt_select_row *rows, int nrows, const gt_kcfg *have, int nhave,
                    gt_kcfg *out, gt_select_info *info);
