@@ -23,7 +23,8 @@
 #                 candidate's time shown
 #   readfloor     how fast can one launch read a decode step's weight? dev/readfloor.cu:
 #                 pure reads of 33.6 MB, 117 MB and 1 GB, timed as the bench times a GEMM,
-#                 over loads in flight, cache hints, block sizes and blocks per SM
+#                 over loads in flight, cache hints, block sizes and blocks per SM; then
+#                 GEMVs of bf16 4096 and 14336 x 4096 weights that walk rows the same way
 # Usage: bash dev/gpu_dev.sh space|mma3|profile-tc|profile-simt|classcost|selprobe|readfloor ; logs to $OUT (default
 # ./gpu-out). On the project's device machine: copy ../shared/device to .device first
 # (SQLite headers) and carry it.
