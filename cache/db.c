@@ -65,6 +65,7 @@
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1385,6 +1386,91 @@ gt_status gt_db_open_snapshot(const char *path, int timings, gt_db **out, char *
         db->readonly = 1;
         s = prepare_all(db);
     }
+    return finish_open(db, s, out, msg, msgsize);
+}
+
+/* ===================================================================================
+ * Images: a whole in-memory cache as bytes (the built-in defaults, data/image.c)
+ * =================================================================================== */
+
+/* sqlite3_serialize and sqlite3_deserialize: in every SQLite from 3.36 unless left out
+ * at its build. */
+#if SQLITE_VERSION_NUMBER >= 3036000 && !defined(SQLITE_OMIT_DESERIALIZE)
+#define HAVE_IMAGE 1
+#else
+#define HAVE_IMAGE 0
+#endif
+
+gt_status gt_db_image(gt_db *db, unsigned char **image, size_t *size) {
+    if (image) *image = NULL;
+    if (size) *size = 0;
+    if (!db || !image || !size) return GT_INVALID_VALUE;
+    gt_status s = lock_db(db);
+    if (s != GT_SUCCESS) return s;
+#if HAVE_IMAGE
+    /* VACUUM first: the image then holds no free pages. */
+    int rc = sqlite3_exec(db->conn, "VACUUM", NULL, NULL, NULL);
+    sqlite3_int64 n = 0;
+    unsigned char *p = rc == SQLITE_OK ? sqlite3_serialize(db->conn, "main", &n, 0) : NULL;
+    if (rc != SQLITE_OK) s = fail_rc(db, rc, "cannot compact the cache for its image");
+    else if (!p || n <= 0) {
+        set_error(db, "cache file '%s': cannot serialize it (out of memory)", db->path);
+        s = GT_OUT_OF_MEMORY;
+    } else if (!(*image = malloc((size_t)n))) {
+        set_error(db, "cache file '%s': out of memory", db->path);
+        s = GT_OUT_OF_MEMORY;
+    } else {
+        memcpy(*image, p, (size_t)n);
+        *size = (size_t)n;
+    }
+    sqlite3_free(p);
+#else
+    set_error(db, "cache file '%s': this SQLite (%s) cannot serialize a database", db->path,
+              sqlite3_libversion());
+    s = GT_NOT_SUPPORTED;
+#endif
+    unlock_db(db);
+    return s;
+}
+
+gt_status gt_db_open_image(const char *name, const unsigned char *image, size_t size,
+                           gt_db **out, char *msg, size_t msgsize) {
+    if (out) *out = NULL;
+    if (msg && msgsize) msg[0] = 0;
+    if (!name || !image || size == 0 || !out) {
+        if (msg && msgsize) snprintf(msg, msgsize, "cache image: %s", !out ? "out is NULL" : "empty image");
+        return GT_INVALID_VALUE;
+    }
+    gt_status s = GT_SUCCESS;
+    gt_db *db = new_handle(name, 0, &s, msg, msgsize);
+    if (!db) return s;
+    db->readonly = 1;
+    s = connect(db, ":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+#if HAVE_IMAGE
+    if (s == GT_SUCCESS) {
+        /* Read-only: SQLite reads the caller's bytes in place and never writes or frees
+         * them. */
+        int rc = sqlite3_deserialize(db->conn, "main", (unsigned char *)(uintptr_t)image,
+                                     (sqlite3_int64)size, (sqlite3_int64)size,
+                                     SQLITE_DESERIALIZE_READONLY);
+        if (rc != SQLITE_OK) s = fail_rc(db, rc, "cannot read the image");
+    }
+#else
+    if (s == GT_SUCCESS) {
+        set_error(db, "cache image '%s': this SQLite (%s) cannot read a database image", name,
+                  sqlite3_libversion());
+        s = GT_NOT_SUPPORTED;
+    }
+#endif
+    int version = 0;
+    if (s == GT_SUCCESS) s = read_version(db, &version);
+    if (s == GT_SUCCESS && version != GT_DB_SCHEMA_VERSION) {
+        set_error(db, "cache image '%s': schema version %d, not this library's %d", name,
+                  version, GT_DB_SCHEMA_VERSION);
+        s = GT_CACHE_ERROR;
+    }
+    if (s == GT_SUCCESS) s = prepare_all(db);
+    if (s == GT_SUCCESS) s = check_tables(db);
     return finish_open(db, s, out, msg, msgsize);
 }
 

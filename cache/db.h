@@ -95,6 +95,18 @@ gt_status gt_db_open_host(const char *path, int busy_timeout_ms, gt_db **out, ch
 gt_status gt_db_open_snapshot(const char *path, int timings, gt_db **out, char *msg,
                               size_t msgsize);
 
+/* The whole of db (an in-memory cache, compacted first) as a malloc'd image, the bytes of
+ * an SQLite file: what data/image.c builds into the library from the built-in defaults.
+ * GT_NOT_SUPPORTED where SQLite cannot serialize (before 3.36, or built without it). */
+gt_status gt_db_image(gt_db *db, unsigned char **image, size_t *size);
+
+/* A read-only handle on an image of gt_db_image, read in place: image must stay valid,
+ * unchanged, until gt_db_close. name is the handle's name in messages. An image of
+ * another schema version is refused (GT_CACHE_ERROR); GT_NOT_SUPPORTED where SQLite
+ * cannot read images. */
+gt_status gt_db_open_image(const char *name, const unsigned char *image, size_t size,
+                           gt_db **out, char *msg, size_t msgsize);
+
 void gt_db_close(gt_db *db);
 
 /* From now on db is read-only, as if opened so: every write is refused (GT_CACHE_ERROR)

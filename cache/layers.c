@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "defaults_data.h"
+#include "defaults_image.h"
 #include "env.h"
 #include "log.h"
 
@@ -203,6 +204,30 @@ static void open_defaults(void) {
     defaults_state = GT_DEFAULTS_FAILED;
     char msg[1200];
     gt_db *db = NULL;
+    /* The built-in texts come as an image of the cache they load into (data/image.c),
+     * read in place; a test's texts, or an SQLite that cannot read images, are loaded. */
+    if (defaults_nfiles < 0 && gt_defaults_image_size > 0) {
+        if (gt_db_open_image("built-in defaults", gt_defaults_image, gt_defaults_image_size,
+                             &db, msg, sizeof msg) == GT_SUCCESS) {
+            layer *l = &layers[nlayers++];
+            memset(l, 0, sizeof *l);
+            size_t used = (size_t)snprintf(l->path, sizeof l->path, "built-in defaults (");
+            for (int i = 0; i < gt_defaults_image_files && i < n && used < sizeof l->path; i++)
+                used += (size_t)snprintf(l->path + used, sizeof l->path - used, "%s%s",
+                                         i ? ", " : "", files[i].name ? files[i].name : "?");
+            if (used < sizeof l->path) snprintf(l->path + used, sizeof l->path - used, ")");
+            l->db = db;
+            l->role = ROLE_DEFAULTS;
+            defaults_loaded = gt_defaults_image_files;
+            defaults_state = GT_DEFAULTS_LOADED;
+            gt_log(GT_LOG_DEBUG, "built-in defaults: an image of %d files (%zu bytes) read in place",
+                   gt_defaults_image_files, gt_defaults_image_size);
+            return;
+        }
+        gt_log(GT_LOG_DEBUG, "built-in defaults: the image is not read (%s); loading the texts",
+               msg);
+        db = NULL;
+    }
     if (gt_db_open(":memory:", 0, 0, &db, msg, sizeof msg) != GT_SUCCESS) {
         gt_log(GT_LOG_WARN, "built-in defaults bypassed: %s", msg);
         return;

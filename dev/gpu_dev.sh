@@ -25,14 +25,18 @@
 #                 pure reads of 33.6 MB, 117 MB and 1 GB, timed as the bench times a GEMM,
 #                 over loads in flight, cache hints, block sizes and blocks per SM; then
 #                 GEMVs of bf16 4096 and 14336 x 4096 weights that walk rows the same way
-# Usage: bash dev/gpu_dev.sh space|mma3|profile-tc|profile-simt|classcost|selprobe|readfloor ; logs to $OUT (default
+#   raster        what does the rasterization group cost where the model rates the groups
+#                 alike? Each configuration of $RS_CONFIGS (without its _rN) at each group
+#                 of $RS_RASTERS, stored as the winner of every shape of $RS_SHAPES (a cache
+#                 text imported into a fresh cache), run by gemmtune-bench in mode cached
+# Usage: bash dev/gpu_dev.sh space|mma3|profile-tc|profile-simt|classcost|selprobe|readfloor|raster ; logs to $OUT (default
 # ./gpu-out). On the project's device machine: copy ../shared/device to .device first
 # (SQLite headers) and carry it.
 set -uo pipefail
 what=${1:-}
 case "$what" in
-space | mma3 | profile-tc | profile-simt | classcost | selprobe | readfloor) ;;
-*) sed -n 2,30p "$0"; exit 2 ;;
+space | mma3 | profile-tc | profile-simt | classcost | selprobe | readfloor | raster) ;;
+*) sed -n 2,34p "$0"; exit 2 ;;
 esac
 cd "$(dirname "$0")/.."
 . tools/gpu_build.sh || exit 1
@@ -42,6 +46,37 @@ if [ "$what" = readfloor ]; then
   $NVCC -O3 -arch=sm_90 -o "$OUT/readfloor" dev/readfloor.cu && "$OUT/readfloor" >"$OUT/readfloor.txt" 2>&1 || rc=1
   grep -E "empty|^==|^BEST" "$OUT/readfloor.txt"
   rm -f "$OUT/readfloor"
+fi
+if [ "$what" = raster ]; then
+  hash=$(./$B/gemmtune info | sed -n 's/^kernel source hash: //p')
+  gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+  sms=$(./$B/gemmtune info | sed -n 's/^GPU 0: .*, \([0-9]*\) SMs.*/\1/p')
+  dt=${RS_DTYPE:-bf16}
+  shapes=${RS_SHAPES:-"11008x4096x1024:TN 11008x4096x2048:TN 11008x4096x3000:TN 11008x4096x4096:TN 11008x4096x6144:TN 4096x11008x3000:TN 4096x4096x11008:TN"}
+  for s in $shapes; do d=${s%%:*} ops=${s#*:}; echo "${d//x/ } ${ops:0:1} ${ops:1:1}"; done >"$OUT/rs-shapes.txt"
+  for cfg in ${RS_CONFIGS:-f3_128x256x64_w128x128_t2x2_s4_v8_k1 f3_128x256x64_w128x128_t1x2_s4_v8_k1}; do
+    for r in ${RS_RASTERS:-1 4 8 16}; do
+      c=${cfg}_r$r
+      { printf 'gemmtune-cache-text\t1\n'
+        for s in $shapes; do
+          d=${s%%:*} ops=${s#*:}
+          printf 'W\t%s|sm90|%s|%s|%s|%s|a16|b1\t%s\t0\t%s\t100\t1\t-\t-\tdev\t0\t0.1.0\n' "$gpu" "$sms" "$dt" "$ops" "$d" "$hash" "$c"
+          printf 'T\t%s\tok\t100\t1\t-\n' "$c"
+        done; } >"$OUT/rs-$c.txt"
+      rm -f "$OUT/rs.db"*
+      ./$B/gemmtune --cache "$OUT/rs.db" import "$OUT/rs-$c.txt" >>"$OUT/raster.log" 2>&1 || rc=1
+      GEMMTUNE_MODE=cached GEMMTUNE_DEFAULTS=0 GEMMTUNE_CACHE="$OUT/rs.db" ./$B/gemmtune-bench --no-lt \
+        --dtype "$dt" --file "$OUT/rs-shapes.txt" --json "$OUT/rs-$c.json" >>"$OUT/raster.log" 2>&1 || rc=1
+      python3 - "$OUT/rs-$c.json" "$c" <<'PY' | tee -a "$OUT/raster.txt"
+import json, sys
+d = json.load(open(sys.argv[1]))
+for r in d["shapes"]:
+    print("%-26s %-44s %9.1f us  cuBLAS %9.1f us  source %s" % ("%dx%dx%d:%s%s" % (r["m"], r["n"], r["k"], r["opa"], r["opb"]),
+          sys.argv[2], r["gt_us"], r["cublas_us"], r.get("source")))
+PY
+    done
+  done
+  rm -f "$OUT/rs.db"*
 fi
 if [ "$what" = classcost ]; then
   # The narrow class's cost: time(narrow) / time(padded) - 1 against stage.c's narrow_loss.

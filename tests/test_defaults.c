@@ -22,7 +22,8 @@
  * built in; every file of data/defaults/ parses, its keys are sane and every
  * configuration in it passes the legal constraints for its key (and the check is shown
  * to catch an illegal one); the library holds exactly data/defaults/'s files and loads
- * them all.
+ * them all; the built-in image holds exactly what those files load into, read-only, and
+ * a damaged image is refused.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -37,6 +38,7 @@
 
 #include "db.h"
 #include "defaults_data.h"
+#include "defaults_image.h"
 #include "files.h"
 #include "fixtures.h"
 #include "kcfg.h"
@@ -874,6 +876,85 @@ static void defaults_data_valid(void) {
     gt_layers_close();
 }
 
+static void image_said(int level, const char *message, void *user) {
+    (void)level;
+    if (strstr(message, "built-in defaults: an image of")) ++*(int *)user;
+}
+
+/* The built-in image (data/image.c) holds what the built-in texts load into, entry for
+ * entry: the two caches write the same text. And it is what the layer opens. */
+static void defaults_image_same(void) {
+    printf("# image: %zu bytes, %d of %d files\n", gt_defaults_image_size, gt_defaults_image_files,
+           gt_defaults_files_count);
+    if (gt_defaults_files_count == 0) {
+        TAP_CHECK(gt_defaults_image_size == 0, "an image of no text");
+        return;
+    }
+    TAP_CHECK(gt_defaults_image_size > 0 && gt_defaults_image_files == gt_defaults_files_count,
+              "no image of the %d built-in texts (an SQLite before 3.36?)", gt_defaults_files_count);
+    if (gt_defaults_image_size == 0) return;
+    char msg[1200];
+    gt_db *img = NULL, *txt = mem_db();
+    TAP_CHECK(gt_db_open_image("image", gt_defaults_image, gt_defaults_image_size, &img, msg,
+                               sizeof msg) == GT_SUCCESS,
+              "the image does not open: %s", msg);
+    for (int i = 0; txt && i < gt_defaults_files_count; i++)
+        TAP_CHECK(gt_text_load(txt, gt_defaults_files[i].text, gt_defaults_files[i].size,
+                               gt_defaults_files[i].name, NULL, msg, sizeof msg) == GT_SUCCESS,
+                  "%s: %s", gt_defaults_files[i].name, msg);
+    char *a = NULL, *b = NULL;
+    size_t la = 0, lb = 0;
+    gt_text_counts ca, cb;
+    if (img && txt) {
+        TAP_CHECK(gt_text_write(img, NULL, &a, &la, &ca, msg, sizeof msg) == GT_SUCCESS, "%s", msg);
+        TAP_CHECK(gt_text_write(txt, NULL, &b, &lb, &cb, msg, sizeof msg) == GT_SUCCESS, "%s", msg);
+        printf("# image: %lld winners, %lld timings; texts: %lld, %lld\n", ca.winners, ca.timings,
+               cb.winners, cb.timings);
+        TAP_CHECK(a && b && la == lb && memcmp(a, b, la) == 0 && ca.winners > 0 &&
+                      ca.timings == cb.timings,
+                  "the image and the texts differ (%zu and %zu bytes of text)", la, lb);
+        /* Read-only, as a sealed cache: a store is refused. */
+        gt_key k;
+        fixture_key(&k, 90, 0, 0, 640, 640, 640, 16, 1);
+        gt_db_winner w;
+        memset(&w, 0, sizeof w);
+        snprintf(w.config, sizeof w.config, "f0_64x64x16_w32x32_t4x4_s2_v4_k1_r1");
+        w.time_us = 1.0;
+        TAP_CHECK(gt_db_store(img, &k, gt_kernel_source_hash, 0, &w, NULL, 0) != GT_SUCCESS,
+                  "the image took a store");
+    }
+    free(a), free(b);
+    gt_db_close(img);
+    gt_db_close(txt);
+    /* The layer opens the image, not the texts. */
+    gt_layers_close();
+    layer_env("image", NULL, NULL);
+    set_env("GEMMTUNE_DEFAULTS", NULL);
+    gt_layers_set_defaults(NULL, -1);
+    int said = 0;
+    gt_set_log_callback(image_said, &said);
+    gt_set_log_level(4);
+    gt_layers_open();
+    gt_set_log_level(0);
+    gt_set_log_callback(NULL, NULL);
+    int files = -1, loaded = -1;
+    TAP_CHECK(gt_layers_defaults(&files, &loaded) == GT_DEFAULTS_LOADED && loaded == files && said == 1,
+              "the layer did not open the image (%d of %d loaded, said %d)", loaded, files, said);
+    gt_layers_close();
+    /* A damaged image is refused with a message, never read. */
+    unsigned char *bad = malloc(gt_defaults_image_size);
+    if (bad) {
+        memcpy(bad, gt_defaults_image, gt_defaults_image_size);
+        memset(bad, 'x', 16);
+        img = NULL;
+        TAP_CHECK(gt_db_open_image("damaged", bad, gt_defaults_image_size, &img, msg, sizeof msg) !=
+                          GT_SUCCESS && img == NULL && msg[0],
+                  "a damaged image opened");
+        printf("# damaged: %s\n", msg);
+        free(bad);
+    }
+}
+
 /* ===================================================================================
  * Main
  * =================================================================================== */
@@ -902,6 +983,7 @@ int main(int argc, char **argv) {
     TAP_RUN(defaults_env_off);
     TAP_RUN(defaults_bad_or_none);
     TAP_RUN(defaults_data_valid);
+    TAP_RUN(defaults_image_same);
     nftw(tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     return tap_done();
 }
