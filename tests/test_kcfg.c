@@ -1330,6 +1330,19 @@ static void kcfg_space_model_measured(void) {
     TAP_CHECK(n > 0 && c[0].cfg.fam == GT_FAM_WGMMA, "bf16 383x6143x1535 2-byte class: first %s",
               n > 0 ? fmt(&c[0].cfg).s : "-");
     free(c);
+    /* TMA rows across two L2 lines (H100, bench/runs/2026-11-27-h100-raster.txt): bf16
+     * 11008 x 4096 x K TN, WGMMA 128 x 256 tiles, alone and clustered by 2. K = 3000 (a
+     * pitch of 6000 bytes): 669 and 449 us; K = 4096: 474 and 476 us. */
+    gt_kcfg alone = CFG(GT_FAM_WGMMA, 128, 256, 64, 128, 128, 1, 2, 4, 8, 1, 4), pair = alone;
+    pair.tm = 2;
+    gt_key k3000, k4096;
+    make_key_dt(&k3000, 90, GT_DT_BF16, 1, 0, 11008, 4096, 3000, 16, 1);
+    make_key_dt(&k4096, 90, GT_DT_BF16, 1, 0, 11008, 4096, 4096, 16, 1);
+    double r3000 = gt_space_estimate_us(&alone, &k3000, &h100) / gt_space_estimate_us(&pair, &k3000, &h100),
+           r4096 = gt_space_estimate_us(&alone, &k4096, &h100) / gt_space_estimate_us(&pair, &k4096, &h100);
+    TAP_CHECK(r3000 > 1.25 && r4096 < 1.1,
+              "bf16 11008x4096xK TN, 128x256 alone / clustered: K 3000 %.2f (measured 1.49), "
+              "K 4096 %.2f (1.00)", r3000, r4096);
 }
 
 /* The constraints the space tests once per tile shape (space.h) must not read BK,

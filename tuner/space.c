@@ -190,12 +190,25 @@ double gt_space_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_klimit
     double compute = waves * flop_block * resident / (rate * eff);
 
     double dram = es * (M * K + K * N) + esc * M * N * (key->beta0 ? 1 : 2);
-    /* WGMMA clusters of TM blocks read each B tile once per cluster. */
-    double l2 = es * (M * K * gn + K * N * gm / (c->fam == GT_FAM_WGMMA ? c->tm : 1));
-    /* gt_pack reads operands and writes their copies first, in a launch of its own before
-     * the GEMM; a transposed copy (through shared memory) reaches less of DRAM's rate. */
     gt_kpack pk;
     int packs = gt_kcfg_pack_layout(c, key, &pk);
+    /* WGMMA clusters of TM blocks read each B tile once per cluster. TMA moves a box in
+     * rows of 128 bytes; where an operand's column pitch (its leading dimension, taken
+     * at its minimum, or its copy's) is not a multiple of 128 bytes, every row spans two
+     * lines of L2, which halves the rate L2 gives that operand. bf16 11008 x 4096 x 3000
+     * TN (pitch 6000 bytes), 128 x 256 tiles: 669 us alone, 449 us clustered, both 4.7
+     * TB/s of the model's L2 bytes; at K = 4096, 474 and 476 us, 9.1 TB/s and more
+     * (H100, bench/runs/2026-11-27-h100-raster.txt). */
+    double l2_a = 1.0, l2_b = 1.0;
+    if (c->fam == GT_FAM_WGMMA) {
+        long long pa = packs && pk.mode_a != GT_KPACK_NONE ? pk.lda : key->opa ? key->k : key->m;
+        long long pb = packs && pk.mode_b != GT_KPACK_NONE ? pk.ldb : key->opb ? key->n : key->k;
+        if ((long long)(pa * es) % 128 != 0) l2_a = 2.0;
+        if ((long long)(pb * es) % 128 != 0) l2_b = 2.0;
+    }
+    double l2 = es * (M * K * gn * l2_a + K * N * gm * l2_b / (c->fam == GT_FAM_WGMMA ? c->tm : 1));
+    /* gt_pack reads operands and writes their copies first, in a launch of its own before
+     * the GEMM; a transposed copy (through shared memory) reaches less of DRAM's rate. */
     double pack_us = 0.0;
     if (packs)
         for (int o = 0; o < 2; o++) {
