@@ -204,62 +204,58 @@ static void open_defaults(void) {
     defaults_state = GT_DEFAULTS_FAILED;
     char msg[1200];
     gt_db *db = NULL;
+    /* Which texts the layer holds (the first 64 are named), for its name. */
+    unsigned char held[64] = {0};
+    const int nheld = n < (int)sizeof held ? n : (int)sizeof held;
     /* The built-in texts come as an image of the cache they load into (data/image.c),
      * read in place; a test's texts, or an SQLite that cannot read images, are loaded. */
     if (defaults_nfiles < 0 && gt_defaults_image_size > 0) {
         if (gt_db_open_image("built-in defaults", gt_defaults_image, gt_defaults_image_size,
                              &db, msg, sizeof msg) == GT_SUCCESS) {
-            layer *l = &layers[nlayers++];
-            memset(l, 0, sizeof *l);
-            size_t used = (size_t)snprintf(l->path, sizeof l->path, "built-in defaults (");
-            for (int i = 0; i < gt_defaults_image_files && i < n && used < sizeof l->path; i++)
-                used += (size_t)snprintf(l->path + used, sizeof l->path - used, "%s%s",
-                                         i ? ", " : "", files[i].name ? files[i].name : "?");
-            if (used < sizeof l->path) snprintf(l->path + used, sizeof l->path - used, ")");
-            l->db = db;
-            l->role = ROLE_DEFAULTS;
             defaults_loaded = gt_defaults_image_files;
-            defaults_state = GT_DEFAULTS_LOADED;
+            memset(held, 1, (size_t)(defaults_loaded < nheld ? defaults_loaded : nheld));
             gt_log(GT_LOG_DEBUG, "built-in defaults: an image of %d files (%zu bytes) read in place",
                    gt_defaults_image_files, gt_defaults_image_size);
+        } else {
+            gt_log(GT_LOG_DEBUG, "built-in defaults: the image is not read (%s); loading the texts",
+                   msg);
+            db = NULL;
+        }
+    }
+    if (!db) {
+        if (gt_db_open(":memory:", 0, 0, &db, msg, sizeof msg) != GT_SUCCESS) {
+            gt_log(GT_LOG_WARN, "built-in defaults bypassed: %s", msg);
             return;
         }
-        gt_log(GT_LOG_DEBUG, "built-in defaults: the image is not read (%s); loading the texts",
-               msg);
-        db = NULL;
+        for (int i = 0; i < n; i++) {
+            gt_text_counts c;
+            const char *name = files[i].name ? files[i].name : "?";
+            if (gt_text_load(db, files[i].text, files[i].size, name, &c, msg, sizeof msg) !=
+                GT_SUCCESS) {
+                gt_log(GT_LOG_WARN, "built-in defaults: %s left out: %s", name, msg);
+                continue;
+            }
+            gt_log(GT_LOG_DEBUG, "built-in defaults: %s: %lld winners, %lld timings", name,
+                   c.winners, c.timings);
+            if (i < nheld) held[i] = 1;
+            defaults_loaded++;
+        }
+        if (!defaults_loaded) {
+            gt_db_close(db);
+            return;
+        }
+        gt_db_seal(db);
     }
-    if (gt_db_open(":memory:", 0, 0, &db, msg, sizeof msg) != GT_SUCCESS) {
-        gt_log(GT_LOG_WARN, "built-in defaults bypassed: %s", msg);
-        return;
-    }
-    layer *l = &layers[nlayers];
+    layer *l = &layers[nlayers++];
     memset(l, 0, sizeof *l);
     size_t used = (size_t)snprintf(l->path, sizeof l->path, "built-in defaults (");
-    for (int i = 0; i < n; i++) {
-        gt_text_counts c;
-        const char *name = files[i].name ? files[i].name : "?";
-        if (gt_text_load(db, files[i].text, files[i].size, name, &c, msg, sizeof msg) !=
-            GT_SUCCESS) {
-            gt_log(GT_LOG_WARN, "built-in defaults: %s left out: %s", name, msg);
-            continue;
-        }
-        gt_log(GT_LOG_DEBUG, "built-in defaults: %s: %lld winners, %lld timings", name,
-               c.winners, c.timings);
-        if (used < sizeof l->path)
+    for (int i = 0, named = 0; i < nheld && used < sizeof l->path; i++)
+        if (held[i])
             used += (size_t)snprintf(l->path + used, sizeof l->path - used, "%s%s",
-                                     defaults_loaded ? ", " : "", name);
-        defaults_loaded++;
-    }
+                                     named++ ? ", " : "", files[i].name ? files[i].name : "?");
     if (used < sizeof l->path) snprintf(l->path + used, sizeof l->path - used, ")");
-    if (!defaults_loaded) {
-        gt_db_close(db);
-        memset(l, 0, sizeof *l);
-        return;
-    }
-    gt_db_seal(db);
     l->db = db;
     l->role = ROLE_DEFAULTS;
-    nlayers++;
     defaults_state = GT_DEFAULTS_LOADED;
 }
 
