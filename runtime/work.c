@@ -146,6 +146,7 @@ static work *find(CUcontext ctx, CUstream stream, int make, gt_status *st) {
 /* w's own buffer grown to at least bytes, zeroed on stream. */
 static gt_status grow(work *w, CUstream stream, size_t bytes) {
     CUresult r;
+    const double t0 = now_s();
     /* Earlier launches on this stream may still use the old buffer. */
     free_own(w, 1);
     /* Round up so a few growing plans do not reallocate each time. */
@@ -161,6 +162,8 @@ static gt_status grow(work *w, CUstream stream, size_t bytes) {
         return gt_cu_fail(r, "cuMemsetD8Async (split-K workspace)");
     }
     w->own_bytes = want;
+    gt_log(GT_LOG_DEBUG, "workspace of stream %p grown to %zu bytes in %.2f ms", (void *)stream,
+           want, 1e3 * (now_s() - t0));
     return GT_SUCCESS;
 }
 

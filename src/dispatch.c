@@ -339,13 +339,19 @@ int gt_dispatch_class_rows(const gt_key *key, gt_select_row **rows) {
 }
 
 static int select_from(gt_devctx *dc, const gt_key *key, int flags, const near_acc *a, gt_kern *k) {
+    /* Each step's time goes to the log: a first call's cost is this, the binary's load
+     * and the launch. */
+    double t[5];
+    t[0] = gt_measure_now_s();
     sel_acc s = rows_of(a);
     gt_klimits lim;
     gt_kern_limits(dc, &lim);
     gt_kcfg cfg, *have = malloc(sizeof *have * HAVE_MAX);
     gt_modelfix *fix = malloc(sizeof *fix);
     if (fix) gt_dispatch_model_fix(key, &lim, fix);
+    t[1] = gt_measure_now_s();
     int nhave = have ? gt_kern_generic_have(key, dc->arch, have, HAVE_MAX) : 0;
+    t[2] = gt_measure_now_s();
     gt_select_info info;
     int found = gt_select_have(key, &lim, flags, fix, s.rows, s.nrows, have, nhave, &cfg, &info) == 0;
     const int fixed_by = fix && fix->nfeat > 0 ? fix->shapes : 0;
@@ -354,14 +360,18 @@ static int select_from(gt_devctx *dc, const gt_key *key, int flags, const near_a
     char text[GT_DB_CONFIG_MAX], kt[200];
     gt_kcfg_format(&cfg, text, sizeof text);
     gt_key_format(key, kt, sizeof kt);
+    t[3] = gt_measure_now_s();
     if (get_untuned(dc, &cfg, key, k) != GT_SUCCESS) {
         gt_log(GT_LOG_WARN, "%s: the selector's %s does not build: %s", kt, text, gt_last_error());
         return 0;
     }
+    t[4] = gt_measure_now_s();
     gt_log(GT_LOG_INFO, "%s: selected %s (score %.3f, %s; %d candidates, %d measured, %d excluded; "
-           "model corrected by %d shapes; generic binary %s)", kt, text, info.score,
+           "model corrected by %d shapes; generic binary %s; ms: correction %.2f, held "
+           "binaries %.2f, choice %.2f, binary %.2f)", kt, text, info.score,
            info.from_model ? "cost model" : "measured", info.pool, info.measured, info.excluded,
-           fixed_by, info.in_have ? "held" : "built now");
+           fixed_by, info.in_have ? "held" : "built now", 1e3 * (t[1] - t[0]),
+           1e3 * (t[2] - t[1]), 1e3 * (t[3] - t[2]), 1e3 * (t[4] - t[3]));
     gt_stat_add(GT_STAT_NEAREST, 1);
     return 1;
 }
