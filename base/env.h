@@ -42,6 +42,8 @@
       "candidates compiled and timed per shape, best ranked first")                           \
     X(GT_ENV_TUNE_BUDGET_S, "GEMMTUNE_TUNE_BUDGET_S", "1.5",                                   \
       "wall seconds of compiling and timing per shape (fractions allowed)")                   \
+    X(GT_ENV_TUNE_THREADS, "GEMMTUNE_TUNE_THREADS", "one per CPU",                            \
+      "NVRTC compiles a tuning run keeps going at once")                                       \
     X(GT_ENV_TUNE_CLAIM_S, "GEMMTUNE_TUNE_CLAIM_S", "30",                                      \
       "seconds a process's claim on a key it tunes holds the others off (they wait, then "     \
       "adopt its winner; a killed tuner's claim expires)")                                      \

@@ -46,6 +46,7 @@ void gt_tune_opts_default(gt_tune_opts *o) {
     if (!o->mem_limit) o->mem_limit = api_mem_limit;
     if (o->max_candidates <= 0) o->max_candidates = (int)gt_env_long(GT_ENV_TUNE_MAX_CANDIDATES, 32);
     if (o->budget_s <= 0) o->budget_s = gt_env_double(GT_ENV_TUNE_BUDGET_S, DEFAULT_BUDGET_S);
+    if (o->threads <= 0) o->threads = (int)gt_env_long(GT_ENV_TUNE_THREADS, 0);
     if (!o->mem_limit) o->mem_limit = (size_t)gt_env_long(GT_ENV_TUNE_MEM_MB, 0) << 20;
     if (!o->verify_all) o->verify_all = gt_env_long(GT_ENV_TUNE_VERIFY_ALL, 0) == 1;
 }
