@@ -179,6 +179,7 @@ if [ "$what" = tunequality ]; then
   # which would give each shape's later runs more of the budget than its first.
   export CUDA_CACHE_DISABLE=1
   echo "# reference: ${TQ_REF:---exhaustive}" >"$OUT/tq-show.txt"
+  : >"$OUT/tq.log"
   for dt in ${TQ_DTYPES:-f32 bf16}; do
     rm -f "$OUT/hist.db"*
     GEMMTUNE_DEFAULTS=0 ./$B/gemmtune --cache "$OUT/hist.db" tune --file bench/suite.txt --dtype "$dt" >>"$OUT/tq.log" 2>&1 || rc=1
