@@ -125,6 +125,14 @@ gt_status gt_devctx_aux(gt_devctx *dc, int dtype) {
     return s;
 }
 
+int gt_devctx_aux_ready(gt_devctx *dc, int dtype) {
+    assert(dtype >= 0 && dtype < GT_NDTYPES);
+    pthread_mutex_lock(&lock);
+    int ready = dc->aux_st[gt_dtype_in(dtype)] && dc->aux_st[gt_dtype_out(dtype)] && dc->aux_ref[dtype];
+    pthread_mutex_unlock(&lock);
+    return ready;
+}
+
 gt_status gt_devctx_tune_stream(gt_devctx *dc, CUstream *out) {
     pthread_mutex_lock(&lock);
     gt_status s = GT_SUCCESS;

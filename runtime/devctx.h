@@ -45,6 +45,8 @@ gt_status gt_devctx_for_device(int ordinal, gt_devctx **out);
  * and cmp of its storage types, its reference): NVRTC on first need per context.
  * gt_aux_scale and gt_aux_fill load their own. */
 gt_status gt_devctx_aux(gt_devctx *dc, int dtype);
+/* 1 when gt_devctx_aux(dc, dtype) has loaded them already (it would compile nothing). */
+int gt_devctx_aux_ready(gt_devctx *dc, int dtype);
 
 gt_status gt_devctx_tune_stream(gt_devctx *dc, CUstream *out);
 

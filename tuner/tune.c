@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "cu.h"
@@ -705,22 +706,23 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
     rep->cands = cands;
     rep->ncands = n;
 
-    /* The helper kernels first, alone (on first need per context and data type: about
-     * 0.1 s each): started beside the pool's compiles, they took up to 1.4 s on the H100's
-     * 16 CPUs, and nothing can be timed before the arena is filled. */
-    gt_status st = gt_devctx_aux(dc, key->dtype);
-    if (st != GT_SUCCESS) {
-        free(images), free(kerns), free(taken);
-        return st;
-    }
-    /* And NVRTC's first use in the process, alone (when the helpers came from the cache,
-     * nothing has compiled yet). */
+    /* NVRTC's first use in the process, alone. */
     gt_rtc_warm(dc->arch);
+    /* The helper kernels (fill, compare, the float64 reference) are compiled on first need
+     * per context and data type, 0.4 to 0.65 s cold on the H100 machine, and nothing can
+     * be timed before they fill the arena. They get a CPU of their own and the pool the
+     * rest, so the candidates' compiles start at once: after the helpers, they started
+     * 0.65 s late in every cold f32 run; beside a pool on every CPU, the helpers took up to
+     * 1.4 s. */
+    const int need_aux = !gt_devctx_aux_ready(dc, key->dtype);
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int threads = opts.threads > 0 ? opts.threads : cpus > 0 ? (int)cpus : 1;
+    if (need_aux && threads > 1 && (opts.threads <= 0 || threads >= cpus)) threads--;
 
     /* COMPILE, in the background of ARENA and TIME */
     char faults[FAULTS_MAX];
     faults_read(faults);
-    compile_job *job = job_new(key, cands, n, dc->arch, opts.threads, t0, t0 + opts.budget_s, faults);
+    compile_job *job = job_new(key, cands, n, dc->arch, threads, t0, t0 + opts.budget_s, faults);
     if (!job) {
         free(images), free(kerns), free(taken);
         return gt_fail(GT_OUT_OF_MEMORY, "tuning state");
@@ -732,7 +734,8 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
     arena ar;
     CUevent ev[MAX_REPS + 1] = {0};
     int nev = 0;
-    st = gt_devctx_tune_stream(dc, &s);
+    gt_status st = gt_devctx_aux(dc, key->dtype);
+    if (st == GT_SUCCESS) st = gt_devctx_tune_stream(dc, &s);
     if (st == GT_SUCCESS) st = arena_alloc(dc, s, key, opts.mem_limit, ws_bytes, &ar, rep);
     if (st != GT_SUCCESS || rep->skipped) goto out_images;
     for (; nev <= MAX_REPS; nev++) {
