@@ -30,6 +30,9 @@
  *                                       model's order, a quarter to groups not yet listed
  *   tune_order_seeds_first              the tuner's order (gt_tune_order): seeds, then
  *                                       the model's order without them, within the count
+ *   tune_threads_leave_one_for_helpers  the compile pool (gt_tune_threads): one per CPU,
+ *                                       one fewer while the helpers compile beside it,
+ *                                       a request below the CPUs kept, never 0
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -474,6 +477,17 @@ static int same_group(const gt_kcfg *a, const gt_kcfg *b) {
            a->split == b->split && a->tcore == b->tcore;
 }
 
+static void tune_threads_leave_one_for_helpers(void) {
+    TAP_CHECK(gt_tune_threads(0, 16, 0) == 16, "16 CPUs, helpers held: %d", gt_tune_threads(0, 16, 0));
+    TAP_CHECK(gt_tune_threads(0, 16, 1) == 15, "16 CPUs, helpers to compile: %d", gt_tune_threads(0, 16, 1));
+    TAP_CHECK(gt_tune_threads(8, 16, 1) == 8, "8 of 16 requested: %d", gt_tune_threads(8, 16, 1));
+    TAP_CHECK(gt_tune_threads(16, 16, 1) == 15, "16 of 16 requested: %d", gt_tune_threads(16, 16, 1));
+    TAP_CHECK(gt_tune_threads(0, 1, 1) == 1 && gt_tune_threads(0, -1, 1) == 1 &&
+                  gt_tune_threads(1, 16, 1) == 1,
+              "one CPU, no CPU count, one requested: %d %d %d", gt_tune_threads(0, 1, 1),
+              gt_tune_threads(0, -1, 1), gt_tune_threads(1, 16, 1));
+}
+
 static void tune_order_widens_past_one_group(void) {
     /* A synthetic space in the model's order: 12 of one group (A) first, then two of
      * group B, one more A, then groups C, D and E. */
@@ -542,5 +556,6 @@ int main(void) {
     TAP_RUN(select_same_order);
     TAP_RUN(rank_learns_from_history);
     TAP_RUN(tune_order_seeds_first);
+    TAP_RUN(tune_threads_leave_one_for_helpers);
     return tap_done();
 }

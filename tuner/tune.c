@@ -623,6 +623,12 @@ int gt_tune_order(const gt_cand *space, int n, const gt_kcfg *seeds, int nseeds,
     return k;
 }
 
+int gt_tune_threads(int requested, long cpus, int helpers) {
+    int threads = requested > 0 ? requested : cpus > 0 ? (int)cpus : 1;
+    if (helpers && threads > 1 && (requested <= 0 || threads >= cpus)) threads--;
+    return threads;
+}
+
 gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in, gt_kern *winner,
                   gt_tune_report *rep) {
     memset(rep, 0, sizeof *rep);
@@ -714,10 +720,8 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
      * rest, so the candidates' compiles start at once: after the helpers, they started
      * 0.65 s late in every cold f32 run; beside a pool on every CPU, the helpers took up to
      * 1.4 s. */
-    const int need_aux = !gt_devctx_aux_ready(dc, key->dtype);
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    int threads = opts.threads > 0 ? opts.threads : cpus > 0 ? (int)cpus : 1;
-    if (need_aux && threads > 1 && (opts.threads <= 0 || threads >= cpus)) threads--;
+    const int threads = gt_tune_threads(opts.threads, sysconf(_SC_NPROCESSORS_ONLN),
+                                        !gt_devctx_aux_ready(dc, key->dtype));
 
     /* COMPILE, in the background of ARENA and TIME */
     char faults[FAULTS_MAX];

@@ -68,6 +68,11 @@ typedef struct gt_tune_opts {
 int gt_tune_order(const gt_cand *space, int n, const gt_kcfg *seeds, int nseeds, int max,
                   gt_kcfg *out);
 
+/* The compile pool's threads: requested (opts.threads, GEMMTUNE_TUNE_THREADS; <= 0: one
+ * per CPU of cpus), one fewer while the helper kernels must be compiled too (helpers != 0)
+ * on the tuning thread, unless fewer than cpus were requested; at least 1. Pure. */
+int gt_tune_threads(int requested, long cpus, int helpers);
+
 /* One candidate's outcome. */
 enum { GT_TR_OK, GT_TR_COMPILE_FAILED, GT_TR_LOAD_FAILED, GT_TR_LAUNCH_FAILED,
        GT_TR_VERIFY_FAILED, GT_TR_NOT_TIMED };
