@@ -717,9 +717,9 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
     /* The helper kernels (fill, compare, the float64 reference) are compiled on first need
      * per context and data type, 0.4 to 0.65 s cold on the H100 machine, and nothing can
      * be timed before they fill the arena. They get a CPU of their own and the pool the
-     * rest, so the candidates' compiles start at once: after the helpers, they started
-     * 0.65 s late in every cold f32 run; beside a pool on every CPU, the helpers took up to
-     * 1.4 s. */
+     * rest, so the candidates' compiles start at once: compiled first, the helpers would
+     * take that much from every candidate's budget; beside a pool on every CPU, they take
+     * up to 1.4 s. */
     const int threads = gt_tune_threads(opts.threads, sysconf(_SC_NPROCESSORS_ONLN),
                                         !gt_devctx_aux_ready(dc, key->dtype));
 
