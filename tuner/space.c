@@ -198,7 +198,7 @@ double gt_space_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_klimit
      * lines of L2, which halves the rate L2 gives that operand. bf16 11008 x 4096 x 3000
      * TN (pitch 6000 bytes), 128 x 256 tiles: 669 us alone, 449 us clustered, both 4.7
      * TB/s of the model's L2 bytes; at K = 4096, 474 and 476 us, 9.1 TB/s and more
-     * (H100, bench/runs/2026-11-27-h100-raster.txt). */
+     * (H100; bench/README.md, "TMA rows across two lines"). */
     double l2_a = 1.0, l2_b = 1.0;
     if (c->fam == GT_FAM_WGMMA) {
         long long pa = packs && pk.mode_a != GT_KPACK_NONE ? pk.lda : key->opa ? key->k : key->m;
@@ -251,10 +251,10 @@ double gt_space_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_klimit
         int vb = c->vec * (int)es;
         mem_eff *= vb >= 16 ? 1.0 : vb == 8 ? 0.8 : vb == 4 ? 0.6 : 0.45;
         /* Under 4 bytes (gemm_mma.cu's STAGED): each block loads (BM + BN) x kps elements
-         * one by one, its SM's share of all of them at the narrow rate. The model without
-         * this term put such kernels at a quarter to a third of their time (bf16 383 x 6143
-         * x 1535 NN: MMA 192 x 96 tiles estimated 32 us, ran 128; WGMMA, whose packs copy
-         * the operands aligned first, estimated 35, ran 46). */
+         * one by one, its SM's share of all of them at the narrow rate. Without this term
+         * the model puts such kernels at a quarter to a third of their time (bf16 383 x
+         * 6143 x 1535 NN: MMA 192 x 96 tiles estimated 32 us, run in 128; WGMMA, whose
+         * packs copy the operands aligned first, estimated 35, run in 46). */
         if (c->fam == GT_FAM_MMA && vb < 4) {
             double loads = blocks * (c->bm + c->bn) * kps / c->vec / 32.0;
             narrow_us = loads / fmin(blocks, (double)sms) / SM_NARROW_LOADS_PER_US;
