@@ -100,6 +100,7 @@ struct gt_db {
     sqlite3_stmt *st_timings;
     sqlite3_stmt *st_del_timings;
     sqlite3_stmt *st_neighbors;
+    sqlite3_stmt *st_class_timings;
     sqlite3_stmt *st_cubin_get;
     sqlite3_stmt *st_cubin_put;
     char errmsg[ERRMSG_MAX];
@@ -630,6 +631,17 @@ static gt_status prepare_all(gt_db *db) {
                     "dtype = ?4 AND opa = ?5 AND opb = ?6 AND align = ?10 AND src_hash = ?12 "
                     "AND lib_major = ?13 ORDER BY m, n, k, beta0",
                     &db->st_neighbors);
+    /* Every candidate row of the key's device, dtype and alignment class: the key's op
+     * pair, or any with ?14 = 1. Neither ordered nor joined to the winners: sorting
+     * doubles the read's time, and timings are written and pruned only with their
+     * winner (gt_db_store, gt_db_merge, gt_db_prune). */
+    if (s == GT_SUCCESS)
+        s = prepare(db,
+                    "SELECT opa, opb, m, n, k, beta0, config, status, time_us, tflops, message "
+                    "FROM timings WHERE device = ?1 AND cc = ?2 AND sms = ?3 AND dtype = ?4 AND "
+                    "(?14 = 1 OR (opa = ?5 AND opb = ?6)) AND align = ?10 AND src_hash = ?12 AND "
+                    "lib_major = ?13",
+                    &db->st_class_timings);
     if (s == GT_SUCCESS)
         s = prepare(db,
                     "SELECT image, size FROM cubins WHERE src_hash = ?1 AND program = ?2 AND "
@@ -667,11 +679,12 @@ static void finalize_all(gt_db *db) {
     sqlite3_finalize(db->st_timings);
     sqlite3_finalize(db->st_del_timings);
     sqlite3_finalize(db->st_neighbors);
+    sqlite3_finalize(db->st_class_timings);
     sqlite3_finalize(db->st_cubin_get);
     sqlite3_finalize(db->st_cubin_put);
     db->st_lookup = db->st_put_winner = db->st_put_timing = db->st_list = db->st_timings =
         NULL;
-    db->st_del_timings = db->st_neighbors = db->st_cubin_get = db->st_cubin_put = NULL;
+    db->st_del_timings = db->st_neighbors = db->st_class_timings = db->st_cubin_get = db->st_cubin_put = NULL;
 }
 
 static void destroy(gt_db *db) {
@@ -1721,6 +1734,19 @@ gt_status gt_db_list(gt_db *db, gt_db_winner_fn fn, void *user) {
     return s;
 }
 
+/* One row of st_timings or st_class_timings from column `at` on (config, status,
+ * time_us, tflops, message). */
+static void decode_timing(sqlite3_stmt *st, int at, gt_db_timing *t) {
+    memset(t, 0, sizeof *t);
+    copy_column(t->config, sizeof t->config, st, at);
+    copy_column(t->status, sizeof t->status, st, at + 1);
+    /* SQLite stores NaN as NULL; NULL reads back as "not timed". */
+    t->time_us = sqlite3_column_type(st, at + 2) == SQLITE_NULL ? -1.0
+                                                                 : sqlite3_column_double(st, at + 2);
+    t->tflops = sqlite3_column_double(st, at + 3);
+    copy_column(t->message, sizeof t->message, st, at + 4);
+}
+
 gt_status gt_db_timings(gt_db *db, const gt_key *key, const char *src_hash, int lib_major,
                         gt_db_timing_fn fn, void *user) {
     if (!db) return GT_INVALID_VALUE;
@@ -1732,15 +1758,7 @@ gt_status gt_db_timings(gt_db *db, const gt_key *key, const char *src_hash, int 
         /* Same rule as gt_db_list: fn must not use this handle. */
         for (rc = step_first(db, st); rc == SQLITE_ROW; rc = sqlite3_step(st)) {
             gt_db_timing t;
-            memset(&t, 0, sizeof t);
-            copy_column(t.config, sizeof t.config, st, 0);
-            copy_column(t.status, sizeof t.status, st, 1);
-            /* SQLite stores NaN as NULL; NULL reads back as "not timed". */
-            t.time_us = sqlite3_column_type(st, 2) == SQLITE_NULL
-                            ? -1.0
-                            : sqlite3_column_double(st, 2);
-            t.tflops = sqlite3_column_double(st, 3);
-            copy_column(t.message, sizeof t.message, st, 4);
+            decode_timing(st, 0, &t);
             if (fn(&t, user) != 0) {
                 rc = SQLITE_DONE;
                 break;
@@ -1751,6 +1769,44 @@ gt_status gt_db_timings(gt_db *db, const gt_key *key, const char *src_hash, int 
         char kt[256], what[320];
         gt_key_format(key, kt, sizeof kt);
         snprintf(what, sizeof what, "cannot read the timings of %s", kt);
+        s = fail_rc(db, rc, what);
+    }
+    done_stmt(st);
+    unlock_db(db);
+    return s;
+}
+
+gt_status gt_db_class_timings(gt_db *db, const gt_key *key, const char *src_hash, int lib_major,
+                              int any_ops, gt_db_class_timing_fn fn, void *user) {
+    if (!db) return GT_INVALID_VALUE;
+    gt_status s = lock_keyed(db, key, src_hash, "class timings", fn ? NULL : "fn");
+    if (s != GT_SUCCESS) return s;
+    sqlite3_stmt *st = db->st_class_timings;
+    int rc = bind_key(st, key, src_hash, lib_major);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_int(st, 14, any_ops ? 1 : 0);
+    if (rc == SQLITE_OK) {
+        /* Same rule as gt_db_list: fn must not use this handle. */
+        for (rc = step_first(db, st); rc == SQLITE_ROW; rc = sqlite3_step(st)) {
+            gt_key shape = *key;
+            const unsigned char *opa = sqlite3_column_text(st, 0), *opb = sqlite3_column_text(st, 1);
+            shape.opa = opa && opa[0] == 'T';
+            shape.opb = opb && opb[0] == 'T';
+            shape.m = sqlite3_column_int64(st, 2);
+            shape.n = sqlite3_column_int64(st, 3);
+            shape.k = sqlite3_column_int64(st, 4);
+            shape.beta0 = sqlite3_column_int(st, 5) != 0;
+            gt_db_timing t;
+            decode_timing(st, 6, &t);
+            if (fn(&shape, &t, user) != 0) {
+                rc = SQLITE_DONE;
+                break;
+            }
+        }
+    }
+    if (rc != SQLITE_DONE) {
+        char kt[256], what[320];
+        gt_key_format(key, kt, sizeof kt);
+        snprintf(what, sizeof what, "cannot read the timings of the class of %s", kt);
         s = fail_rc(db, rc, what);
     }
     done_stmt(st);
@@ -1993,13 +2049,25 @@ gt_status gt_db_cubin_programs(gt_db *db, const gt_db_bin_key *bk, gt_db_program
         unlock_db(db);
         return s;
     }
+    /* The prefix as a range of the primary key, [prefix, prefix with its last byte
+     * raised): the index walks one class's programs, not every program of the source.
+     * The range may hold more (a prefix cut to fit, or none); the substr test decides. */
+    char upper[512];
+    size_t pl = strlen(bk->program);
+    if (pl >= sizeof upper) pl = sizeof upper - 1;
+    memcpy(upper, bk->program, pl);
+    upper[pl] = 0;
+    if (pl > 0 && (unsigned char)upper[pl - 1] < 0xff) upper[pl - 1]++;
+    else if (pl + 1 < sizeof upper) upper[pl] = (char)0xff, upper[pl + 1] = 0;
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(db->conn,
                                 "SELECT program FROM cubins WHERE src_hash = ?1 AND "
+                                "program >= ?2 AND program < ?6 AND "
                                 "substr(program, 1, length(?2)) = ?2 AND arch = ?3 AND "
                                 "nvrtc = ?4 AND driver = ?5 ORDER BY program",
                                 -1, &st, NULL);
     if (rc == SQLITE_OK) rc = bind_bin_key(st, bk);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_text(st, 6, upper, -1, SQLITE_TRANSIENT);
     if (rc == SQLITE_OK) {
         for (rc = step_first(db, st); rc == SQLITE_ROW; rc = sqlite3_step(st)) {
             const char *program = (const char *)sqlite3_column_text(st, 0);

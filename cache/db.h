@@ -163,6 +163,16 @@ typedef int (*gt_db_timing_fn)(const gt_db_timing *timing, void *user);
 gt_status gt_db_timings(gt_db *db, const gt_key *key, const char *src_hash, int lib_major,
                         gt_db_timing_fn fn, void *user);
 
+/* Calls fn for every candidate row of every tuned shape whose device, dtype, align,
+ * src_hash and lib_major equal key's and whose op pair is key's (any_ops 0) or any
+ * (any_ops 1), whatever its m, n, k and beta0; shape is the row's full key. One query
+ * for what gt_db_neighbors and a gt_db_timings per neighbour read, in no promised order
+ * (the same file gives the same order; callers that need one sort). fn returns nonzero
+ * to stop; same locking rule as gt_db_list. */
+typedef int (*gt_db_class_timing_fn)(const gt_key *shape, const gt_db_timing *timing, void *user);
+gt_status gt_db_class_timings(gt_db *db, const gt_key *key, const char *src_hash, int lib_major,
+                              int any_ops, gt_db_class_timing_fn fn, void *user);
+
 /* ===== keep-the-faster merge, pruning, neighbours (issue 3) ===== */
 
 /* In one IMMEDIATE transaction: stores winner and its timings for key unless the file

@@ -461,6 +461,18 @@ int gt_layers_neighbors(int i, const gt_key *key, const char *src_hash, int lib_
     return -1;
 }
 
+int gt_layers_class_timings(int i, const gt_key *key, const char *src_hash, int lib_major,
+                            int any_ops, gt_db_class_timing_fn fn, void *user) {
+    gt_db *m = i == 0 ? memory(0) : NULL;
+    if (m) gt_db_class_timings(m, key, src_hash, lib_major, any_ops, fn, user);
+    layer *l = readable(i);
+    if (!l) return 0;
+    if (gt_db_class_timings(l->db, key, src_hash, lib_major, any_ops, fn, user) == GT_SUCCESS)
+        return 0;
+    failed(l);
+    return -1;
+}
+
 /* gt_db_store (kept NULL) or gt_db_store_first into db. */
 static gt_status store_into(gt_db *db, const gt_key *key, const char *src_hash, int lib_major,
                             const gt_db_winner *w, const gt_db_timing *t, int nt,

@@ -110,6 +110,11 @@ int gt_layers_neighbors(int i, const gt_key *key, const char *src_hash, int lib_
  * when it failed (the layer is then bypassed and reported once). */
 int gt_layers_timings(int i, const gt_key *key, const char *src_hash, int lib_major,
                       gt_db_timing_fn fn, void *user);
+/* gt_db_class_timings over layer i (every candidate's outcome on every tuned shape of
+ * key's class, the in-memory cache's first at layer 0); 0, or -1 when it failed (the
+ * layer is then bypassed and reported once; fn may have seen some of its rows). */
+int gt_layers_class_timings(int i, const gt_key *key, const char *src_hash, int lib_major,
+                            int any_ops, gt_db_class_timing_fn fn, void *user);
 /* Stores a winner and its candidates' timings in the user cache, else in memory
  * (invariant 4). */
 void gt_layers_store(const gt_key *key, const char *src_hash, int lib_major,

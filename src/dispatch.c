@@ -213,15 +213,28 @@ static int collect_timing(const gt_db_timing *t, void *user) {
  * tuned shapes of its class that a (collect_class) holds and the cost model, loaded.
  * flags: GT_SPACE_SAME_ORDER for async tuning's pending plans. 0 when it has none or it
  * does not build. */
+static int collect_class_timing(const gt_key *shape, const gt_db_timing *t, void *user) {
+    sel_acc *s = user;
+    s->shape = shape;
+    return collect_timing(t, s);
+}
+
 static sel_acc rows_of(const near_acc *a) {
     sel_acc s = {0};
     for (int j = 0; j < a->nrows; j++) {
         s.shape = &a->rows[j].key;
         /* The winner counts even where a file kept no timings. */
         add_row(&s, a->rows[j].config, 1, a->rows[j].time_us);
-        gt_layers_timings(a->rows[j].layer, &a->rows[j].key, gt_kernel_source_hash,
-                          GT_VERSION_MAJOR, collect_timing, &s);
     }
+    /* The timings of those shapes, one query per layer (the selector sorts its rows, so
+     * their order does not matter). */
+    for (int i = 0, n = gt_layers_count(); i < n; i++) {
+        int before = s.nrows;
+        if (gt_layers_class_timings(i, a->key, gt_kernel_source_hash, GT_VERSION_MAJOR, 0,
+                                    collect_class_timing, &s) != 0)
+            s.nrows = before;
+    }
+    s.shape = NULL;
     return s;
 }
 
@@ -259,6 +272,12 @@ static int collect_fix(const gt_db_timing *t, void *user) {
     r->time_us = t->time_us;
     r->est_us = gt_space_estimate_us(&c, a->shape, a->lim);
     return 0;
+}
+
+static int collect_fix_class(const gt_key *shape, const gt_db_timing *t, void *user) {
+    fix_acc *a = user;
+    a->shape = shape;
+    return collect_fix(t, a);
 }
 
 /* The fitted corrections, one per device, data type and alignment class: made at the
@@ -302,17 +321,11 @@ void gt_dispatch_model_fix(const gt_key *key, const gt_klimits *lim, gt_modelfix
      * together, the 16-byte shapes' errors misled 2-byte choices on the H100). */
     gt_layers_open();
     fix_acc acc = {.lim = lim};
-    for (int ops = 0; ops < 4; ops++) {
-        gt_key ck = *key;
-        ck.opa = ops >> 1, ck.opb = ops & 1;
-        near_acc a = {.key = &ck};
-        collect_class(&ck, &a);
-        for (int j = 0; j < a.nrows; j++) {
-            acc.shape = &a.rows[j].key;
-            gt_layers_timings(a.rows[j].layer, &a.rows[j].key, gt_kernel_source_hash,
-                              GT_VERSION_MAJOR, collect_fix, &acc);
-        }
-        free(a.rows);
+    for (int i = 0, n = gt_layers_count(); i < n; i++) {
+        int before = acc.nrows;
+        if (gt_layers_class_timings(i, key, gt_kernel_source_hash, GT_VERSION_MAJOR, 1,
+                                    collect_fix_class, &acc) != 0)
+            acc.nrows = before;
     }
     gt_modelfix fix;
     if (gt_modelfix_fit(acc.rows, acc.nrows, &fix) != 0) memset(&fix, 0, sizeof fix);

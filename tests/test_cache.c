@@ -1395,6 +1395,109 @@ static void test_neighbors(void) {
 }
 
 /* 16. Cubins: round trip, exact key, replace, read-only, bad arguments, damaged rows. */
+/* gt_db_class_timings: every timing of the tuned shapes of one class (the probe's op pair,
+ * or any), each with its own key, and none of another class; gt_db_cubin_programs: a
+ * prefix lists its programs only, not those whose name merely sorts near it. */
+typedef struct {
+    int n, bad;
+    int64_t msum;
+} class_acc;
+
+static int collect_class(const gt_key *shape, const gt_db_timing *t, void *user) {
+    class_acc *a = user;
+    a->n++;
+    a->msum += shape->m;
+    /* Each stored row's config names its shape: "s<m>_<opa><opb>_<i>". */
+    char want[64];
+    snprintf(want, sizeof want, "s%lld_%d%d_", (long long)shape->m, shape->opa, shape->opb);
+    if (strncmp(t->config, want, strlen(want)) != 0 || shape->n != 128 || shape->align != 16 ||
+        shape->dtype != GT_DT_F32)
+        a->bad++;
+    return 0;
+}
+
+static int count_program(const char *program, void *user) {
+    (void)program;
+    ++*(int *)user;
+    return 0;
+}
+
+static void test_class_timings(void) {
+    char dir[DIR_MAX], path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/cache.db", case_dir("class_timings", dir, sizeof dir));
+    gt_db *db = open_ok(path, 0, 0);
+    if (!db) return;
+    /* The class: two NT shapes (3 timings each) and one NN shape (3). */
+    struct { int64_t m; int opa, opb; } shapes[] = {{64, 0, 1}, {96, 0, 1}, {80, 0, 0}};
+    for (int s = 0; s < 3; s++) {
+        gt_key key;
+        make_key(&key, 0);
+        key.m = shapes[s].m, key.opa = shapes[s].opa, key.opb = shapes[s].opb;
+        gt_db_timing t[3];
+        for (int i = 0; i < 3; i++) {
+            char cfg[32];
+            snprintf(cfg, sizeof cfg, "s%lld_%d%d_%d", (long long)key.m, key.opa, key.opb, i);
+            make_timing(&t[i], cfg, i == 2 ? "compile_failed" : "ok", i == 2 ? -1 : 10.0 + i, "");
+        }
+        gt_db_winner w;
+        make_winner(&w, t[0].config, 10.0);
+        TAP_CHECK(gt_db_store(db, &key, HASH, 0, &w, t, 3) == GT_SUCCESS, "%s", gt_db_errmsg(db));
+    }
+    /* Outsiders: another alignment class, data type, source and device. */
+    for (int f = 0; f < 4; f++) {
+        gt_key key;
+        make_key(&key, 0);
+        key.m = 1000 + f;
+        const char *hash = HASH;
+        if (f == 0) key.align = 8;
+        if (f == 1) key.dtype = GT_DT_F64;
+        if (f == 2) hash = "otherhash";
+        if (f == 3) snprintf(key.device, sizeof key.device, "NVIDIA Other GPU");
+        gt_db_timing t;
+        make_timing(&t, "outsider", "ok", 5.0, "");
+        gt_db_winner w;
+        make_winner(&w, "outsider", 5.0);
+        TAP_CHECK(gt_db_store(db, &key, hash, 0, &w, &t, 1) == GT_SUCCESS, "%s", gt_db_errmsg(db));
+    }
+    gt_key probe;
+    make_key(&probe, 0);
+    probe.m = 5000, probe.n = 7, probe.k = 9, probe.beta0 = 1; /* the shape plays no part */
+    class_acc a = {0};
+    TAP_CHECK(gt_db_class_timings(db, &probe, HASH, 0, 0, collect_class, &a) == GT_SUCCESS, "%s",
+              gt_db_errmsg(db));
+    TAP_CHECK(a.n == 6 && a.bad == 0 && a.msum == 3 * 64 + 3 * 96,
+              "NT only: %d rows, %d wrong, m sum %lld", a.n, a.bad, (long long)a.msum);
+    memset(&a, 0, sizeof a);
+    TAP_CHECK(gt_db_class_timings(db, &probe, HASH, 0, 1, collect_class, &a) == GT_SUCCESS, "%s",
+              gt_db_errmsg(db));
+    TAP_CHECK(a.n == 9 && a.bad == 0 && a.msum == 3 * (64 + 96 + 80),
+              "any op pair: %d rows, %d wrong, m sum %lld", a.n, a.bad, (long long)a.msum);
+    TAP_CHECK(gt_db_class_timings(db, &probe, HASH, 0, 1, NULL, NULL) == GT_INVALID_VALUE,
+              "NULL fn");
+
+    /* Programs: a class prefix, a name that extends its last field, and one that sorts
+     * right after the prefix's range. */
+    const char *progs[] = {"f32|NT|a16|b1|cfgA", "f32|NT|a16|b1|cfgB", "f32|NT|a16|b10|cfgC",
+                           "f32|NT|a16|b1}cfgD", "f32|NT|a16|b0|cfgE", "f32|NT|a16|b2|cfgF"};
+    unsigned char img[16] = {1, 2, 3};
+    for (int i = 0; i < 6; i++) {
+        gt_db_bin_key bk;
+        bin_key(&bk, HASH, progs[i], 90, "13.0", "13000");
+        TAP_CHECK(gt_db_cubin_put(db, &bk, img, sizeof img) == GT_SUCCESS, "%s", gt_db_errmsg(db));
+    }
+    const char *prefixes[] = {"f32|NT|a16|b1|", "f32|NT|a16|b1", "f32|NT|", "f32|NT|a16|b1|cfgB"};
+    int want[] = {2, 4, 6, 1};
+    for (int p = 0; p < 4; p++) {
+        gt_db_bin_key bk;
+        bin_key(&bk, HASH, prefixes[p], 90, "13.0", "13000");
+        int n = 0;
+        gt_status st = gt_db_cubin_programs(db, &bk, count_program, &n);
+        TAP_CHECK(st == GT_SUCCESS && n == want[p], "prefix '%s': %d programs, expected %d (%s)",
+                  prefixes[p], n, want[p], gt_db_errmsg(db));
+    }
+    gt_db_close(db);
+}
+
 static void test_cubins(void) {
     char dir[DIR_MAX], path[PATH_MAX];
     snprintf(path, sizeof path, "%s/cache.db", case_dir("cubins", dir, sizeof dir));
@@ -2179,6 +2282,7 @@ int main(void) {
     TAP_RUN(test_prune);
     TAP_RUN(test_neighbors);
     TAP_RUN(test_cubins);
+    TAP_RUN(test_class_timings);
     TAP_RUN(test_migrate_v1);
     TAP_RUN(test_full_disk);
     TAP_RUN(test_kill_mid_transaction);

@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cu.h"
@@ -41,31 +42,52 @@ void gt_kern_program(const gt_kcfg *cfg, const gt_key *key, gt_program *p) {
     p->specific = cfg->fam == GT_FAM_WGMMA;
 }
 
+typedef struct have_row {
+    char text[128]; /* the configuration's text, the program's last part (as a cache's
+                       config column, db.h's GT_DB_CONFIG_MAX) */
+    gt_kcfg cfg;
+} have_row;
+
 typedef struct have_acc {
     size_t skip;  /* the class prefix's length */
-    gt_kcfg *out;
+    have_row *rows;
     int max, n;
 } have_acc;
 
 static int add_have(const char *text, void *user) {
     have_acc *a = user;
-    gt_kcfg c;
-    char why[160];
-    if (gt_kcfg_parse(text + a->skip, &c, why, sizeof why) != 0 || !c.generic) return 0;
-    c.generic = 0;
-    /* A program may be listed twice (two caches). */
-    if (a->n < a->max && !gt_kcfg_listed(a->out, a->n, &c)) a->out[a->n++] = c;
+    if (a->n >= a->max) return 1;
+    have_row *r = &a->rows[a->n];
+    if (gt_kcfg_parse(text + a->skip, &r->cfg, NULL, 0) != 0 || !r->cfg.generic) return 0;
+    r->cfg.generic = 0;
+    snprintf(r->text, sizeof r->text, "%s", text + a->skip);
+    a->n++;
     return 0;
+}
+
+static int by_text(const void *x, const void *y) {
+    return strcmp(((const have_row *)x)->text, ((const have_row *)y)->text);
 }
 
 int gt_kern_generic_have(const gt_key *key, int arch, gt_kcfg *out, int max) {
     char prefix[128];
     int n = gt_key_class(key, prefix, sizeof prefix - 1);
-    if (n < 0 || (size_t)n >= sizeof prefix - 1) return 0;
+    if (n < 0 || (size_t)n >= sizeof prefix - 1 || max <= 0) return 0;
     prefix[n] = '|', prefix[n + 1] = 0;
-    have_acc a = {.skip = (size_t)n + 1, .out = out, .max = max};
+    /* Each cache lists its programs sorted; a program held by two caches (the user's
+     * and the in-memory one) is listed twice, once by each. Sorted together and made
+     * unique here: n log n, where a search of the list per program took 0.3 ms for a
+     * prebuilt class of 400. */
+    have_acc a = {.skip = (size_t)n + 1, .max = 2 * max};
+    a.rows = malloc(sizeof *a.rows * (size_t)a.max);
+    if (!a.rows) return 0;
     gt_load_programs(prefix, arch, add_have, &a);
-    return a.n;
+    qsort(a.rows, (size_t)a.n, sizeof *a.rows, by_text);
+    int nout = 0;
+    for (int i = 0; i < a.n && nout < max; i++)
+        if (i == 0 || strcmp(a.rows[i].text, a.rows[i - 1].text) != 0) out[nout++] = a.rows[i].cfg;
+    free(a.rows);
+    return nout;
 }
 
 gt_status gt_kern_compile(const gt_kcfg *cfg, const gt_key *key, int arch, gt_rtc_result *out) {

@@ -48,7 +48,7 @@ static int find(const gt_modelfix *fix, unsigned id) {
 #define CMP(x, y) \
     if ((x) != (y)) return (x) < (y) ? -1 : 1
 static int row_order(const void *pa, const void *pb) {
-    const gt_fix_row *a = pa, *b = pb;
+    const gt_fix_row *a = *(const gt_fix_row *const *)pa, *b = *(const gt_fix_row *const *)pb;
     const gt_key *x = &a->key, *y = &b->key;
     CMP(x->dtype, y->dtype);
     CMP(x->opa, y->opa);
@@ -101,13 +101,17 @@ static int solve(double *A, double *b, int n, double ridge) {
 int gt_modelfix_fit(const gt_fix_row *in, int nrows, gt_modelfix *fix) {
     memset(fix, 0, sizeof *fix);
     if (nrows <= 0) return 0;
-    gt_fix_row *rows = malloc(sizeof *rows * (size_t)nrows);
+    /* The rows are sorted by pointer (a row is a key and a configuration, some 300
+     * bytes), and each used row's features are found once. */
+    const gt_fix_row **rows = malloc(sizeof *rows * (size_t)nrows);
     double *r = malloc(sizeof *r * (size_t)nrows);
     unsigned *ids = malloc(sizeof *ids * (size_t)nrows * GT_FIX_PER_CONFIG);
+    unsigned *vocab = malloc(sizeof *vocab * (size_t)nrows * GT_FIX_PER_CONFIG);
+    int *nids = malloc(sizeof *nids * (size_t)nrows);
     double *A = NULL, *b = NULL;
     int ret = -1;
-    if (!rows || !r || !ids) goto done;
-    memcpy(rows, in, sizeof *rows * (size_t)nrows);
+    if (!rows || !r || !ids || !vocab || !nids) goto done;
+    for (int i = 0; i < nrows; i++) rows[i] = &in[i];
     qsort(rows, (size_t)nrows, sizeof *rows, row_order);
 
     /* Residuals, centred per shape; rows whose time or estimate is not positive are left
@@ -116,10 +120,10 @@ int gt_modelfix_fit(const gt_fix_row *in, int nrows, gt_modelfix *fix) {
     for (int i = 0; i < nrows;) {
         int j = i, cnt = 0;
         double sum = 0;
-        for (; j < nrows && gt_key_equal(&rows[i].key, &rows[j].key); j++) {
+        for (; j < nrows && gt_key_equal(&rows[i]->key, &rows[j]->key); j++) {
             r[j] = NAN;
-            if (!(rows[j].time_us > 0) || !(rows[j].est_us > 0)) continue;
-            r[j] = log(rows[j].time_us / rows[j].est_us);
+            if (!(rows[j]->time_us > 0) || !(rows[j]->est_us > 0)) continue;
+            r[j] = log(rows[j]->time_us / rows[j]->est_us);
             sum += r[j], cnt++;
         }
         if (cnt >= 2) {
@@ -138,12 +142,15 @@ int gt_modelfix_fit(const gt_fix_row *in, int nrows, gt_modelfix *fix) {
 
     /* The vocabulary: every feature of a used row, ascending, distinct. */
     int nn = 0;
-    for (int i = 0; i < nrows; i++)
-        if (!isnan(r[i])) nn += gt_modelfix_features(&rows[i].cfg, &ids[nn]);
-    qsort(ids, (size_t)nn, sizeof *ids, by_id);
+    for (int i = 0; i < nrows; i++) {
+        nids[i] = isnan(r[i]) ? 0 : gt_modelfix_features(&rows[i]->cfg, &ids[i * GT_FIX_PER_CONFIG]);
+        memcpy(&vocab[nn], &ids[i * GT_FIX_PER_CONFIG], sizeof *ids * (size_t)nids[i]);
+        nn += nids[i];
+    }
+    qsort(vocab, (size_t)nn, sizeof *vocab, by_id);
     int nf = 0;
     for (int i = 0; i < nn && nf < GT_FIX_MAX_FEATURES; i++) /* past the cap: weight 0 */
-        if (nf == 0 || fix->id[nf - 1] != ids[i]) fix->id[nf++] = ids[i];
+        if (nf == 0 || fix->id[nf - 1] != vocab[i]) fix->id[nf++] = vocab[i];
     fix->nfeat = nf;
 
     /* The normal equations of the ridge regression: A = X^T X, b = X^T r. */
@@ -155,9 +162,9 @@ int gt_modelfix_fit(const gt_fix_row *in, int nrows, gt_modelfix *fix) {
     }
     for (int i = 0; i < nrows; i++) {
         if (isnan(r[i])) continue;
-        unsigned f[GT_FIX_PER_CONFIG];
-        int m = gt_modelfix_features(&rows[i].cfg, f), k = 0, at[GT_FIX_PER_CONFIG];
-        for (int q = 0; q < m; q++)
+        const unsigned *f = &ids[i * GT_FIX_PER_CONFIG];
+        int k = 0, at[GT_FIX_PER_CONFIG];
+        for (int q = 0; q < nids[i]; q++)
             if ((at[k] = find(fix, f[q])) >= 0) k++;
         for (int p = 0; p < k; p++) {
             b[at[p]] += r[i];
@@ -174,7 +181,7 @@ int gt_modelfix_fit(const gt_fix_row *in, int nrows, gt_modelfix *fix) {
     fix->rows = used;
     ret = 0;
 done:
-    free(rows), free(r), free(ids), free(A), free(b);
+    free(rows), free(r), free(ids), free(vocab), free(nids), free(A), free(b);
     return ret;
 }
 
