@@ -1899,6 +1899,83 @@ static void kcfg_nvrtc_options(void) {
               "max 2 not respected");
 }
 
+/* The SIMT launch bound counts the copies of under 16 bytes: a 96 x 24 tile of 6 x 6
+ * threads with scalar copies (which spilled under 8 blocks) gets 6 blocks, a 64 x 24 tile
+ * of 4 x 6 threads (which fits 8) keeps 8, and a tile with 16-byte copies is not touched. */
+static void kcfg_simt_bound_narrow(void) {
+    gt_key key;
+    make_key(&key, 1, 1, 4099, 257, 3001, 4, 1);
+    const char *texts[] = {"f0_96x24x16_w48x24_t6x6_s2_v1_k1_r8", "f0_64x24x16_w64x12_t4x6_s2_v1_k1_r8"};
+    int want[] = {6, 8};
+    for (int i = 0; i < 2; i++) {
+        gt_kcfg c;
+        char why[160] = "";
+        TAP_CHECK(gt_kcfg_parse(texts[i], &c, why, sizeof why) == 0, "%s: %s", texts[i], why);
+        TAP_CHECK(gt_kcfg_min_blocks(&c, &key) == want[i], "%s: %d blocks, expected %d", texts[i],
+                  gt_kcfg_min_blocks(&c, &key), want[i]);
+    }
+    /* The same tile with 16-byte copies: the count without copies (8 blocks). */
+    gt_key wide;
+    make_key(&wide, 1, 1, 4096, 256, 3008, 16, 1);
+    gt_kcfg v4;
+    TAP_CHECK(gt_kcfg_parse("f0_96x24x16_w48x24_t6x6_s2_v4_k1_r8", &v4, NULL, 0) == 0, "parse v4");
+    TAP_CHECK(gt_kcfg_min_blocks(&v4, &wide) == 8, "16-byte copies: %d blocks",
+              gt_kcfg_min_blocks(&v4, &wide));
+}
+
+/* The options of a fixed set of programs, one per family and both copy widths, generic
+ * and exact, against the digest recorded with GT_KCFG_OPTIONS_REV. A change to what
+ * gt_kcfg_options derives makes the binary cache's programs other programs under the same
+ * configuration text: raise GT_KCFG_OPTIONS_REV (tuner/kcfg.h) and record the new digest
+ * here, so that no node serves a binary built under the old options. */
+#define OPTIONS_REV_RECORDED 2
+#define OPTIONS_DIGEST_RECORDED 0x491d33e530af9480ULL
+static void kcfg_options_revision(void) {
+    struct { int dt, opa, opb; long long m, n, k; int align; const char *cfg; } progs[] = {
+        {GT_DT_F32, 1, 1, 4099, 257, 3001, 4, "f0_96x24x16_w48x24_t6x6_s2_v1_k1_r8"},
+        {GT_DT_F32, 0, 1, 4096, 4096, 4096, 16, NULL},
+        {GT_DT_F32, 0, 0, 1, 4096, 4096, 16, NULL},
+        {GT_DT_F64, 0, 0, 4096, 4096, 4096, 16, NULL},
+        {GT_DT_F64, 1, 0, 1001, 999, 1003, 8, NULL},
+        {GT_DT_BF16, 0, 1, 4096, 4096, 4096, 16, NULL},
+        {GT_DT_BF16, 0, 0, 123, 4567, 891, 2, NULL},
+        {GT_DT_TF32, 1, 0, 2048, 2048, 2048, 16, NULL},
+    };
+    unsigned long long h = 1469598103934665603ULL;
+    for (size_t i = 0; i < sizeof progs / sizeof progs[0]; i++) {
+        gt_key key;
+        make_key_dt(&key, 90, progs[i].dt, progs[i].opa, progs[i].opb, progs[i].m, progs[i].n,
+                    progs[i].k, progs[i].align, 1);
+        gt_kcfg c;
+        if (progs[i].cfg) TAP_CHECK(gt_kcfg_parse(progs[i].cfg, &c, NULL, 0) == 0, "parse %s", progs[i].cfg);
+        else gt_kcfg_default(&c, &key);
+        for (int generic = 0; generic < 2; generic++) {
+            c.generic = generic;
+            char storage[48][64];
+            const char *opts[48];
+            int n = gt_kcfg_options(&c, &key, storage, opts, 48);
+            for (int o = 0; o < n; o++)
+                for (const char *q = opts[o]; ; q++) {
+                    h = (h ^ (unsigned char)*q) * 1099511628211ULL;
+                    if (!*q) break;
+                }
+        }
+    }
+    TAP_CHECK(GT_KCFG_OPTIONS_REV == OPTIONS_REV_RECORDED && h == OPTIONS_DIGEST_RECORDED,
+              "the options changed (digest 0x%llxULL, revision %d): raise GT_KCFG_OPTIONS_REV "
+              "and record both here", h, GT_KCFG_OPTIONS_REV);
+    /* The revision is in every program's text, so the binary cache tells them apart. */
+    gt_key key;
+    make_key(&key, 0, 1, 4096, 4096, 4096, 16, 1);
+    gt_kcfg c;
+    gt_kcfg_default(&c, &key);
+    gt_program p;
+    char want[16];
+    snprintf(want, sizeof want, "|o%d|", GT_KCFG_OPTIONS_REV);
+    gt_kern_program(&c, &key, &p);
+    TAP_CHECK(strstr(p.text, want) != NULL, "program text '%s' lacks '%s'", p.text, want);
+}
+
 static void kcfg_split_groups(void) {
     /* One level up to 8 splits; beyond, groups of the smallest divisor at least the
      * square root, so the last block reads group + groups partials, not SPLIT. */
@@ -1976,6 +2053,8 @@ int main(void) {
     TAP_RUN(kcfg_each_constraint_rejects);
     TAP_RUN(kcfg_known_good_accepted);
     TAP_RUN(kcfg_default_is_legal);
+    TAP_RUN(kcfg_simt_bound_narrow);
+    TAP_RUN(kcfg_options_revision);
     TAP_RUN(kcfg_validate_messages);
     TAP_RUN(kcfg_limits_generic);
     TAP_RUN(kcfg_space_candidates);

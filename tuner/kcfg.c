@@ -220,8 +220,19 @@ int gt_kcfg_min_blocks(const gt_kcfg *c, const gt_key *key) {
         int b = t > 0 ? 65536 / (t * cap) : 1;
         return b < 1 ? 1 : b > 8 ? 8 : b;
     }
-    /* SIMT: as many blocks as the squeezed count allows. */
+    /* SIMT: as many blocks as the squeezed count allows. Copies of under 16 bytes are
+     * many (a thread's share of a stage, one element each with VEC 1), and each keeps an
+     * address (2 registers) live across the K loop beside the staged values: counted,
+     * or ptxas spills into the loop. f32 TT with 4-byte copies: 96 x 24 tiles of 6 x 6
+     * threads (30 copies) spilled 112 bytes under 8 blocks' 128 registers and took 167
+     * without a bound; 8 x 6 thread tiles of 123 x 4567 x 891 NN ran 49.5 us spilling,
+     * 42.8 us with this count (H100, bench/README.md, "a register term"). */
     int need = simt_regs_floor(c, key), b = 1;
+    if (c->vec * esize(key) < 16) {
+        int t = gt_kcfg_threads(c);
+        need += (key->opa ? c->bm * c->bk / t : 0) + (key->opb ? 0 : c->bn * c->bk / t) +
+                2 * (c->bm + c->bn) * c->bk / (c->vec * t);
+    }
     while (b < 8 && regs_cap(c, b + 1) >= need) b++;
     return b;
 }

@@ -195,6 +195,13 @@ int gt_kcfg_family_fits(int fam, const gt_key *key);
  * after another into one accumulator per output), so results are bit-identical to it. */
 int gt_kcfg_same_order(const gt_kcfg *c, const gt_key *key);
 
+/* The revision of what gt_kcfg_options derives from a configuration (the launch bound,
+ * sizes, flags): part of every program's text in the binary cache (tuner/kern.h), so that
+ * binaries built under other options, which the kernel source's hash does not tell
+ * apart, are never served. test_kcfg's options_revision fails until it is raised with a
+ * change to the options. */
+#define GT_KCFG_OPTIONS_REV 2
+
 /* The NVRTC -D options of a problem and configuration: writes up to max pointers into
  * opts, backed by storage (at least 64 bytes per option). Returns the count. */
 int gt_kcfg_options(const gt_kcfg *c, const gt_key *key, char storage[][64], const char **opts,

@@ -35,7 +35,7 @@ void gt_kern_program(const gt_kcfg *cfg, const gt_key *key, gt_program *p) {
     int n = cfg->generic ? gt_key_class(key, p->text, sizeof p->text)
                          : gt_key_problem(key, p->text, sizeof p->text);
     if (n >= 0 && (size_t)n < sizeof p->text)
-        snprintf(p->text + n, sizeof p->text - (size_t)n, "|%s", c);
+        snprintf(p->text + n, sizeof p->text - (size_t)n, "|o%d|%s", GT_KCFG_OPTIONS_REV, c);
     snprintf(p->name, sizeof p->name, "%s.cu", c);
     p->source = family_source(cfg);
     p->noptions = gt_kcfg_options(cfg, key, p->storage, p->options, GT_PROGRAM_MAX_OPTIONS);
@@ -71,14 +71,16 @@ static int by_text(const void *x, const void *y) {
 
 int gt_kern_generic_have(const gt_key *key, int arch, gt_kcfg *out, int max) {
     char prefix[128];
-    int n = gt_key_class(key, prefix, sizeof prefix - 1);
-    if (n < 0 || (size_t)n >= sizeof prefix - 1 || max <= 0) return 0;
-    prefix[n] = '|', prefix[n + 1] = 0;
+    int n = gt_key_class(key, prefix, sizeof prefix);
+    if (n < 0 || (size_t)n >= sizeof prefix || max <= 0) return 0;
+    int m = snprintf(prefix + n, sizeof prefix - (size_t)n, "|o%d|", GT_KCFG_OPTIONS_REV);
+    if (m < 0 || (size_t)(n + m) >= sizeof prefix) return 0;
+    n += m;
     /* Each cache lists its programs sorted; a program held by two caches (the user's
      * and the in-memory one) is listed twice, once by each. Sorted together and made
      * unique here: n log n, where a search of the list per program took 0.3 ms for a
      * prebuilt class of 400. */
-    have_acc a = {.skip = (size_t)n + 1, .max = 2 * max};
+    have_acc a = {.skip = (size_t)n, .max = 2 * max};
     a.rows = malloc(sizeof *a.rows * (size_t)a.max);
     if (!a.rows) return 0;
     gt_load_programs(prefix, arch, add_have, &a);

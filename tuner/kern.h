@@ -31,9 +31,10 @@ typedef struct gt_kern {
 
 /* The program of (cfg, key): its family's source, the -D options of the configuration
  * and the problem (kcfg.h), and its text for the binary cache, the problem part of the
- * key and the configuration, e.g. "f32|NT|4096x4096x4096|a16|b0|f0_128x64x8_w64x32_t8x4_s2_v4_k1_r1";
- * for a generic configuration the class instead of the problem,
- * "f32|NT|a16|b0|f0_128x64x8_w64x32_t8x4_s2_v4_k1_r1_g1", one program for every shape.
+ * key, the options' revision (GT_KCFG_OPTIONS_REV) and the configuration, e.g.
+ * "f32|NT|4096x4096x4096|a16|b0|o2|f0_128x64x8_w64x32_t8x4_s2_v4_k1_r1"; for a generic
+ * configuration the class instead of the problem,
+ * "f32|NT|a16|b0|o2|f0_128x64x8_w64x32_t8x4_s2_v4_k1_r1_g1", one program for every shape.
  * WGMMA compiles for sm_<arch>a only. */
 void gt_kern_program(const gt_kcfg *cfg, const gt_key *key, gt_program *p);
 

@@ -31,15 +31,35 @@ int gt_modelfix_features(const gt_kcfg *c, unsigned ids[GT_FIX_PER_CONFIG]) {
     return n;
 }
 
-static int by_id(const void *a, const void *b) {
-    unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
-    return x < y ? -1 : x > y;
+/* The first index of the ascending ids[0..n) whose id is not below id (n: none). */
+static int lower_bound(const unsigned *ids, int n, unsigned id) {
+    int lo = 0, hi = n;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (ids[mid] < id) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
 }
 
 /* The index of id in the ascending vocabulary, or -1. */
 static int find(const gt_modelfix *fix, unsigned id) {
-    const unsigned *hit = bsearch(&id, fix->id, (size_t)fix->nfeat, sizeof id, by_id);
-    return hit ? (int)(hit - fix->id) : -1;
+    int at = lower_bound(fix->id, fix->nfeat, id);
+    return at < fix->nfeat && fix->id[at] == id ? at : -1;
+}
+
+/* Adds id to the ascending, distinct vocabulary, which keeps the GT_FIX_MAX_FEATURES
+ * smallest ids (past the cap a feature weighs 0). */
+static void add_id(gt_modelfix *fix, unsigned id) {
+    int n = fix->nfeat, at = lower_bound(fix->id, n, id);
+    if (at < n && fix->id[at] == id) return;
+    if (n == GT_FIX_MAX_FEATURES) {
+        if (at == n) return;
+        n--; /* the largest makes room */
+    }
+    memmove(&fix->id[at + 1], &fix->id[at], sizeof *fix->id * (size_t)(n - at));
+    fix->id[at] = id;
+    fix->nfeat = n + 1;
 }
 
 /* Rows by key (shape and class), then configuration (its parameters in table order), then
@@ -106,11 +126,10 @@ int gt_modelfix_fit(const gt_fix_row *in, int nrows, gt_modelfix *fix) {
     const gt_fix_row **rows = malloc(sizeof *rows * (size_t)nrows);
     double *r = malloc(sizeof *r * (size_t)nrows);
     unsigned *ids = malloc(sizeof *ids * (size_t)nrows * GT_FIX_PER_CONFIG);
-    unsigned *vocab = malloc(sizeof *vocab * (size_t)nrows * GT_FIX_PER_CONFIG);
     int *nids = malloc(sizeof *nids * (size_t)nrows);
     double *A = NULL, *b = NULL;
     int ret = -1;
-    if (!rows || !r || !ids || !vocab || !nids) goto done;
+    if (!rows || !r || !ids || !nids) goto done;
     for (int i = 0; i < nrows; i++) rows[i] = &in[i];
     qsort(rows, (size_t)nrows, sizeof *rows, row_order);
 
@@ -141,17 +160,11 @@ int gt_modelfix_fit(const gt_fix_row *in, int nrows, gt_modelfix *fix) {
     }
 
     /* The vocabulary: every feature of a used row, ascending, distinct. */
-    int nn = 0;
     for (int i = 0; i < nrows; i++) {
         nids[i] = isnan(r[i]) ? 0 : gt_modelfix_features(&rows[i]->cfg, &ids[i * GT_FIX_PER_CONFIG]);
-        memcpy(&vocab[nn], &ids[i * GT_FIX_PER_CONFIG], sizeof *ids * (size_t)nids[i]);
-        nn += nids[i];
+        for (int q = 0; q < nids[i]; q++) add_id(fix, ids[i * GT_FIX_PER_CONFIG + q]);
     }
-    qsort(vocab, (size_t)nn, sizeof *vocab, by_id);
-    int nf = 0;
-    for (int i = 0; i < nn && nf < GT_FIX_MAX_FEATURES; i++) /* past the cap: weight 0 */
-        if (nf == 0 || fix->id[nf - 1] != vocab[i]) fix->id[nf++] = vocab[i];
-    fix->nfeat = nf;
+    const int nf = fix->nfeat;
 
     /* The normal equations of the ridge regression: A = X^T X, b = X^T r. */
     A = calloc((size_t)nf * (size_t)nf, sizeof *A);
@@ -181,7 +194,7 @@ int gt_modelfix_fit(const gt_fix_row *in, int nrows, gt_modelfix *fix) {
     fix->rows = used;
     ret = 0;
 done:
-    free(rows), free(r), free(ids), free(vocab), free(nids), free(A), free(b);
+    free(rows), free(r), free(ids), free(nids), free(A), free(b);
     return ret;
 }
 
