@@ -1747,33 +1747,64 @@ static void decode_timing(sqlite3_stmt *st, int at, gt_db_timing *t) {
     copy_column(t->message, sizeof t->message, st, at + 4);
 }
 
-gt_status gt_db_timings(gt_db *db, const gt_key *key, const char *src_hash, int lib_major,
-                        gt_db_timing_fn fn, void *user) {
-    if (!db) return GT_INVALID_VALUE;
-    gt_status s = lock_keyed(db, key, src_hash, "timings", fn ? NULL : "fn");
-    if (s != GT_SUCCESS) return s;
-    sqlite3_stmt *st = db->st_timings;
-    int rc = bind_key(st, key, src_hash, lib_major);
+/* Walks st (bound, db->lock held) calling fn per row: the timing's columns from `at`,
+ * and with at > 0 the row's op pair, m, n, k and beta0 in columns 0 to 5 (key gives the
+ * rest of the shape). Reports a failure as "cannot read <what> <key>"; resets st and
+ * releases the lock. fn must not use this handle (the rule of gt_db_list). */
+static gt_status walk_timings(gt_db *db, sqlite3_stmt *st, int rc, const gt_key *key, int at,
+                              gt_db_class_timing_fn fn, void *user, const char *what) {
+    gt_status s = GT_SUCCESS;
     if (rc == SQLITE_OK) {
-        /* Same rule as gt_db_list: fn must not use this handle. */
         for (rc = step_first(db, st); rc == SQLITE_ROW; rc = sqlite3_step(st)) {
+            gt_key shape = *key;
+            if (at > 0) {
+                const unsigned char *opa = sqlite3_column_text(st, 0), *opb = sqlite3_column_text(st, 1);
+                shape.opa = opa && opa[0] == 'T';
+                shape.opb = opb && opb[0] == 'T';
+                shape.m = sqlite3_column_int64(st, 2);
+                shape.n = sqlite3_column_int64(st, 3);
+                shape.k = sqlite3_column_int64(st, 4);
+                shape.beta0 = sqlite3_column_int(st, 5) != 0;
+            }
             gt_db_timing t;
-            decode_timing(st, 0, &t);
-            if (fn(&t, user) != 0) {
+            decode_timing(st, at, &t);
+            if (fn(&shape, &t, user) != 0) {
                 rc = SQLITE_DONE;
                 break;
             }
         }
     }
     if (rc != SQLITE_DONE) {
-        char kt[256], what[320];
+        char kt[256], text[320];
         gt_key_format(key, kt, sizeof kt);
-        snprintf(what, sizeof what, "cannot read the timings of %s", kt);
-        s = fail_rc(db, rc, what);
+        snprintf(text, sizeof text, "cannot read %s %s", what, kt);
+        s = fail_rc(db, rc, text);
     }
     done_stmt(st);
     unlock_db(db);
     return s;
+}
+
+/* gt_db_timings' callback as walk_timings calls it. */
+typedef struct key_timings {
+    gt_db_timing_fn fn;
+    void *user;
+} key_timings;
+
+static int one_key_timing(const gt_key *shape, const gt_db_timing *t, void *user) {
+    (void)shape;
+    const key_timings *k = user;
+    return k->fn(t, k->user);
+}
+
+gt_status gt_db_timings(gt_db *db, const gt_key *key, const char *src_hash, int lib_major,
+                        gt_db_timing_fn fn, void *user) {
+    if (!db) return GT_INVALID_VALUE;
+    gt_status s = lock_keyed(db, key, src_hash, "timings", fn ? NULL : "fn");
+    if (s != GT_SUCCESS) return s;
+    key_timings k = {fn, user};
+    int rc = bind_key(db->st_timings, key, src_hash, lib_major);
+    return walk_timings(db, db->st_timings, rc, key, 0, one_key_timing, &k, "the timings of");
 }
 
 gt_status gt_db_class_timings(gt_db *db, const gt_key *key, const char *src_hash, int lib_major,
@@ -1784,34 +1815,7 @@ gt_status gt_db_class_timings(gt_db *db, const gt_key *key, const char *src_hash
     sqlite3_stmt *st = db->st_class_timings;
     int rc = bind_key(st, key, src_hash, lib_major);
     if (rc == SQLITE_OK) rc = sqlite3_bind_int(st, 14, any_ops ? 1 : 0);
-    if (rc == SQLITE_OK) {
-        /* Same rule as gt_db_list: fn must not use this handle. */
-        for (rc = step_first(db, st); rc == SQLITE_ROW; rc = sqlite3_step(st)) {
-            gt_key shape = *key;
-            const unsigned char *opa = sqlite3_column_text(st, 0), *opb = sqlite3_column_text(st, 1);
-            shape.opa = opa && opa[0] == 'T';
-            shape.opb = opb && opb[0] == 'T';
-            shape.m = sqlite3_column_int64(st, 2);
-            shape.n = sqlite3_column_int64(st, 3);
-            shape.k = sqlite3_column_int64(st, 4);
-            shape.beta0 = sqlite3_column_int(st, 5) != 0;
-            gt_db_timing t;
-            decode_timing(st, 6, &t);
-            if (fn(&shape, &t, user) != 0) {
-                rc = SQLITE_DONE;
-                break;
-            }
-        }
-    }
-    if (rc != SQLITE_DONE) {
-        char kt[256], what[320];
-        gt_key_format(key, kt, sizeof kt);
-        snprintf(what, sizeof what, "cannot read the timings of the class of %s", kt);
-        s = fail_rc(db, rc, what);
-    }
-    done_stmt(st);
-    unlock_db(db);
-    return s;
+    return walk_timings(db, st, rc, key, 6, fn, user, "the timings of the class of");
 }
 
 gt_status gt_db_merge(gt_db *db, const gt_key *key, const char *src_hash, int lib_major,
