@@ -226,7 +226,7 @@ int gt_kcfg_min_blocks(const gt_kcfg *c, const gt_key *key) {
      * or ptxas spills into the loop. f32 TT with 4-byte copies: 96 x 24 tiles of 6 x 6
      * threads (30 copies) spilled 112 bytes under 8 blocks' 128 registers and took 167
      * without a bound; 8 x 6 thread tiles of 123 x 4567 x 891 NN ran 49.5 us spilling,
-     * 42.8 us with this count (H100, bench/README.md, "a register term"). */
+     * 42.8 us with this count (H100; bench/README.md, "Registers of narrow SIMT tiles"). */
     int need = simt_regs_floor(c, key), b = 1;
     if (c->vec * esize(key) < 16) {
         int t = gt_kcfg_threads(c);
