@@ -684,7 +684,8 @@ static void finalize_all(gt_db *db) {
     sqlite3_finalize(db->st_cubin_put);
     db->st_lookup = db->st_put_winner = db->st_put_timing = db->st_list = db->st_timings =
         NULL;
-    db->st_del_timings = db->st_neighbors = db->st_class_timings = db->st_cubin_get = db->st_cubin_put = NULL;
+    db->st_del_timings = db->st_neighbors = db->st_class_timings = db->st_cubin_get =
+        db->st_cubin_put = NULL;
 }
 
 static void destroy(gt_db *db) {
@@ -1741,8 +1742,9 @@ static void decode_timing(sqlite3_stmt *st, int at, gt_db_timing *t) {
     copy_column(t->config, sizeof t->config, st, at);
     copy_column(t->status, sizeof t->status, st, at + 1);
     /* SQLite stores NaN as NULL; NULL reads back as "not timed". */
-    t->time_us = sqlite3_column_type(st, at + 2) == SQLITE_NULL ? -1.0
-                                                                 : sqlite3_column_double(st, at + 2);
+    t->time_us = sqlite3_column_type(st, at + 2) == SQLITE_NULL
+                     ? -1.0
+                     : sqlite3_column_double(st, at + 2);
     t->tflops = sqlite3_column_double(st, at + 3);
     copy_column(t->message, sizeof t->message, st, at + 4);
 }
@@ -1758,7 +1760,8 @@ static gt_status walk_timings(gt_db *db, sqlite3_stmt *st, int rc, const gt_key 
         for (rc = step_first(db, st); rc == SQLITE_ROW; rc = sqlite3_step(st)) {
             gt_key shape = *key;
             if (at > 0) {
-                const unsigned char *opa = sqlite3_column_text(st, 0), *opb = sqlite3_column_text(st, 1);
+                const unsigned char *opa = sqlite3_column_text(st, 0);
+                const unsigned char *opb = sqlite3_column_text(st, 1);
                 shape.opa = opa && opa[0] == 'T';
                 shape.opb = opb && opb[0] == 'T';
                 shape.m = sqlite3_column_int64(st, 2);

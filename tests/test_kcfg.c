@@ -1905,7 +1905,8 @@ static void kcfg_nvrtc_options(void) {
 static void kcfg_simt_bound_narrow(void) {
     gt_key key;
     make_key(&key, 1, 1, 4099, 257, 3001, 4, 1);
-    const char *texts[] = {"f0_96x24x16_w48x24_t6x6_s2_v1_k1_r8", "f0_64x24x16_w64x12_t4x6_s2_v1_k1_r8"};
+    const char *texts[] = {"f0_96x24x16_w48x24_t6x6_s2_v1_k1_r8",
+                           "f0_64x24x16_w64x12_t4x6_s2_v1_k1_r8"};
     int want[] = {6, 8};
     for (int i = 0; i < 2; i++) {
         gt_kcfg c;
@@ -1947,8 +1948,10 @@ static void kcfg_options_revision(void) {
         make_key_dt(&key, 90, progs[i].dt, progs[i].opa, progs[i].opb, progs[i].m, progs[i].n,
                     progs[i].k, progs[i].align, 1);
         gt_kcfg c;
-        if (progs[i].cfg) TAP_CHECK(gt_kcfg_parse(progs[i].cfg, &c, NULL, 0) == 0, "parse %s", progs[i].cfg);
-        else gt_kcfg_default(&c, &key);
+        if (progs[i].cfg)
+            TAP_CHECK(gt_kcfg_parse(progs[i].cfg, &c, NULL, 0) == 0, "parse %s", progs[i].cfg);
+        else
+            gt_kcfg_default(&c, &key);
         for (int generic = 0; generic < 2; generic++) {
             c.generic = generic;
             char storage[48][64];

@@ -161,8 +161,9 @@ int gt_modelfix_fit(const gt_fix_row *in, int nrows, gt_modelfix *fix) {
 
     /* The vocabulary: every feature of a used row, ascending, distinct. */
     for (int i = 0; i < nrows; i++) {
-        nids[i] = isnan(r[i]) ? 0 : gt_modelfix_features(&rows[i]->cfg, &ids[i * GT_FIX_PER_CONFIG]);
-        for (int q = 0; q < nids[i]; q++) add_id(fix, ids[i * GT_FIX_PER_CONFIG + q]);
+        unsigned *f = &ids[i * GT_FIX_PER_CONFIG];
+        nids[i] = isnan(r[i]) ? 0 : gt_modelfix_features(&rows[i]->cfg, f);
+        for (int q = 0; q < nids[i]; q++) add_id(fix, f[q]);
     }
     const int nf = fix->nfeat;
 
