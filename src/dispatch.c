@@ -209,16 +209,14 @@ static int collect_timing(const gt_db_timing *t, void *user) {
     return add_row(user, t->config, strcmp(t->status, "ok") == 0, t->time_us);
 }
 
-/* The selector's choice (tuner/select.h) for key, from every candidate's timing of the
- * tuned shapes of its class that a (collect_class) holds and the cost model, loaded.
- * flags: GT_SPACE_SAME_ORDER for async tuning's pending plans. 0 when it has none or it
- * does not build. */
 static int collect_class_timing(const gt_key *shape, const gt_db_timing *t, void *user) {
     sel_acc *s = user;
     s->shape = shape;
     return collect_timing(t, s);
 }
 
+/* The selector's rows (tuner/select.h) for a's class: the winner of each tuned shape a
+ * holds (collect_class) and every candidate's timing of the class in each layer. */
 static sel_acc rows_of(const near_acc *a) {
     sel_acc s = {0};
     for (int j = 0; j < a->nrows; j++) {
@@ -351,6 +349,10 @@ int gt_dispatch_class_rows(const gt_key *key, gt_select_row **rows) {
     return s.nrows;
 }
 
+/* The selector's choice (tuner/select.h) for key, from every candidate's timing of the
+ * tuned shapes of its class that a (collect_class) holds and the cost model, loaded.
+ * flags: GT_SPACE_SAME_ORDER for async tuning's pending plans. 0 when it has none or it
+ * does not build. */
 static int select_from(gt_devctx *dc, const gt_key *key, int flags, const near_acc *a, gt_kern *k) {
     /* Each step's time goes to the log: a first call's cost is this, the binary's load
      * and the launch. */
