@@ -33,6 +33,9 @@
  *   tune_threads_leave_one_for_helpers  the compile pool (gt_tune_threads): one per CPU,
  *                                       one fewer while the helpers compile beside it,
  *                                       a request below the CPUs kept, never 0
+ *   held_list_is_the_class_generics     the node's held configurations (gt_kern_generic_have)
+ *                                       from the binary cache: the class's generic programs
+ *                                       of this options revision only, sorted, each once
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -41,9 +44,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fixtures.h"
 #include "kcfg.h"
+#include "kern.h"
+#include "layers.h"
+#include "load.h"
 #include "prebuild.h"
 #include "select.h"
 #include "space.h"
@@ -539,6 +546,60 @@ static void tune_order_widens_past_one_group(void) {
     TAP_CHECK(k2 == k && memcmp(again, out, sizeof out[0] * (size_t)k) == 0, "the same order twice");
 }
 
+static void held_list_is_the_class_generics(void) {
+    char path[] = "/tmp/gt_select_held_XXXXXX";
+    int fd = mkstemp(path);
+    TAP_CHECK(fd >= 0, "mkstemp");
+    if (fd < 0) return;
+    close(fd);
+    unlink(path);
+    setenv("GEMMTUNE_CACHE", path, 1);
+    setenv("GEMMTUNE_CACHE_PATH", "", 1);
+    gt_layers_close();
+    gt_layers_open();
+    gt_key key = key_f32(1000, 1000, 1000), other = key;
+    other.opb = 0; /* another class: NN */
+    static const unsigned char image[16] = {0x7f, 'E', 'L', 'F'};
+    /* Stored out of order; one twice; an exact program, another class's and one of
+     * another options revision beside them. */
+    const char *cfgs[] = {"f0_64x64x8_w32x32_t4x4_s2_v4_k1_r1", "f0_128x64x8_w64x32_t8x4_s2_v4_k1_r1",
+                          "f0_32x32x8_w32x32_t4x4_s2_v4_k1_r1", "f0_64x64x8_w32x32_t4x4_s2_v4_k1_r1"};
+    for (int i = 0; i < 4; i++) {
+        gt_kcfg c;
+        TAP_CHECK(gt_kcfg_parse(cfgs[i], &c, NULL, 0) == 0, "parse %s", cfgs[i]);
+        c.generic = 1;
+        gt_program p;
+        gt_kern_program(&c, &key, &p);
+        gt_load_store(&p, 90, image, sizeof image);
+        if (i == 0) {
+            gt_kern_program(&c, &other, &p); /* another class */
+            gt_load_store(&p, 90, image, sizeof image);
+            gt_kern_program(&c, &key, &p); /* another revision of the options */
+            char *o = strstr(p.text, "|o");
+            TAP_CHECK(o != NULL, "no revision in '%s'", p.text);
+            if (o) o[2] = (char)(o[2] == '1' ? '0' : '1');
+            gt_load_store(&p, 90, image, sizeof image);
+            c.generic = 0; /* the exact program */
+            gt_kern_program(&c, &key, &p);
+            gt_load_store(&p, 90, image, sizeof image);
+        }
+    }
+    gt_kcfg have[8];
+    int n = gt_kern_generic_have(&key, 90, have, 8);
+    const char *want[] = {"f0_128x64x8_w64x32_t8x4_s2_v4_k1_r1", "f0_32x32x8_w32x32_t4x4_s2_v4_k1_r1",
+                          "f0_64x64x8_w32x32_t4x4_s2_v4_k1_r1"};
+    TAP_CHECK(n == 3, "%d held configurations, expected 3", n);
+    for (int i = 0; i < n && i < 3; i++) {
+        char text[GT_SELECT_CONFIG_MAX];
+        gt_kcfg_format(&have[i], text, sizeof text);
+        TAP_CHECK(strcmp(text, want[i]) == 0, "held %d: %s, expected %s", i, text, want[i]);
+    }
+    TAP_CHECK(gt_kern_generic_have(&key, 90, have, 2) == 2, "max 2 not kept");
+    gt_layers_close();
+    unlink(path);
+    unsetenv("GEMMTUNE_CACHE");
+}
+
 int main(void) {
     TAP_RUN(select_have_prefers_held);
     TAP_RUN(tune_order_widens_past_one_group);
@@ -557,5 +618,6 @@ int main(void) {
     TAP_RUN(rank_learns_from_history);
     TAP_RUN(tune_order_seeds_first);
     TAP_RUN(tune_threads_leave_one_for_helpers);
+    TAP_RUN(held_list_is_the_class_generics);
     return tap_done();
 }
