@@ -38,6 +38,7 @@
 #include "select.h"
 #include "space.h"
 #include "tap.h"
+#include "tempcache.h"
 #include "log.h"
 
 /* The ten training shapes (f32 NN, 16-byte class, beta 0). */
@@ -216,16 +217,9 @@ static void store_shape(const gt_key *key, int per) {
 
 static void fix_from_the_cache_layers(void) {
     char path[] = "/tmp/gt_modelfix_XXXXXX";
-    int fd = mkstemp(path);
-    TAP_CHECK(fd >= 0, "mkstemp");
-    if (fd < 0) return;
-    close(fd);
-    unlink(path);
-    setenv("GEMMTUNE_CACHE", path, 1);
-    setenv("GEMMTUNE_CACHE_PATH", "", 1);
-    setenv("GEMMTUNE_DEFAULTS", "0", 1);
-    gt_layers_close();
-    gt_layers_open();
+    int made = temp_cache_open(path, 0);
+    TAP_CHECK(made == 0, "mkstemp");
+    if (made != 0) return;
     gt_key like;
     fixture_key(&like, 90, 0, 0, 64, 64, 64, 16, 1);
     gt_modelfix fix;

@@ -55,6 +55,7 @@
 #include "select.h"
 #include "space.h"
 #include "tap.h"
+#include "tempcache.h"
 #include "tune.h"
 
 static gt_key key_f32(long long m, long long n, long long k) {
@@ -548,15 +549,9 @@ static void tune_order_widens_past_one_group(void) {
 
 static void held_list_is_the_class_generics(void) {
     char path[] = "/tmp/gt_select_held_XXXXXX";
-    int fd = mkstemp(path);
-    TAP_CHECK(fd >= 0, "mkstemp");
-    if (fd < 0) return;
-    close(fd);
-    unlink(path);
-    setenv("GEMMTUNE_CACHE", path, 1);
-    setenv("GEMMTUNE_CACHE_PATH", "", 1);
-    gt_layers_close();
-    gt_layers_open();
+    int made = temp_cache_open(path, 0);
+    TAP_CHECK(made == 0, "mkstemp");
+    if (made != 0) return;
     gt_key key = key_f32(1000, 1000, 1000), other = key;
     other.opb = 0; /* another class: NN */
     static const unsigned char image[16] = {0x7f, 'E', 'L', 'F'};
