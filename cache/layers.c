@@ -553,13 +553,3 @@ void gt_layers_bin_programs(const gt_db_bin_key *bk, gt_db_program_fn fn, void *
     if (m) gt_db_cubin_programs(m, bk, fn, user);
 }
 
-int gt_layers_timings(int i, const gt_key *key, const char *src_hash, int lib_major,
-                      gt_db_timing_fn fn, void *user) {
-    gt_db *m = i == 0 ? memory(0) : NULL;
-    if (m) gt_db_timings(m, key, src_hash, lib_major, fn, user);
-    layer *l = readable(i);
-    if (!l) return 0;
-    if (gt_db_timings(l->db, key, src_hash, lib_major, fn, user) == GT_SUCCESS) return 0;
-    failed(l);
-    return -1;
-}

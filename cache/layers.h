@@ -106,10 +106,6 @@ int gt_layers_lookup(int i, const gt_key *key, const char *src_hash, int lib_maj
  * rows it gave before failing must be dropped by the caller). */
 int gt_layers_neighbors(int i, const gt_key *key, const char *src_hash, int lib_major,
                         gt_db_winner_fn fn, void *user);
-/* gt_db_timings of key over layer i (every candidate's outcome, fastest first); 0, or -1
- * when it failed (the layer is then bypassed and reported once). */
-int gt_layers_timings(int i, const gt_key *key, const char *src_hash, int lib_major,
-                      gt_db_timing_fn fn, void *user);
 /* gt_db_class_timings over layer i (every candidate's outcome on every tuned shape of
  * key's class, the in-memory cache's first at layer 0); 0, or -1 when it failed (the
  * layer is then bypassed and reported once; fn may have seen some of its rows). */
