@@ -2058,7 +2058,7 @@ gt_status gt_db_cubin_programs(gt_db *db, const gt_db_bin_key *bk, gt_db_program
     }
     /* The prefix as a range of the primary key, [prefix, prefix with its last byte
      * raised): the index walks one class's programs, not every program of the source.
-     * The range may hold more (a prefix cut to fit, or none); the substr test decides. */
+     * The range may hold more (a prefix cut to fit); the substr test decides. */
     char upper[512];
     size_t pl = strlen(bk->program);
     if (pl >= sizeof upper) pl = sizeof upper - 1;

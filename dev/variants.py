@@ -14,7 +14,7 @@ EDITS = {
     # The SIMT launch bound without its count of copies under 16 bytes (the bound before
     # it counted them): narrow tiles such as f32 4099x257x3001 TT's 96 x 24 with 6 x 6
     # threads spill again (112 bytes at 128 registers), for a side by side with "base".
-    "minbold": ("tuner/kcfg.c", "    if (c->vec * esize(key) < 16) {", "    if (0) {"),
+    "minbold": ("tuner/kcfg.c", "    if (c->vec * esize(key) < 16)\n", "    if (0)\n"),
     # The epilogue left out: the upper bound of what a faster epilogue can gain.
     "noepi": (W, "            // Epilogue: d[4 j + 2 h + e]",
               "            if (alpha != 0.0f) continue;\n            // Epilogue: d[4 j + 2 h + e]"),

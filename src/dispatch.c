@@ -183,12 +183,11 @@ static void collect_class(const gt_key *key, near_acc *a) {
 }
 
 typedef struct sel_acc {
-    const gt_key *shape;  /* the measured shape whose timings are read */
     int nrows, cap;
     gt_select_row *rows;
 } sel_acc;
 
-static int add_row(sel_acc *a, const char *config, int ok, double time_us) {
+static int add_row(sel_acc *a, const gt_key *shape, const char *config, int ok, double time_us) {
     if (a->nrows == a->cap) {
         int cap = a->cap ? 2 * a->cap : 256;
         gt_select_row *r = realloc(a->rows, sizeof *r * (size_t)cap);
@@ -197,22 +196,16 @@ static int add_row(sel_acc *a, const char *config, int ok, double time_us) {
     }
     gt_select_row *r = &a->rows[a->nrows++];
     memset(r, 0, sizeof *r);
-    r->m = a->shape->m, r->n = a->shape->n, r->k = a->shape->k, r->beta0 = a->shape->beta0;
+    r->m = shape->m, r->n = shape->n, r->k = shape->k, r->beta0 = shape->beta0;
     snprintf(r->config, sizeof r->config, "%s", config);
     r->ok = ok, r->time_us = time_us;
     return 0;
 }
 
-static int collect_timing(const gt_db_timing *t, void *user) {
+static int collect_timing(const gt_key *shape, const gt_db_timing *t, void *user) {
     /* Not timed (the budget ran out) says nothing either way. */
     if (strcmp(t->status, "not_timed") == 0) return 0;
-    return add_row(user, t->config, strcmp(t->status, "ok") == 0, t->time_us);
-}
-
-static int collect_class_timing(const gt_key *shape, const gt_db_timing *t, void *user) {
-    sel_acc *s = user;
-    s->shape = shape;
-    return collect_timing(t, s);
+    return add_row(user, shape, t->config, strcmp(t->status, "ok") == 0, t->time_us);
 }
 
 /* The selector's rows (tuner/select.h) for a's class: the winner of each tuned shape a
@@ -220,19 +213,17 @@ static int collect_class_timing(const gt_key *shape, const gt_db_timing *t, void
 static sel_acc rows_of(const near_acc *a) {
     sel_acc s = {0};
     for (int j = 0; j < a->nrows; j++) {
-        s.shape = &a->rows[j].key;
         /* The winner counts even where a file kept no timings. */
-        add_row(&s, a->rows[j].config, 1, a->rows[j].time_us);
+        add_row(&s, &a->rows[j].key, a->rows[j].config, 1, a->rows[j].time_us);
     }
     /* The timings of those shapes, one query per layer (the selector sorts its rows, so
      * their order does not matter). */
     for (int i = 0, n = gt_layers_count(); i < n; i++) {
         int before = s.nrows;
         if (gt_layers_class_timings(i, a->key, gt_kernel_source_hash, GT_VERSION_MAJOR, 0,
-                                    collect_class_timing, &s) != 0)
+                                    collect_timing, &s) != 0)
             s.nrows = before;
     }
-    s.shape = NULL;
     return s;
 }
 
@@ -244,12 +235,11 @@ static sel_acc rows_of(const near_acc *a) {
 #define FIX_MAX_ROWS 16384
 typedef struct fix_acc {
     const gt_klimits *lim;
-    const gt_key *shape; /* the tuned shape whose timings are read */
     int nrows, cap;
     gt_fix_row *rows;
 } fix_acc;
 
-static int collect_fix(const gt_db_timing *t, void *user) {
+static int collect_fix(const gt_key *shape, const gt_db_timing *t, void *user) {
     fix_acc *a = user;
     gt_kcfg c;
     if (strcmp(t->status, "ok") != 0 || !(t->time_us > 0) ||
@@ -264,18 +254,12 @@ static int collect_fix(const gt_db_timing *t, void *user) {
     }
     gt_fix_row *r = &a->rows[a->nrows++];
     memset(r, 0, sizeof *r);
-    r->key = *a->shape;
+    r->key = *shape;
     c.generic = 0; /* a generic twin's time speaks for its configuration, as in select.c */
     r->cfg = c;
     r->time_us = t->time_us;
-    r->est_us = gt_space_estimate_us(&c, a->shape, a->lim);
+    r->est_us = gt_space_estimate_us(&c, shape, a->lim);
     return 0;
-}
-
-static int collect_fix_class(const gt_key *shape, const gt_db_timing *t, void *user) {
-    fix_acc *a = user;
-    a->shape = shape;
-    return collect_fix(t, a);
 }
 
 /* The fitted corrections, one per device, data type and alignment class: made at the
@@ -322,7 +306,7 @@ void gt_dispatch_model_fix(const gt_key *key, const gt_klimits *lim, gt_modelfix
     for (int i = 0, n = gt_layers_count(); i < n; i++) {
         int before = acc.nrows;
         if (gt_layers_class_timings(i, key, gt_kernel_source_hash, GT_VERSION_MAJOR, 1,
-                                    collect_fix_class, &acc) != 0)
+                                    collect_fix, &acc) != 0)
             acc.nrows = before;
     }
     gt_modelfix fix;

@@ -152,10 +152,14 @@ static int simt_regs_floor(const gt_kcfg *c, const gt_key *key) {
     int w = esize(key) / 4;
     return w * (c->tm * c->tn + 2 * (c->tm + c->tn)) + 16;
 }
+/* A thread's share of a stage of the operands stored with k contiguous, which pass
+ * through registers on their way to shared memory. */
+static int simt_staged(const gt_kcfg *c, const gt_key *key) {
+    int t = gt_kcfg_threads(c);
+    return (key->opa ? c->bm * c->bk / t : 0) + (key->opb ? 0 : c->bn * c->bk / t);
+}
 static int simt_regs_natural(const gt_kcfg *c, const gt_key *key) {
-    int w = esize(key) / 4, t = gt_kcfg_threads(c);
-    int staged = (key->opa ? c->bm * c->bk / t : 0) + (key->opb ? 0 : c->bn * c->bk / t);
-    return simt_regs_floor(c, key) + w * staged + 16;
+    return simt_regs_floor(c, key) + esize(key) / 4 * simt_staged(c, key) + 16;
 }
 /* Registers per thread that b resident blocks leave (allocated in units of 8). */
 static int regs_cap(const gt_kcfg *c, int b) {
@@ -228,11 +232,8 @@ int gt_kcfg_min_blocks(const gt_kcfg *c, const gt_key *key) {
      * without a bound; 8 x 6 thread tiles of 123 x 4567 x 891 NN ran 49.5 us spilling,
      * 42.8 us with this count (H100; bench/README.md, "Registers of narrow SIMT tiles"). */
     int need = simt_regs_floor(c, key), b = 1;
-    if (c->vec * esize(key) < 16) {
-        int t = gt_kcfg_threads(c);
-        need += (key->opa ? c->bm * c->bk / t : 0) + (key->opb ? 0 : c->bn * c->bk / t) +
-                2 * (c->bm + c->bn) * c->bk / (c->vec * t);
-    }
+    if (c->vec * esize(key) < 16)
+        need += simt_staged(c, key) + 2 * (c->bm + c->bn) * c->bk / (c->vec * gt_kcfg_threads(c));
     while (b < 8 && regs_cap(c, b + 1) >= need) b++;
     return b;
 }

@@ -27,15 +27,22 @@ static const char *family_source(const gt_kcfg *cfg) {
                                      : gt_src_gemm_simt;
 }
 
+/* A program text's part before the configuration: key's class (generic) or problem, then
+ * the options' revision, "f32|NT|a16|b0|o2|". Its length, or -1 where it does not fit. */
+static int program_prefix(const gt_key *key, int generic, char *buf, size_t size) {
+    /* A generic kernel is the same program for every shape of the class. */
+    int n = generic ? gt_key_class(key, buf, size) : gt_key_problem(key, buf, size);
+    if (n < 0 || (size_t)n >= size) return -1;
+    int m = snprintf(buf + n, size - (size_t)n, "|o%d|", GT_KCFG_OPTIONS_REV);
+    return m < 0 || (size_t)(n + m) >= size ? -1 : n + m;
+}
+
 void gt_kern_program(const gt_kcfg *cfg, const gt_key *key, gt_program *p) {
     memset(p, 0, sizeof *p);
     char c[64];
     gt_kcfg_format(cfg, c, sizeof c);
-    /* A generic kernel is the same program for every shape of the class. */
-    int n = cfg->generic ? gt_key_class(key, p->text, sizeof p->text)
-                         : gt_key_problem(key, p->text, sizeof p->text);
-    if (n >= 0 && (size_t)n < sizeof p->text)
-        snprintf(p->text + n, sizeof p->text - (size_t)n, "|o%d|%s", GT_KCFG_OPTIONS_REV, c);
+    int n = program_prefix(key, cfg->generic, p->text, sizeof p->text);
+    if (n >= 0) snprintf(p->text + n, sizeof p->text - (size_t)n, "%s", c);
     snprintf(p->name, sizeof p->name, "%s.cu", c);
     p->source = family_source(cfg);
     p->noptions = gt_kcfg_options(cfg, key, p->storage, p->options, GT_PROGRAM_MAX_OPTIONS);
@@ -71,11 +78,8 @@ static int by_text(const void *x, const void *y) {
 
 int gt_kern_generic_have(const gt_key *key, int arch, gt_kcfg *out, int max) {
     char prefix[128];
-    int n = gt_key_class(key, prefix, sizeof prefix);
-    if (n < 0 || (size_t)n >= sizeof prefix || max <= 0) return 0;
-    int m = snprintf(prefix + n, sizeof prefix - (size_t)n, "|o%d|", GT_KCFG_OPTIONS_REV);
-    if (m < 0 || (size_t)(n + m) >= sizeof prefix) return 0;
-    n += m;
+    int n = program_prefix(key, 1, prefix, sizeof prefix);
+    if (n < 0 || max <= 0) return 0;
     /* Each cache lists its programs sorted; a program held by two caches (the user's
      * and the in-memory one) is listed twice, once by each. Sorted together and made
      * unique here: n log n, where a search of the list per program took 0.3 ms for a
