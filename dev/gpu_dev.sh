@@ -29,14 +29,16 @@
 #                 alike? Each configuration of $RS_CONFIGS (without its _rN) at each group
 #                 of $RS_RASTERS, stored as the winner of every shape of $RS_SHAPES (a cache
 #                 text imported into a fresh cache), run by gemmtune-bench in mode cached
-# Usage: bash dev/gpu_dev.sh space|mma3|profile-tc|profile-simt|classcost|selprobe|readfloor|raster ; logs to $OUT (default
+#   configs       how fast is each configuration of $CF_CONFIGS (exact or generic, _g1) on
+#                 the shapes of $CF_SHAPES, data type $CF_DTYPE? Stored and run as raster's
+# Usage: bash dev/gpu_dev.sh space|mma3|profile-tc|profile-simt|classcost|selprobe|readfloor|raster|configs ; logs to $OUT (default
 # ./gpu-out). On the project's device machine: copy ../shared/device to .device first
 # (SQLite headers) and carry it.
 set -uo pipefail
 what=${1:-}
 case "$what" in
-space | mma3 | profile-tc | profile-simt | classcost | selprobe | readfloor | raster) ;;
-*) sed -n 2,34p "$0"; exit 2 ;;
+space | mma3 | profile-tc | profile-simt | classcost | selprobe | readfloor | raster | configs) ;;
+*) sed -n 2,36p "$0"; exit 2 ;;
 esac
 cd "$(dirname "$0")/.."
 . tools/gpu_build.sh || exit 1
@@ -47,36 +49,63 @@ if [ "$what" = readfloor ]; then
   grep -E "empty|^==|^BEST" "$OUT/readfloor.txt"
   rm -f "$OUT/readfloor"
 fi
-if [ "$what" = raster ]; then
-  hash=$(./$B/gemmtune info | sed -n 's/^kernel source hash: //p')
-  gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
-  sms=$(./$B/gemmtune info | sed -n 's/^GPU 0: .*, \([0-9]*\) SMs.*/\1/p')
-  dt=${RS_DTYPE:-bf16}
-  shapes=${RS_SHAPES:-"11008x4096x1024:TN 11008x4096x2048:TN 11008x4096x3000:TN 11008x4096x4096:TN 11008x4096x6144:TN 4096x11008x3000:TN 4096x4096x11008:TN"}
-  for s in $shapes; do d=${s%%:*} ops=${s#*:}; echo "${d//x/ } ${ops:0:1} ${ops:1:1}"; done >"$OUT/rs-shapes.txt"
-  for cfg in ${RS_CONFIGS:-f3_128x256x64_w128x128_t2x2_s4_v8_k1 f3_128x256x64_w128x128_t1x2_s4_v8_k1}; do
-    for r in ${RS_RASTERS:-1 4 8 16}; do
-      c=${cfg}_r$r
-      { printf 'gemmtune-cache-text\t1\n'
-        for s in $shapes; do
-          d=${s%%:*} ops=${s#*:}
-          printf 'W\t%s|sm90|%s|%s|%s|%s|a16|b1\t%s\t0\t%s\t100\t1\t-\t-\tdev\t0\t0.1.0\n' "$gpu" "$sms" "$dt" "$ops" "$d" "$hash" "$c"
-          printf 'T\t%s\tok\t100\t1\t-\n' "$c"
-        done; } >"$OUT/rs-$c.txt"
-      rm -f "$OUT/rs.db"*
-      ./$B/gemmtune --cache "$OUT/rs.db" import "$OUT/rs-$c.txt" >>"$OUT/raster.log" 2>&1 || rc=1
-      GEMMTUNE_MODE=cached GEMMTUNE_DEFAULTS=0 GEMMTUNE_CACHE="$OUT/rs.db" ./$B/gemmtune-bench --no-lt \
-        --dtype "$dt" --file "$OUT/rs-shapes.txt" --json "$OUT/rs-$c.json" >>"$OUT/raster.log" 2>&1 || rc=1
-      python3 - "$OUT/rs-$c.json" "$c" <<'PY' | tee -a "$OUT/raster.txt"
+# as_winner DTYPE CONFIG SHAPES TAG: CONFIG stored as the winner of every shape of SHAPES
+# (a cache text imported into a fresh cache; each key's alignment class as the bench's
+# leading dimensions give it), then run by gemmtune-bench in mode cached; a line per shape
+# to $OUT/TAG.txt.
+as_winner() {
+  local dt=$1 c=$2 shapes=$3 tag=$4
+  for s in $shapes; do d=${s%%:*} ops=${s#*:}; echo "${d//x/ } ${ops:0:1} ${ops:1:1}"; done >"$OUT/$tag-shapes.txt"
+  python3 - "$dt" "$c" "$hash" "$gpu" "$sms" $shapes >"$OUT/$tag-$c.txt" <<'PY'
+import sys
+dt, cfg, hsh, gpu, sms = sys.argv[1:6]
+size_in = {"f64": 8, "f32": 4, "tf32": 4, "f32_3xtf32": 4}.get(dt, 2)
+size_out = {"f16": 2, "bf16": 2}.get(dt, size_in)
+def align(ld, es):
+    a = 16
+    while a > 1 and (ld * es) % a:
+        a //= 2
+    return a
+print("gemmtune-cache-text\t1")
+for s in sys.argv[6:]:
+    d, ops = s.split(":")
+    m, n, k = (int(x) for x in d.split("x"))
+    lda = k if ops[0] == "T" else m
+    ldb = n if ops[1] == "T" else k
+    a = min(align(lda, size_in), align(ldb, size_in), align(m, size_out))
+    print("W\t%s|sm90|%s|%s|%s|%s|a%d|b1\t%s\t0\t%s\t100\t1\t-\t-\tdev\t0\t0.1.0" % (gpu, sms, dt, ops, d, a, hsh, cfg))
+    print("T\t%s\tok\t100\t1\t-" % cfg)
+PY
+  rm -f "$OUT/aw.db"*
+  ./$B/gemmtune --cache "$OUT/aw.db" import "$OUT/$tag-$c.txt" >>"$OUT/$tag.log" 2>&1 || rc=1
+  GEMMTUNE_MODE=cached GEMMTUNE_DEFAULTS=0 GEMMTUNE_CACHE="$OUT/aw.db" ./$B/gemmtune-bench --no-lt \
+    --dtype "$dt" --file "$OUT/$tag-shapes.txt" --json "$OUT/$tag-$c.json" >>"$OUT/$tag.log" 2>&1 || rc=1
+  python3 - "$OUT/$tag-$c.json" "$c" <<'PY' | tee -a "$OUT/$tag.txt"
 import json, sys
 d = json.load(open(sys.argv[1]))
 for r in d["shapes"]:
     print("%-26s %-44s %9.1f us  cuBLAS %9.1f us  source %s" % ("%dx%dx%d:%s%s" % (r["m"], r["n"], r["k"], r["opa"], r["opb"]),
           sys.argv[2], r["gt_us"], r["cublas_us"], r.get("source")))
 PY
+  rm -f "$OUT/aw.db"*
+}
+if [ "$what" = raster ] || [ "$what" = configs ]; then
+  hash=$(./$B/gemmtune info | sed -n 's/^kernel source hash: //p')
+  gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+  sms=$(./$B/gemmtune info | sed -n 's/^GPU 0: .*, \([0-9]*\) SMs.*/\1/p')
+fi
+if [ "$what" = raster ]; then
+  shapes=${RS_SHAPES:-"11008x4096x1024:TN 11008x4096x2048:TN 11008x4096x3000:TN 11008x4096x4096:TN 11008x4096x6144:TN 4096x11008x3000:TN 4096x4096x11008:TN"}
+  for cfg in ${RS_CONFIGS:-f3_128x256x64_w128x128_t2x2_s4_v8_k1 f3_128x256x64_w128x128_t1x2_s4_v8_k1}; do
+    for r in ${RS_RASTERS:-1 4 8 16}; do
+      as_winner "${RS_DTYPE:-bf16}" "${cfg}_r$r" "$shapes" raster
     done
   done
-  rm -f "$OUT/rs.db"*
+fi
+if [ "$what" = configs ]; then
+  for cfg in $CF_CONFIGS; do
+    as_winner "${CF_DTYPE:-f32}" "$cfg" "$CF_SHAPES" configs
+  done
 fi
 if [ "$what" = classcost ]; then
   # The narrow class's cost: time(narrow) / time(padded) - 1 against stage.c's narrow_loss.

@@ -255,10 +255,10 @@ static int collect_fix(const gt_key *shape, const gt_db_timing *t, void *user) {
     gt_fix_row *r = &a->rows[a->nrows++];
     memset(r, 0, sizeof *r);
     r->key = *shape;
+    r->est_us = gt_space_estimate_us(&c, shape, a->lim); /* as it was timed */
     c.generic = 0; /* a generic twin's time speaks for its configuration, as in select.c */
     r->cfg = c;
     r->time_us = t->time_us;
-    r->est_us = gt_space_estimate_us(&c, shape, a->lim);
     return 0;
 }
 

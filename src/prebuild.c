@@ -30,7 +30,23 @@ static const long long grid_mn[] = {1, 2, 4, 8, 16, 64, 256, 1024, 4096, 16384, 
 static const long long grid_k[] = {16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576};
 #define NGRID_MN (int)(sizeof grid_mn / sizeof grid_mn[0])
 #define NGRID_K (int)(sizeof grid_k / sizeof grid_k[0])
-#define NGRID (NGRID_MN * NGRID_MN * NGRID_K)
+/* A narrow class (alignment under 16 bytes: leading dimensions of odd sizes) also holds
+ * each M and N point from 64 up one larger (65, 257, ...): the choice for an extent just
+ * past a power of two, whose last row or column of tiles is nearly empty, differs from
+ * the power's own, and odd extents are what put a shape in a narrow class. f32 4099 x 257
+ * x 3001 TT ran the 16 x 16 tile (0.42 of cuBLAS on the H100) where the set held no tile
+ * that suits 257 columns. */
+#define ODD_FROM 64
+_Static_assert(2 * NGRID_MN <= GT_PREBUILD_EXTENTS_MAX, "room for every point and its odd twin");
+
+int gt_prebuild_extents(const gt_key *cls, long long *mn) {
+    int n = 0;
+    for (int i = 0; i < NGRID_MN; i++) {
+        mn[n++] = grid_mn[i];
+        if (cls->align < 16 && grid_mn[i] >= ODD_FROM) mn[n++] = grid_mn[i] + 1;
+    }
+    return n;
+}
 
 typedef struct set_job {
     const gt_key *cls;
@@ -63,18 +79,20 @@ int gt_prebuild_set(const gt_key *cls, const gt_klimits *lim, const gt_modelfix 
                     const gt_select_row *rows, int nrows, int threads, gt_kcfg **out) {
     *out = NULL;
     /* The grid, then every measured shape once. */
-    long long (*points)[3] = malloc(sizeof *points * (size_t)(NGRID + nrows));
-    gt_kcfg *chosen = malloc(sizeof *chosen * (size_t)(2 * (NGRID + nrows) + 1));
-    int *ok = calloc((size_t)(2 * (NGRID + nrows)), sizeof *ok);
+    long long mn[GT_PREBUILD_EXTENTS_MAX];
+    const int nmn = gt_prebuild_extents(cls, mn), ngrid = nmn * nmn * NGRID_K;
+    long long (*points)[3] = malloc(sizeof *points * (size_t)(ngrid + nrows));
+    gt_kcfg *chosen = malloc(sizeof *chosen * (size_t)(2 * (ngrid + nrows) + 1));
+    int *ok = calloc((size_t)(2 * (ngrid + nrows)), sizeof *ok);
     int np = 0, n = -1;
     if (!points || !chosen || !ok) goto done;
-    for (int a = 0; a < NGRID_MN; a++)
-        for (int b = 0; b < NGRID_MN; b++)
+    for (int a = 0; a < nmn; a++)
+        for (int b = 0; b < nmn; b++)
             for (int c = 0; c < NGRID_K; c++)
-                points[np][0] = grid_mn[a], points[np][1] = grid_mn[b], points[np][2] = grid_k[c], np++;
+                points[np][0] = mn[a], points[np][1] = mn[b], points[np][2] = grid_k[c], np++;
     for (int i = 0; i < nrows; i++) {
         int seen = 0;
-        for (int p = NGRID; p < np && !seen; p++)
+        for (int p = ngrid; p < np && !seen; p++)
             seen = points[p][0] == rows[i].m && points[p][1] == rows[i].n && points[p][2] == rows[i].k;
         if (!seen) points[np][0] = rows[i].m, points[np][1] = rows[i].n, points[np][2] = rows[i].k, np++;
     }

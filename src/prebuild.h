@@ -7,7 +7,8 @@
  * chooses, such a shape's first call compiles nothing: the selector prefers what the
  * node holds (tuner/select.h, gt_select_have). This module makes that set for a class:
  * the default configuration, and the selector's choices (any order, and async tuning's
- * same-order ones) at every point of a fixed grid of shapes (a factor of 4 apart) and at every shape the
+ * same-order ones) at every point of a fixed grid of shapes (a factor of 4 apart; in a
+ * narrow class, extents one past those too) and at every shape the
  * layers have tuned, from the class's measured rows; then compiles those the binary
  * cache lacks, on threads, and stores them. `gemmtune prebuild` runs it per class.
  * Before the set exists, a first call compiles the generic kernel of its choice once
@@ -31,6 +32,12 @@ typedef struct gt_prebuild_report {
                        that spills): logged, not stored; its exact form still serves */
     double seconds;
 } gt_prebuild_report;
+
+/* The grid's M and N points for cls's class into mn (GT_PREBUILD_EXTENTS_MAX): powers of
+ * 4 from 16, every power of two below, and in a class under 16 bytes each point from 64
+ * one larger too; their count. K's points are the powers of 4 from 16 to 2^20. */
+#define GT_PREBUILD_EXTENTS_MAX 22
+int gt_prebuild_extents(const gt_key *cls, long long *mn);
 
 /* The set of configurations (generic 0) for cls's class on a device of limits lim
  * (cls's m, n, k unused), from the class's measured rows (src/dispatch.h,

@@ -1330,6 +1330,25 @@ static void kcfg_space_model_measured(void) {
     TAP_CHECK(n > 0 && c[0].cfg.fam == GT_FAM_WGMMA, "bf16 383x6143x1535 2-byte class: first %s",
               n > 0 ? fmt(&c[0].cfg).s : "-");
     free(c);
+    /* Generic SIMT kernels with copies of 4 bytes (H100, f32 4099 x 257 x 3001 TT in the
+     * 4-byte class): 64 x 24 tiles with scalar copies ran 287 us exact, 403 generic; 16 x
+     * 96 tiles with packed 16-byte copies 292 exact, 297 generic. The model ranks the
+     * exact pair as measured, and the generic pair too. In the 16-byte class a generic
+     * kernel's estimate is its exact twin's. */
+    gt_kcfg scalar = CFG(GT_FAM_SIMT, 64, 24, 16, 64, 12, 4, 6, 2, 1, 1, 8),
+            packed = CFG(GT_FAM_SIMT, 16, 96, 16, 16, 48, 4, 6, 4, 4, 1, 8);
+    gt_kcfg scalar_g = scalar, packed_g = packed;
+    scalar_g.generic = packed_g.generic = 1;
+    make_key_dt(&key, 90, GT_DT_F32, 1, 1, 4099, 257, 3001, 4, 1);
+    const double se = gt_space_estimate_us(&scalar, &key, &h100), sg = gt_space_estimate_us(&scalar_g, &key, &h100),
+                 pe = gt_space_estimate_us(&packed, &key, &h100), pg = gt_space_estimate_us(&packed_g, &key, &h100);
+    TAP_CHECK(se < pe && pg < sg && sg > 1.15 * se && pg < 1.05 * pe,
+              "f32 4099x257x3001 TT: scalar copies %.1f exact, %.1f generic; packed %.1f, %.1f",
+              se, sg, pe, pg);
+    make_key_dt(&key, 90, GT_DT_F32, 1, 1, 4096, 256, 3000, 16, 1);
+    scalar.vec = 4, scalar_g.vec = 4;
+    TAP_CHECK(gt_space_estimate_us(&scalar, &key, &h100) == gt_space_estimate_us(&scalar_g, &key, &h100),
+              "16-byte class: a generic kernel estimated as its exact twin");
     /* TMA rows across two L2 lines (H100, bench/runs/2026-11-27-h100-raster.txt): bf16
      * 11008 x 4096 x K TN, WGMMA 128 x 256 tiles, alone and clustered by 2. K = 3000 (a
      * pitch of 6000 bytes): 669 and 449 us; K = 4096: 474 and 476 us. */

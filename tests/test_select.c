@@ -205,6 +205,24 @@ static void prebuild_set_covers_choices(void) {
     free(one), free(four);
 }
 
+/* The grid's extents: a narrow class's hold each point from 64 and one past it (an odd
+ * shape's last tile nearly empty), a 16-byte class's the points alone. */
+static void prebuild_grid_odd_extents(void) {
+    gt_key wide = key_f32(1024, 1024, 1024), narrow = wide;
+    narrow.align = 4;
+    long long w[GT_PREBUILD_EXTENTS_MAX], n[GT_PREBUILD_EXTENTS_MAX];
+    const int nw = gt_prebuild_extents(&wide, w), nn = gt_prebuild_extents(&narrow, n);
+    int w257 = 0, w256 = 0, n257 = 0, n256 = 0, n17 = 0, n4097 = 0, n65537 = 0;
+    for (int i = 0; i < nw; i++) w257 += w[i] == 257, w256 += w[i] == 256;
+    for (int i = 0; i < nn; i++)
+        n257 += n[i] == 257, n256 += n[i] == 256, n17 += n[i] == 17, n4097 += n[i] == 4097,
+            n65537 += n[i] == 65537;
+    TAP_CHECK(nw == 11 && w256 && !w257, "16-byte class: %d extents, 256 %d, 257 %d", nw, w256, w257);
+    TAP_CHECK(nn == 17 && n256 && n257 && n4097 && n65537 && !n17,
+              "4-byte class: %d extents, 256 %d, 257 %d, 4097 %d, 65537 %d, 17 %d", nn, n256, n257,
+              n4097, n65537, n17);
+}
+
 static void select_prebuilt_set_is_chosen(void) {
     gt_key key = key_f32(1024, 1024, 1024);
     char x[GT_SELECT_CONFIG_MAX], got[GT_SELECT_CONFIG_MAX];
@@ -254,6 +272,22 @@ static void select_without_rows_is_model_best(void) {
     TAP_CHECK(want[0] && strcmp(want, got) == 0, "chose '%s', the model's first is '%s'", got, want);
     TAP_CHECK(info.from_model && info.measured == 0 && info.pool > 0, "info: pool %d measured %d",
               info.pool, info.measured);
+}
+
+/* A choice runs as a generic kernel and is estimated as one: in f32's 4-byte class the
+ * model's exact first for 4099 x 257 x 3001 TT copies 4 bytes at a time, which costs a
+ * generic kernel more (tuner/space.c), so the selector takes a tile with packed 16-byte
+ * copies; tuning's order (exact kernels) keeps the scalar one first. */
+static void select_estimates_generic(void) {
+    gt_key key;
+    fixture_key(&key, 90, 1, 1, 4099, 257, 3001, 4, 1);
+    key.dtype = GT_DT_F32;
+    char first[GT_SELECT_CONFIG_MAX], got[GT_SELECT_CONFIG_MAX];
+    gt_kcfg f, g;
+    model_pick(&key, 0, first, sizeof first);
+    chosen(&key, NULL, 0, got, sizeof got, NULL);
+    TAP_CHECK(parse(first, &f) == 0 && parse(got, &g) == 0 && f.vec == 1 && g.vec == 4,
+              "exact first '%s', chosen '%s'", first, got);
 }
 
 /* Two configurations legal for every shape here (the model's second and third for the
@@ -600,9 +634,11 @@ int main(void) {
     TAP_RUN(tune_order_widens_past_one_group);
     TAP_RUN(select_have_never_failed);
     TAP_RUN(prebuild_set_covers_choices);
+    TAP_RUN(prebuild_grid_odd_extents);
     TAP_RUN(select_prebuilt_set_is_chosen);
     TAP_RUN(select_far_shape_not_read);
     TAP_RUN(select_without_rows_is_model_best);
+    TAP_RUN(select_estimates_generic);
     TAP_RUN(select_nearest_shape_wins);
     TAP_RUN(select_failed_never_chosen);
     TAP_RUN(select_keeps_model_geometry);

@@ -104,9 +104,11 @@ static int select_core(const gt_key *key, const gt_klimits *lim, int flags,
     for (int i = 0; i < nrows; i++) {
         gt_kcfg c;
         char why[160];
+        rows[i].generic = 0;
         if (gt_kcfg_parse(rows[i].config, &c, why, sizeof why) == 0 && c.generic) {
             c.generic = 0;
             gt_kcfg_format(&c, rows[i].config, sizeof rows[i].config);
+            rows[i].generic = 1;
         }
     }
     qsort(rows, (size_t)nrows, sizeof *rows, row_order);
@@ -127,6 +129,7 @@ static int select_core(const gt_key *key, const gt_klimits *lim, int flags,
             if (!near || !rows[j].ok || !(rows[j].time_us > 0) ||
                 gt_kcfg_parse(rows[j].config, &c, NULL, 0) != 0)
                 continue;
+            c.generic = rows[j].generic; /* estimated as it was timed */
             const double est = gt_space_estimate_us(&c, &at, lim) * gt_modelfix_factor(fix, &c);
             if (!(est > 0)) continue;
             res[j] = log(rows[j].time_us / est);
@@ -178,9 +181,13 @@ static int select_core(const gt_key *key, const gt_klimits *lim, int flags,
             np++;
         }
     }
+    /* A choice runs as a generic kernel (src/dispatch.c) and is estimated as one; a
+     * ranking is for tuning, which times exact kernels. */
     double est_min = 0;
     for (int i = 0; i < np; i++) {
-        pool[i].est_us = gt_space_estimate_us(&pool[i].cfg, key, lim) *
+        gt_kcfg as_run = pool[i].cfg;
+        as_run.generic = ranked == NULL;
+        pool[i].est_us = gt_space_estimate_us(&as_run, key, lim) *
                          gt_modelfix_factor(fix, &pool[i].cfg);
         if (pool[i].est_us > 0 && (est_min == 0 || pool[i].est_us < est_min)) est_min = pool[i].est_us;
     }

@@ -50,6 +50,7 @@ typedef struct gt_select_row {
     char config[GT_SELECT_CONFIG_MAX];
     int ok;                     /* ran and verified there */
     double time_us;             /* its median time there (ok rows) */
+    int generic;                /* the selector's own: config named a generic kernel */
 } gt_select_row;
 
 typedef struct gt_select_info {
