@@ -30,20 +30,23 @@ static const long long grid_mn[] = {1, 2, 4, 8, 16, 64, 256, 1024, 4096, 16384, 
 static const long long grid_k[] = {16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576};
 #define NGRID_MN (int)(sizeof grid_mn / sizeof grid_mn[0])
 #define NGRID_K (int)(sizeof grid_k / sizeof grid_k[0])
-/* A narrow class (alignment under 16 bytes: leading dimensions of odd sizes) also holds
- * each M and N point from 64 up one larger (65, 257, ...): the choice for an extent just
- * past a power of two, whose last row or column of tiles is nearly empty, differs from
- * the power's own, and odd extents are what put a shape in a narrow class. f32 4099 x 257
- * x 3001 TT ran the 16 x 16 tile (0.42 of cuBLAS on the H100) where the set held no tile
- * that suits 257 columns. */
+/* A narrow class (alignment under 16 bytes: leading dimensions of odd sizes) of a type
+ * with FMA kernels (f32, f64; not the tensor-core-only types) also holds each M and N
+ * point from 64 up one larger (65, 257, ...): the choice for an extent just past a power
+ * of two, whose last row or column of tiles is nearly empty, differs from the power's
+ * own, and odd extents are what put a shape in a narrow class. On the H100, f32 4099 x
+ * 257 x 3001 TT ran the 16 x 16 tile (0.42 of cuBLAS) where the set held no tile that
+ * suits 257 columns, and 0.52 with these points; bf16's 2-byte held-out shapes ran level
+ * with and without them (1.205 and 1.196 of cuBLAS) for twice the prebuild time. */
 #define ODD_FROM 64
 _Static_assert(2 * NGRID_MN <= GT_PREBUILD_EXTENTS_MAX, "room for every point and its odd twin");
 
 int gt_prebuild_extents(const gt_key *cls, long long *mn) {
+    const int odd = cls->align < 16 && !gt_dtype_tensor_only(cls->dtype);
     int n = 0;
     for (int i = 0; i < NGRID_MN; i++) {
         mn[n++] = grid_mn[i];
-        if (cls->align < 16 && grid_mn[i] >= ODD_FROM) mn[n++] = grid_mn[i] + 1;
+        if (odd && grid_mn[i] >= ODD_FROM) mn[n++] = grid_mn[i] + 1;
     }
     return n;
 }

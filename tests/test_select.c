@@ -205,8 +205,9 @@ static void prebuild_set_covers_choices(void) {
     free(one), free(four);
 }
 
-/* The grid's extents: a narrow class's hold each point from 64 and one past it (an odd
- * shape's last tile nearly empty), a 16-byte class's the points alone. */
+/* The grid's extents: a narrow f32 class's hold each point from 64 and one past it (an
+ * odd shape's last tile nearly empty); a 16-byte class's and a tensor-core-only type's,
+ * the points alone. */
 static void prebuild_grid_odd_extents(void) {
     gt_key wide = key_f32(1024, 1024, 1024), narrow = wide;
     narrow.align = 4;
@@ -221,6 +222,9 @@ static void prebuild_grid_odd_extents(void) {
     TAP_CHECK(nn == 17 && n256 && n257 && n4097 && n65537 && !n17,
               "4-byte class: %d extents, 256 %d, 257 %d, 4097 %d, 65537 %d, 17 %d", nn, n256, n257,
               n4097, n65537, n17);
+    gt_key bf16 = narrow;
+    bf16.dtype = GT_DT_BF16, bf16.align = 2;
+    TAP_CHECK(gt_prebuild_extents(&bf16, n) == 11, "bf16 2-byte class: the points alone");
 }
 
 static void select_prebuilt_set_is_chosen(void) {
