@@ -152,10 +152,10 @@ double gt_space_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_klimit
         int vb = c->vec * (int)es;
         eff *= vb >= 16 ? 1.0 : vb == 8 ? 0.92 : 0.83;
         /* A generic kernel (M, N and K its arguments) pays for such copies again: exact
-         * and generic twins of five tiles with copies of 4 bytes on six f32 shapes of the
-         * 4-byte class ran 1.01 to 1.56 times slower generic, 1.2 in the geometric mean
-         * and most where A is transposed; with 16-byte copies of packed operands, 1.05
-         * (H100). */
+         * and generic twins of five tiles with copies of 4 bytes on five f32 shapes of the
+         * 4-byte class ran 1.01 to 1.56 times slower generic, 1.16 in the geometric mean,
+         * 1.15 to 1.56 on the two TT shapes; with 16-byte copies of packed operands, 1.06
+         * (H100). The model takes 1.2. */
         if (c->generic && vb < 16) eff *= 0.83;
         double smem_eff = fma / (4.0 * (waves_a + waves_b));
         if (smem_eff < 1.0) eff *= smem_eff;
