@@ -31,10 +31,10 @@ static const long long grid_k[] = {16, 64, 256, 1024, 4096, 16384, 65536, 262144
 #define NGRID_MN (int)(sizeof grid_mn / sizeof grid_mn[0])
 #define NGRID_K (int)(sizeof grid_k / sizeof grid_k[0])
 /* A narrow class (alignment under 16 bytes: leading dimensions of odd sizes) of a type
- * with FMA kernels (f32, f64; not the tensor-core-only types) also holds each M and N
- * point from 64 up one larger (65, 257, ...): the choice for an extent just past a power
- * of two, whose last row or column of tiles is nearly empty, differs from the power's
- * own, and odd extents are what put a shape in a narrow class. On the H100, f32 4099 x
+ * with FMA kernels (f32, f64, f32_3xtf32; not the tensor-core-only ones) also holds each
+ * M and N point from 64 up one larger (65, 257, ...): the choice for an extent just past
+ * a power of two, whose last row or column of tiles is nearly empty, differs from the
+ * power's own, and odd extents are what put a shape in a narrow class. On the H100, f32 4099 x
  * 257 x 3001 TT ran the 16 x 16 tile (0.42 of cuBLAS) where the set held no tile that
  * suits 257 columns, and 0.52 with these points; bf16's 2-byte held-out shapes ran level
  * with and without them (1.205 and 1.196 of cuBLAS) for twice the prebuild time. */

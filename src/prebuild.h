@@ -8,7 +8,7 @@
  * node holds (tuner/select.h, gt_select_have). This module makes that set for a class:
  * the default configuration, and the selector's choices (any order, and async tuning's
  * same-order ones) at every point of a fixed grid of shapes (a factor of 4 apart; in a
- * narrow class of f32 or f64, extents one past those too) and at every shape the
+ * narrow class of a type with FMA kernels, extents one past those too) and at every shape the
  * layers have tuned, from the class's measured rows; then compiles those the binary
  * cache lacks, on threads, and stores them. `gemmtune prebuild` runs it per class.
  * Before the set exists, a first call compiles the generic kernel of its choice once
@@ -34,8 +34,9 @@ typedef struct gt_prebuild_report {
 } gt_prebuild_report;
 
 /* The grid's M and N points for cls's class into mn (GT_PREBUILD_EXTENTS_MAX): powers of
- * 4 from 16, every power of two below, and in a class under 16 bytes of f32 or f64 (not
- * a tensor-core-only type) each point from 64 one larger too; their count. K's points are the powers of 4 from 16 to 2^20. */
+ * 4 from 16, every power of two below, and in a class under 16 bytes of a type with FMA
+ * kernels (f32, f64, f32_3xtf32: not a tensor-core-only type) each point from 64 one
+ * larger too; their count. K's points are the powers of 4 from 16 to 2^20. */
 #define GT_PREBUILD_EXTENTS_MAX 22
 int gt_prebuild_extents(const gt_key *cls, long long *mn);
 
