@@ -130,7 +130,8 @@ if [ "$what" = heldout ]; then
   # built-in defaults off; "none", no cache file at all but the built-in defaults (a fresh
   # install); "bare", neither (the cost model alone). $HELDOUT_DTYPES (default f32 bf16);
   # $HELDOUT_SHIPPED: a file to ship instead of tuning one; $HELDOUT_SHIPS: which runs
-  # (default "shipped none").
+  # (default "shipped none"); $HELDOUT_NODE: the node's cache of generic kernels, kept
+  # between runs (default a fresh one in $OUT, removed after).
   S=${HELDOUT_SHIPPED:-$OUT/shipped.db}
   if [ -z "${HELDOUT_SHIPPED:-}" ]; then
     rm -f "$S"*
@@ -140,17 +141,18 @@ if [ "$what" = heldout ]; then
   fi
   # The node's generic kernels (one user cache for every run: binaries, no winners),
   # built from each run's layers before it; each run's user cache starts as its copy.
-  rm -f "$OUT/node.db"*
+  node=${HELDOUT_NODE:-$OUT/node.db}
+  [ -n "${HELDOUT_NODE:-}" ] || rm -f "$node"*
   for dt in ${HELDOUT_DTYPES:-f32 bf16}; do
     for ship in ${HELDOUT_SHIPS:-shipped none}; do
       rm -f "$OUT/fresh.db"*
       path=; [ "$ship" = shipped ] && path=$S
       defaults=0; [ "$ship" = none ] && defaults=1
       if [ "${HELDOUT_PREBUILD:-1}" = 1 ]; then
-        GEMMTUNE_CACHE="$OUT/node.db" GEMMTUNE_CACHE_PATH="$path" GEMMTUNE_DEFAULTS=$defaults \
+        GEMMTUNE_CACHE="$node" GEMMTUNE_CACHE_PATH="$path" GEMMTUNE_DEFAULTS=$defaults \
           ./$B/gemmtune prebuild --dtype "$dt" ${HELDOUT_PREBUILD_ARGS:---ops NN,NT,TN,TT --beta zero} >>"$OUT/prebuild.txt" 2>&1 || rc=1
         tail -1 "$OUT/prebuild.txt"
-        cp "$OUT/node.db" "$OUT/fresh.db"
+        cp "$node" "$OUT/fresh.db"
       fi
       echo "=== $dt, mode cached, shipped file: ${path:-none}, built-in defaults: $defaults, prebuilt: ${HELDOUT_PREBUILD:-1}" | tee -a "$OUT/heldout.txt"
       GEMMTUNE_MODE=cached GEMMTUNE_CACHE="$OUT/fresh.db" GEMMTUNE_CACHE_PATH="$path" GEMMTUNE_DEFAULTS=$defaults \
@@ -159,7 +161,8 @@ if [ "$what" = heldout ]; then
       tail -14 "$OUT/heldout.txt"
     done
   done
-  rm -f "$OUT/fresh.db"* "$OUT/node.db"*
+  rm -f "$OUT/fresh.db"*
+  [ -n "${HELDOUT_NODE:-}" ] || rm -f "$node"*
 fi
 if [ "$what" = dropin ]; then
   so=$(find $B -maxdepth 1 -name 'libgemmtune_cublas.so' | head -1)
