@@ -94,6 +94,7 @@ int gt_prebuild_set(const gt_key *cls, const gt_klimits *lim, const gt_modelfix 
             for (int c = 0; c < NGRID_K; c++)
                 points[np][0] = mn[a], points[np][1] = mn[b], points[np][2] = grid_k[c], np++;
     for (int i = 0; i < nrows; i++) {
+        if (!rows[i].ok) continue; /* a failure says what not to choose, not where to look */
         int seen = 0;
         for (int p = ngrid; p < np && !seen; p++)
             seen = points[p][0] == rows[i].m && points[p][1] == rows[i].n && points[p][2] == rows[i].k;
@@ -122,7 +123,7 @@ done:
 typedef struct build_job {
     const gt_key *cls;
     int arch;
-    gt_kcfg *todo;
+    const gt_kcfg *todo;
     gt_rtc_result *res;
     gt_status *st;
 } build_job;
@@ -133,54 +134,105 @@ static void build_one(int i, void *user) {
     j->st[i] = gt_kern_compile(&j->todo[i], j->cls, j->arch, &j->res[i]);
 }
 
-gt_status gt_prebuild_class(gt_devctx *dc, const gt_key *cls, int threads, gt_prebuild_report *rep) {
+gt_status gt_prebuild_rounds(const gt_key *cls, const gt_klimits *lim, const gt_modelfix *fix,
+                             const gt_select_row *measured, int nmeasured, int threads,
+                             const gt_prebuild_builder *b, gt_prebuild_report *rep) {
     memset(rep, 0, sizeof *rep);
-    double t0 = gt_measure_now_s();
-    gt_klimits lim;
-    gt_kern_limits(dc, &lim);
-    gt_kcfg *set = NULL;
-    gt_select_row *rows = NULL;
-    int nrows = gt_dispatch_class_rows(cls, &rows);
-    gt_modelfix *fix = malloc(sizeof *fix);
-    if (fix) gt_dispatch_model_fix(cls, &lim, fix);
-    int n = gt_prebuild_set(cls, &lim, fix, rows, nrows, threads, &set);
-    free(rows), free(fix);
-    if (n < 0) return gt_fail(GT_OUT_OF_MEMORY, "prebuild: the set of configurations");
-    rep->configs = n;
-    gt_kcfg *have = malloc(sizeof *have * (size_t)(n + 1024));
-    int nhave = have ? gt_kern_generic_have(cls, dc->arch, have, n + 1024) : 0;
-    gt_kcfg *todo = malloc(sizeof *todo * (size_t)(n + 1));
-    gt_rtc_result *res = calloc((size_t)(n + 1), sizeof *res);
-    gt_status *st = calloc((size_t)(n + 1), sizeof *st);
-    if (!have || !todo || !res || !st) {
-        free(set), free(have), free(todo), free(res), free(st);
-        return gt_fail(GT_OUT_OF_MEMORY, "prebuild: %d configurations", n);
-    }
-    int ntodo = 0;
-    for (int i = 0; i < n; i++) {
-        if (gt_kcfg_listed(have, nhave, &set[i])) {
-            rep->held++;
-            continue;
+    /* The measured rows, then a failed row (the selector's form: generic 0) for each
+     * kernel that did not build. */
+    int nrows = nmeasured;
+    gt_select_row *rows = malloc(sizeof *rows * (size_t)(nrows + 1));
+    if (!rows) return gt_fail(GT_OUT_OF_MEMORY, "prebuild: %d rows", nrows);
+    if (nrows > 0) memcpy(rows, measured, sizeof *rows * (size_t)nrows);
+    gt_status ret = GT_SUCCESS;
+    for (int round = 0; round < GT_PREBUILD_ROUNDS; round++) {
+        gt_kcfg *set = NULL;
+        const int n = gt_prebuild_set(cls, lim, fix, rows, nrows, threads, &set);
+        gt_kcfg *have = n >= 0 ? malloc(sizeof *have * (size_t)(n + 1024)) : NULL;
+        gt_kcfg *todo = n >= 0 ? malloc(sizeof *todo * (size_t)(n + 1)) : NULL;
+        int *ok = n >= 0 ? calloc((size_t)(n + 1), sizeof *ok) : NULL;
+        gt_select_row *more = n >= 0 ? realloc(rows, sizeof *rows * (size_t)(nrows + n + 1)) : NULL;
+        if (more) rows = more;
+        if (!set || !have || !todo || !ok || !more) {
+            free(set), free(have), free(todo), free(ok);
+            ret = gt_fail(GT_OUT_OF_MEMORY, "prebuild: the set of configurations");
+            break;
         }
-        todo[ntodo] = set[i];
-        todo[ntodo++].generic = 1;
+        const int nhave = b->have(b->user, have, n + 1024);
+        int ntodo = 0;
+        for (int i = 0; i < n; i++) {
+            if (gt_kcfg_listed(have, nhave, &set[i])) {
+                if (round == 0) rep->held++;
+                continue;
+            }
+            /* Failed in an earlier round (only the default, which every set holds, comes
+             * back): not tried again. */
+            char text[GT_SELECT_CONFIG_MAX];
+            gt_kcfg_format(&set[i], text, sizeof text);
+            int known = 0;
+            for (int r = nmeasured; r < nrows && !known; r++) known = strcmp(rows[r].config, text) == 0;
+            if (known) continue;
+            todo[ntodo] = set[i];
+            todo[ntodo++].generic = 1;
+        }
+        if (round == 0) rep->configs = rep->held;
+        rep->configs += ntodo;
+        if (ntodo > 0) b->build(b->user, todo, ntodo, ok, rep);
+        const int before = nrows;
+        for (int i = 0; i < ntodo; i++) {
+            if (ok[i]) continue;
+            gt_select_row *r = &rows[nrows++];
+            memset(r, 0, sizeof *r);
+            r->m = r->n = r->k = 1;
+            gt_kcfg c = todo[i];
+            c.generic = 0;
+            gt_kcfg_format(&c, r->config, sizeof r->config);
+        }
+        free(set), free(have), free(todo), free(ok);
+        if (nrows == before) break;
     }
-    build_job j = {.cls = cls, .arch = dc->arch, .todo = todo, .res = res, .st = st};
-    gt_pool_run(ntodo, threads < 1 ? 1 : threads, build_one, &j);
+    free(rows);
+    return ret;
+}
+
+typedef struct class_builder {
+    gt_devctx *dc;
+    const gt_key *cls;
+    int threads;
+} class_builder;
+
+static int class_have(void *user, gt_kcfg *out, int max) {
+    class_builder *cb = user;
+    return gt_kern_generic_have(cb->cls, cb->dc->arch, out, max);
+}
+
+/* Compiles todo on threads and stores each kernel that loads and passes gt_kern_load's
+ * checks (a DMMA kernel that spills is refused: a stored binary that every call refuses
+ * would cost each first call a compile). */
+static void class_build(void *user, const gt_kcfg *todo, int ntodo, int *ok, gt_prebuild_report *rep) {
+    class_builder *cb = user;
+    gt_rtc_result *res = calloc((size_t)ntodo, sizeof *res);
+    gt_status *st = calloc((size_t)ntodo, sizeof *st);
+    if (!res || !st) {
+        free(res), free(st);
+        rep->failed += ntodo;
+        gt_log(GT_LOG_WARN, "prebuild: out of memory for %d kernels", ntodo);
+        return;
+    }
+    build_job j = {.cls = cb->cls, .arch = cb->dc->arch, .todo = todo, .res = res, .st = st};
+    gt_pool_run(ntodo, cb->threads < 1 ? 1 : cb->threads, build_one, &j);
     for (int i = 0; i < ntodo; i++) {
         char text[96];
         gt_kcfg_format(&todo[i], text, sizeof text);
-        /* Stored only when it loads and passes gt_kern_load's checks (a DMMA kernel that
-         * spills is refused): a stored binary that every call refuses would cost each
-         * first call a compile. */
         gt_kern k;
-        gt_status ls = st[i] == GT_SUCCESS ? gt_kern_load(res[i].image, &todo[i], cls, &k) : st[i];
+        gt_status ls = st[i] == GT_SUCCESS ? gt_kern_load(res[i].image, &todo[i], cb->cls, &k) : st[i];
         if (ls == GT_SUCCESS) {
             gt_kern_unload(&k);
             gt_program p;
-            gt_kern_program(&todo[i], cls, &p);
-            gt_load_store(&p, dc->arch, res[i].image, res[i].size);
+            gt_kern_program(&todo[i], cb->cls, &p);
+            gt_load_store(&p, cb->dc->arch, res[i].image, res[i].size);
             rep->built++;
+            ok[i] = 1;
         } else {
             if (st[i] == GT_SUCCESS) rep->refused++;
             else rep->failed++;
@@ -190,7 +242,21 @@ gt_status gt_prebuild_class(gt_devctx *dc, const gt_key *cls, int threads, gt_pr
         }
         gt_rtc_result_free(&res[i]);
     }
-    free(set), free(have), free(todo), free(res), free(st);
+    free(res), free(st);
+}
+
+gt_status gt_prebuild_class(gt_devctx *dc, const gt_key *cls, int threads, gt_prebuild_report *rep) {
+    double t0 = gt_measure_now_s();
+    gt_klimits lim;
+    gt_kern_limits(dc, &lim);
+    gt_select_row *rows = NULL;
+    const int nrows = gt_dispatch_class_rows(cls, &rows);
+    gt_modelfix *fix = malloc(sizeof *fix);
+    if (fix) gt_dispatch_model_fix(cls, &lim, fix);
+    class_builder cb = {.dc = dc, .cls = cls, .threads = threads};
+    const gt_prebuild_builder b = {.have = class_have, .build = class_build, .user = &cb};
+    gt_status st = gt_prebuild_rounds(cls, &lim, fix, rows, nrows, threads, &b, rep);
+    free(rows), free(fix);
     rep->seconds = gt_measure_now_s() - t0;
-    return GT_SUCCESS;
+    return st;
 }

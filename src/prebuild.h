@@ -10,7 +10,9 @@
  * same-order ones) at every point of a fixed grid of shapes (a factor of 4 apart; in a
  * narrow class of a type with FMA kernels, extents one past those too) and at every shape the
  * layers have tuned, from the class's measured rows; then compiles those the binary
- * cache lacks, on threads, and stores them. `gemmtune prebuild` runs it per class.
+ * cache lacks, on threads, and stores them. Where a kernel does not compile or is refused,
+ * its points get the selector's next choice, built in a further round. `gemmtune
+ * prebuild` runs it per class.
  * Before the set exists, a first call compiles the generic kernel of its choice once
  * (then held for every later shape of the class).
  */
@@ -24,12 +26,13 @@
 #include "select.h"
 
 typedef struct gt_prebuild_report {
-    int configs;    /* the class's set */
+    int configs;    /* the class's set, with each round's replacements */
     int held;       /* already in the binary cache */
     int built;      /* compiled and stored now */
     int failed;     /* did not compile (logged) */
     int refused;    /* compiled into a kernel that gt_kern_load refuses (a DMMA kernel
-                       that spills): logged, not stored; its exact form still serves */
+                       that spills): logged, not stored, replaced; its exact form still
+                       serves tuned shapes */
     double seconds;
 } gt_prebuild_report;
 
@@ -48,9 +51,33 @@ int gt_prebuild_extents(const gt_key *cls, long long *mn);
 int gt_prebuild_set(const gt_key *cls, const gt_klimits *lim, const gt_modelfix *fix,
                     const gt_select_row *rows, int nrows, int threads, gt_kcfg **out);
 
-/* Builds the set of cls's class on dc (its context current): compiles (threads at once)
- * the generic kernels the binary cache lacks, loads each to check it, and stores those
- * that pass. The layers must be open and the user cache writable for them to last beyond
+/* Who builds for gt_prebuild_rounds: have fills out with up to max configurations whose
+ * generic kernels are held (the count); build compiles and stores todo[0..n) (generic
+ * kernels) and sets ok[i] to 1 for each stored, 0 for each that does not compile or is
+ * refused, counting them in rep. gt_prebuild_class's compiles with NVRTC and checks with
+ * gt_kern_load; a test's may pretend. */
+typedef struct gt_prebuild_builder {
+    int (*have)(void *user, gt_kcfg *out, int max);
+    void (*build)(void *user, const gt_kcfg *todo, int n, int *ok, gt_prebuild_report *rep);
+    void *user;
+} gt_prebuild_builder;
+
+/* The rounds of a class's build: the set (gt_prebuild_set, from the measured rows), then
+ * what b does not hold built by b; where some of it did not build, the set again with each
+ * of those marked failed, so that the selector gives their points its next choice, until a
+ * round adds no failure (at most GT_PREBUILD_ROUNDS). A failed configuration is not tried
+ * twice. rep (seconds aside) counts every round. On the H100 most generic DMMA kernels
+ * with 4 x 8 thread tiles spill and are refused; without their replacements f64's held-out
+ * shapes ran the held set's configurations at 0.70 of cuBLAS, against 0.78 where each
+ * first call built the selector's choice. */
+#define GT_PREBUILD_ROUNDS 4
+gt_status gt_prebuild_rounds(const gt_key *cls, const gt_klimits *lim, const gt_modelfix *fix,
+                             const gt_select_row *rows, int nrows, int threads,
+                             const gt_prebuild_builder *b, gt_prebuild_report *rep);
+
+/* Builds the set of cls's class on dc (its context current) in gt_prebuild_rounds: compiles
+ * (threads at once) the generic kernels the binary cache lacks, loads each to check it,
+ * and stores those that pass. The layers must be open and the user cache writable for them to last beyond
  * the process. */
 gt_status gt_prebuild_class(gt_devctx *dc, const gt_key *cls, int threads, gt_prebuild_report *rep);
 

@@ -162,6 +162,33 @@ static void select_have_never_failed(void) {
               "chose split %d for K = 64", cfg.split);
 }
 
+/* A pretend builder for gt_prebuild_rounds: holds what it builds, refuses one
+ * configuration, counts its rounds. */
+typedef struct fake_builder {
+    gt_kcfg refuse;
+    gt_kcfg held[1024];
+    int nheld, rounds;
+} fake_builder;
+
+static int fake_have(void *user, gt_kcfg *out, int max) {
+    fake_builder *fb = user;
+    int n = fb->nheld < max ? fb->nheld : max;
+    memcpy(out, fb->held, sizeof *out * (size_t)n);
+    return n;
+}
+
+static void fake_build(void *user, const gt_kcfg *todo, int n, int *ok, gt_prebuild_report *rep) {
+    fake_builder *fb = user;
+    fb->rounds++;
+    for (int i = 0; i < n; i++) {
+        gt_kcfg c = todo[i];
+        c.generic = 0; /* held and listed as configurations, as gt_kern_generic_have does */
+        ok[i] = memcmp(&c, &fb->refuse, sizeof c) != 0 && fb->nheld < 1024;
+        if (ok[i]) fb->held[fb->nheld++] = c, rep->built++;
+        else rep->refused++;
+    }
+}
+
 /* The node's set (src/prebuild.h) holds the default and the selector's choice at every
  * measured shape and at points between; it is the same with one thread or several, and
  * a new shape near a measured one then finds its choice held. */
@@ -202,6 +229,24 @@ static void prebuild_set_covers_choices(void) {
     gt_select_info info;
     TAP_CHECK(gt_select_have(&near, &h100, 0, NULL, rows, 2, one, n1, &cfg, &info) == 0 && info.in_have,
               "1100x900x1000: not held");
+    /* prebuild's rounds with x's generic kernel refused: the set built without x, its
+     * points given their next choice, so the near shape still finds a held choice, not x. */
+    fake_builder fb = {.refuse = cx};
+    const gt_prebuild_builder b = {.have = fake_have, .build = fake_build, .user = &fb};
+    gt_prebuild_report rep;
+    TAP_CHECK(gt_prebuild_rounds(&cls, &h100, NULL, rows, 2, 8, &b, &rep) == GT_SUCCESS, "rounds");
+    int held_x = gt_kcfg_listed(fb.held, fb.nheld, &cx), held_y = gt_kcfg_listed(fb.held, fb.nheld, &cy);
+    int held_new = 0;
+    for (int i = 0; i < fb.nheld; i++) held_new |= !gt_kcfg_listed(one, n1, &fb.held[i]);
+    TAP_CHECK(fb.rounds == 2 && rep.refused == 1 && !held_x && held_y && held_new &&
+                  rep.built == fb.nheld && rep.configs == rep.built + rep.refused && rep.held == 0,
+              "x refused: %d rounds, %d configurations, %d built, %d refused; x %d, y %d, a new one %d",
+              fb.rounds, rep.configs, rep.built, rep.refused, held_x, held_y, held_new);
+    gt_select_row failed[] = {rows[0], rows[1], row(1, 1, 1, x, 0, 0)};
+    TAP_CHECK(gt_select_have(&near, &h100, 0, NULL, failed, 3, fb.held, fb.nheld, &cfg, &info) == 0 &&
+                  info.in_have && memcmp(&cfg, &cx, sizeof cx) != 0,
+              "1100x900x1000 with x refused: held %d, x %d", info.in_have,
+              memcmp(&cfg, &cx, sizeof cx) == 0);
     free(one), free(four);
 }
 
