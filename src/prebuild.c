@@ -60,11 +60,14 @@ typedef struct set_job {
     long long (*points)[3];
     gt_kcfg *chosen;          /* 2 per point: any order, same order */
     int *ok;
+    const int *which;         /* the choices to make (indices of chosen); NULL: all */
 } set_job;
 
-/* gt_pool_run's job i: the selector at point i / 2, any order (even i) or same order. */
-static void select_one(int i, void *user) {
+/* gt_pool_run's job w: choice i = which[w] (or w), the selector at point i / 2, any order
+ * (even i) or same order. */
+static void select_one(int w, void *user) {
     set_job *j = user;
+    const int i = j->which ? j->which[w] : w;
     gt_key key = *j->cls;
     key.m = j->points[i / 2][0], key.n = j->points[i / 2][1], key.k = j->points[i / 2][2];
     j->ok[i] = gt_select(&key, j->lim, i % 2 ? GT_SPACE_SAME_ORDER : 0, j->fix, j->rows,
@@ -78,44 +81,61 @@ static int by_text(const void *a, const void *b) {
     return strcmp(x, y);
 }
 
-int gt_prebuild_set(const gt_key *cls, const gt_klimits *lim, const gt_modelfix *fix,
-                    const gt_select_row *rows, int nrows, int threads, gt_kcfg **out) {
-    *out = NULL;
-    /* The grid, then every measured shape once. */
+/* The set's points into *out (malloc'd): the grid, then every measured shape once (of the
+ * rows that ran: a failure says what not to choose, not where to look). The count, or -1
+ * out of memory. */
+static int set_points(const gt_key *cls, const gt_select_row *rows, int nrows, long long (**out)[3]) {
     long long mn[GT_PREBUILD_EXTENTS_MAX];
     const int nmn = gt_prebuild_extents(cls, mn), ngrid = nmn * nmn * NGRID_K;
     long long (*points)[3] = malloc(sizeof *points * (size_t)(ngrid + nrows));
-    gt_kcfg *chosen = malloc(sizeof *chosen * (size_t)(2 * (ngrid + nrows) + 1));
-    int *ok = calloc((size_t)(2 * (ngrid + nrows)), sizeof *ok);
-    int np = 0, n = -1;
-    if (!points || !chosen || !ok) goto done;
+    *out = points;
+    if (!points) return -1;
+    int np = 0;
     for (int a = 0; a < nmn; a++)
         for (int b = 0; b < nmn; b++)
             for (int c = 0; c < NGRID_K; c++)
                 points[np][0] = mn[a], points[np][1] = mn[b], points[np][2] = grid_k[c], np++;
     for (int i = 0; i < nrows; i++) {
-        if (!rows[i].ok) continue; /* a failure says what not to choose, not where to look */
+        if (!rows[i].ok) continue;
         int seen = 0;
         for (int p = ngrid; p < np && !seen; p++)
             seen = points[p][0] == rows[i].m && points[p][1] == rows[i].n && points[p][2] == rows[i].k;
         if (!seen) points[np][0] = rows[i].m, points[np][1] = rows[i].n, points[np][2] = rows[i].k, np++;
     }
-    set_job j = {.cls = cls, .lim = lim, .fix = fix, .rows = rows, .nrows = nrows,
-                 .points = points, .chosen = chosen, .ok = ok};
-    gt_pool_run(2 * np, threads < 1 ? 1 : threads, select_one, &j);
-    /* The chosen ones and the default, sorted, each once. */
-    n = 0;
-    for (int i = 0; i < 2 * np; i++)
-        if (ok[i]) chosen[n++] = chosen[i];
-    gt_kcfg_default(&chosen[n++], cls);
-    qsort(chosen, (size_t)n, sizeof *chosen, by_text);
+    return np;
+}
+
+/* The set of the choices made (ok) and cls's default, sorted by text, each once, into
+ * *out (malloc'd); the count, or -1 out of memory. */
+static int set_of(const gt_key *cls, const gt_kcfg *chosen, const int *ok, int nchosen, gt_kcfg **out) {
+    gt_kcfg *set = malloc(sizeof *set * (size_t)(nchosen + 1));
+    *out = set;
+    if (!set) return -1;
+    int n = 0;
+    for (int i = 0; i < nchosen; i++)
+        if (ok[i]) set[n++] = chosen[i];
+    gt_kcfg_default(&set[n++], cls);
+    qsort(set, (size_t)n, sizeof *set, by_text);
     int u = 0;
     for (int i = 0; i < n; i++)
-        if (u == 0 || memcmp(&chosen[u - 1], &chosen[i], sizeof *chosen) != 0) chosen[u++] = chosen[i];
-    n = u;
-    *out = chosen;
-    chosen = NULL;
-done:
+        if (u == 0 || memcmp(&set[u - 1], &set[i], sizeof *set) != 0) set[u++] = set[i];
+    return u;
+}
+
+int gt_prebuild_set(const gt_key *cls, const gt_klimits *lim, const gt_modelfix *fix,
+                    const gt_select_row *rows, int nrows, int threads, gt_kcfg **out) {
+    *out = NULL;
+    long long (*points)[3] = NULL;
+    const int np = set_points(cls, rows, nrows, &points);
+    gt_kcfg *chosen = np >= 0 ? malloc(sizeof *chosen * (size_t)(2 * np + 1)) : NULL;
+    int *ok = np >= 0 ? calloc((size_t)(2 * np + 1), sizeof *ok) : NULL;
+    int n = -1;
+    if (chosen && ok) {
+        set_job j = {.cls = cls, .lim = lim, .fix = fix, .rows = rows, .nrows = nrows,
+                     .points = points, .chosen = chosen, .ok = ok};
+        gt_pool_run(2 * np, threads < 1 ? 1 : threads, select_one, &j);
+        n = set_of(cls, chosen, ok, 2 * np, out);
+    }
     free(points), free(chosen), free(ok);
     return n;
 }
@@ -138,23 +158,40 @@ gt_status gt_prebuild_rounds(const gt_key *cls, const gt_klimits *lim, const gt_
                              const gt_select_row *measured, int nmeasured, int threads,
                              const gt_prebuild_builder *b, gt_prebuild_report *rep) {
     memset(rep, 0, sizeof *rep);
+    if (threads < 1) threads = 1;
+    /* The points and their choices are made once; a round chooses again only where the
+     * choice did not build (the others stand: a failure only takes a candidate away). */
+    long long (*points)[3] = NULL;
+    const int np = set_points(cls, measured, nmeasured, &points);
+    gt_kcfg *chosen = np >= 0 ? malloc(sizeof *chosen * (size_t)(2 * np + 1)) : NULL;
+    int *ok = np >= 0 ? calloc((size_t)(2 * np + 1), sizeof *ok) : NULL;
+    int *which = np >= 0 ? malloc(sizeof *which * (size_t)(2 * np + 1)) : NULL;
     /* The measured rows, then a failed row (the selector's form: generic 0) for each
-     * kernel that did not build. */
-    int nrows = nmeasured;
+     * kernel that did not build; bad: those configurations. */
+    int nrows = nmeasured, nbad = 0;
     gt_select_row *rows = malloc(sizeof *rows * (size_t)(nrows + 1));
-    if (!rows) return gt_fail(GT_OUT_OF_MEMORY, "prebuild: %d rows", nrows);
-    if (nrows > 0) memcpy(rows, measured, sizeof *rows * (size_t)nrows);
+    gt_kcfg *bad = NULL;
     gt_status ret = GT_SUCCESS;
+    if (!chosen || !ok || !which || !rows) {
+        ret = gt_fail(GT_OUT_OF_MEMORY, "prebuild: %d points", np);
+        goto done;
+    }
+    if (nrows > 0) memcpy(rows, measured, sizeof *rows * (size_t)nrows);
+    set_job j = {.cls = cls, .lim = lim, .fix = fix, .rows = rows, .nrows = nrows,
+                 .points = points, .chosen = chosen, .ok = ok};
+    gt_pool_run(2 * np, threads, select_one, &j);
     for (int round = 0; round < GT_PREBUILD_ROUNDS; round++) {
         gt_kcfg *set = NULL;
-        const int n = gt_prebuild_set(cls, lim, fix, rows, nrows, threads, &set);
+        const int n = set_of(cls, chosen, ok, 2 * np, &set);
         gt_kcfg *have = n >= 0 ? malloc(sizeof *have * (size_t)(n + 1024)) : NULL;
         gt_kcfg *todo = n >= 0 ? malloc(sizeof *todo * (size_t)(n + 1)) : NULL;
-        int *ok = n >= 0 ? calloc((size_t)(n + 1), sizeof *ok) : NULL;
-        gt_select_row *more = n >= 0 ? realloc(rows, sizeof *rows * (size_t)(nrows + n + 1)) : NULL;
-        if (more) rows = more;
-        if (!set || !have || !todo || !ok || !more) {
-            free(set), free(have), free(todo), free(ok);
+        int *built = n >= 0 ? calloc((size_t)(n + 1), sizeof *built) : NULL;
+        gt_select_row *more_rows = n >= 0 ? realloc(rows, sizeof *rows * (size_t)(nrows + n + 1)) : NULL;
+        if (more_rows) rows = more_rows;
+        gt_kcfg *more_bad = n >= 0 ? realloc(bad, sizeof *bad * (size_t)(nbad + n + 1)) : NULL;
+        if (more_bad) bad = more_bad;
+        if (!set || !have || !todo || !built || !more_rows || !more_bad) {
+            free(set), free(have), free(todo), free(built);
             ret = gt_fail(GT_OUT_OF_MEMORY, "prebuild: the set of configurations");
             break;
         }
@@ -167,31 +204,34 @@ gt_status gt_prebuild_rounds(const gt_key *cls, const gt_klimits *lim, const gt_
             }
             /* Failed in an earlier round (only the default, which every set holds, comes
              * back): not tried again. */
-            char text[GT_SELECT_CONFIG_MAX];
-            gt_kcfg_format(&set[i], text, sizeof text);
-            int known = 0;
-            for (int r = nmeasured; r < nrows && !known; r++) known = strcmp(rows[r].config, text) == 0;
-            if (known) continue;
+            if (gt_kcfg_listed(bad, nbad, &set[i])) continue;
             todo[ntodo] = set[i];
             todo[ntodo++].generic = 1;
         }
         if (round == 0) rep->configs = rep->held;
         rep->configs += ntodo;
-        if (ntodo > 0) b->build(b->user, todo, ntodo, ok, rep);
-        const int before = nrows;
+        if (ntodo > 0) b->build(b->user, todo, ntodo, built, rep);
+        const int before = nbad;
         for (int i = 0; i < ntodo; i++) {
-            if (ok[i]) continue;
+            if (built[i]) continue;
+            gt_kcfg c = todo[i];
+            c.generic = 0;
+            bad[nbad++] = c;
             gt_select_row *r = &rows[nrows++];
             memset(r, 0, sizeof *r);
             r->m = r->n = r->k = 1;
-            gt_kcfg c = todo[i];
-            c.generic = 0;
             gt_kcfg_format(&c, r->config, sizeof r->config);
         }
-        free(set), free(have), free(todo), free(ok);
-        if (nrows == before) break;
+        free(set), free(have), free(todo), free(built);
+        if (nbad == before) break;
+        int nwhich = 0;
+        for (int i = 0; i < 2 * np; i++)
+            if (ok[i] && gt_kcfg_listed(bad + before, nbad - before, &chosen[i])) which[nwhich++] = i;
+        j.rows = rows, j.nrows = nrows, j.which = which;
+        gt_pool_run(nwhich, threads, select_one, &j);
     }
-    free(rows);
+done:
+    free(points), free(chosen), free(ok), free(which), free(rows), free(bad);
     return ret;
 }
 

@@ -63,9 +63,10 @@ typedef struct gt_prebuild_builder {
 } gt_prebuild_builder;
 
 /* The rounds of a class's build: the set (gt_prebuild_set, from the measured rows), then
- * what b does not hold built by b; where some of it did not build, the set again with each
- * of those marked failed, so that the selector gives their points its next choice, until a
- * round adds no failure (at most GT_PREBUILD_ROUNDS). A failed configuration is not tried
+ * what b does not hold built by b; where some of it did not build, each of those is marked
+ * failed and the selector chooses again at the points that had chosen it (its next choice;
+ * the other points' choices stand, so the set is gt_prebuild_set's with those rows), until
+ * a round adds no failure (at most GT_PREBUILD_ROUNDS). A failed configuration is not tried
  * twice. rep (seconds aside) counts every round. On the H100 most generic DMMA kernels
  * with 4 x 8 thread tiles spill and are refused; with their replacements held, f64's
  * held-out shapes ran at 0.718 of cuBLAS, against 0.703 without. */

@@ -247,7 +247,14 @@ static void prebuild_set_covers_choices(void) {
                   info.in_have && memcmp(&cfg, &cx, sizeof cx) != 0,
               "1100x900x1000 with x refused: held %d, x %d", info.in_have,
               memcmp(&cfg, &cx, sizeof cx) == 0);
-    free(one), free(four);
+    /* Choosing again only where x was chosen gives the set of a whole search with x
+     * failed: what the rounds built is that set, less only x. */
+    gt_kcfg *whole = NULL;
+    const int nw = gt_prebuild_set(&cls, &h100, NULL, failed, 3, 8, &whole);
+    int same = nw == fb.nheld;
+    for (int i = 0; same && i < nw; i++) same = gt_kcfg_listed(fb.held, fb.nheld, &whole[i]);
+    TAP_CHECK(same, "rounds held %d, the whole search with x failed %d configurations", fb.nheld, nw);
+    free(one), free(four), free(whole);
 }
 
 /* The grid's extents: a narrow f32 class's hold each point from 64 and one past it (an
