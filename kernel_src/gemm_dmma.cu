@@ -276,8 +276,11 @@ extern "C" __global__ void __launch_bounds__(gt::NT, GT_MINB)
     };
 
     // Fragments of one instruction group (KG k slices), double-buffered: the next group is
-    // read while this one computes.
-    double fa[2][KG][TM], fb[2][KG][TN];
+    // read while this one computes. A generic kernel keeps one buffer: its bounds checks
+    // take the registers the second one would (double-buffered, most generic kernels with
+    // 4 x 8 and 4 x 6 fragments per warp spill at 255 registers; single, none does).
+    constexpr bool FRAG_DB = !GT_GENERIC;
+    double fa[FRAG_DB ? 2 : 1][KG][TM], fb[FRAG_DB ? 2 : 1][KG][TN];
     auto load_frags = [&](auto bc, const double *st, int grp) {
         constexpr int b = decltype(bc)::value;
 #pragma unroll
@@ -299,19 +302,28 @@ extern "C" __global__ void __launch_bounds__(gt::NT, GT_MINB)
         constexpr int P = decltype(parc)::value;
         prefetch(kt);
         const double *cur = sm + rst * STAGE;
+        if constexpr (FRAG_DB) {
 #pragma unroll
-        for (int grp = 0; grp < NG; ++grp) {
-            const int buf = (P * NG + grp) & 1;
-            if (grp == NG - 1) {
-                const double *nxt = next_stage();
-                with_buf(!buf, [&](auto c) { load_frags(c, nxt, 0); });
-            } else {
-                with_buf(!buf, [&](auto c) { load_frags(c, cur, grp + 1); });
+            for (int grp = 0; grp < NG; ++grp) {
+                const int buf = (P * NG + grp) & 1;
+                if (grp == NG - 1) {
+                    const double *nxt = next_stage();
+                    with_buf(!buf, [&](auto c) { load_frags(c, nxt, 0); });
+                } else {
+                    with_buf(!buf, [&](auto c) { load_frags(c, cur, grp + 1); });
+                }
+                with_buf(buf, [&](auto c) { mma_group(c); });
             }
-            with_buf(buf, [&](auto c) { mma_group(c); });
+        } else {
+#pragma unroll
+            for (int grp = 0; grp < NG; ++grp) {
+                load_frags(ic<0>(), cur, grp);
+                mma_group(ic<0>());
+            }
+            next_stage();
         }
     };
-    load_frags(ic<0>(), sm, 0);
+    if constexpr (FRAG_DB) load_frags(ic<0>(), sm, 0);
     if constexpr (NG % 2 == 0) {
         for (int kt = 0; kt < nk; ++kt) step(kt, ic<0>());
     } else {

@@ -67,9 +67,7 @@ typedef struct gt_prebuild_builder {
  * failed and the selector chooses again at the points that had chosen it (its next choice;
  * the other points' choices stand, so the set is gt_prebuild_set's with those rows), until
  * a round adds no failure (at most GT_PREBUILD_ROUNDS). A failed configuration is not tried
- * twice. rep (seconds aside) counts every round. On the H100 most generic DMMA kernels
- * with 4 x 8 thread tiles spill and are refused; with their replacements held, f64's
- * held-out shapes ran at 0.718 of cuBLAS, against 0.703 without. */
+ * twice. rep (seconds aside) counts every round. */
 #define GT_PREBUILD_ROUNDS 4
 gt_status gt_prebuild_rounds(const gt_key *cls, const gt_klimits *lim, const gt_modelfix *fix,
                              const gt_select_row *rows, int nrows, int threads,
