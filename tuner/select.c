@@ -48,17 +48,46 @@ static double weight(const gt_key *key, const gt_select_row *r) {
     return exp(-d2 / (GT_SELECT_SIGMA * GT_SELECT_SIGMA));
 }
 
-static int failed(const gt_select_row *rows, int n, const char *text) {
-    for (int i = 0; i < n; i++)
-        if (!rows[i].ok && strcmp(rows[i].config, text) == 0) return 1;
+/* The pool's texts to their places: an open-addressed table, so that building the pool
+ * and reading the rows' evidence take time linear in their counts (a prebuilt class holds
+ * hundreds of configurations and its rows hundreds of timings, and a first call's choice
+ * is a few milliseconds of host time). */
+typedef struct {
+    int *at;            /* pool index, or -1 for an empty slot */
+    unsigned mask;      /* slots - 1, slots a power of two at least twice the entries */
+    const pooled *pool;
+} text_index;
+
+static unsigned hash_text(const char *s) {
+    unsigned h = 2166136261u; /* FNV-1a */
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+static int index_init(text_index *t, const pooled *pool, int max) {
+    unsigned slots = 16;
+    while (slots < 2u * (unsigned)max) slots *= 2;
+    t->at = malloc(sizeof *t->at * slots);
+    t->mask = slots - 1, t->pool = pool;
+    if (!t->at) return -1;
+    for (unsigned i = 0; i < slots; i++) t->at[i] = -1;
     return 0;
 }
 
-static int in_pool(const pooled *p, int n, const char *text) {
-    for (int i = 0; i < n; i++)
-        if (strcmp(p[i].text, text) == 0) return 1;
-    return 0;
+/* The pool index of text, or -1. */
+static int index_find(const text_index *t, const char *text) {
+    for (unsigned h = hash_text(text) & t->mask;; h = (h + 1) & t->mask)
+        if (t->at[h] < 0 || strcmp(t->pool[t->at[h]].text, text) == 0) return t->at[h];
 }
+
+/* Adds pool entry i (its text not yet in t). */
+static void index_add(text_index *t, int i) {
+    unsigned h = hash_text(t->pool[i].text) & t->mask;
+    while (t->at[h] >= 0) h = (h + 1) & t->mask;
+    t->at[h] = i;
+}
+
+static int by_bytes(const void *a, const void *b) { return memcmp(a, b, sizeof(gt_kcfg)); }
 
 int gt_select(const gt_key *key, const gt_klimits *lim, int flags, const gt_modelfix *fix,
               const gt_select_row *in, int nrows, gt_kcfg *out, gt_select_info *info) {
@@ -92,12 +121,23 @@ static int select_core(const gt_key *key, const gt_klimits *lim, int flags,
     gt_select_row *rows = malloc(sizeof *rows * (size_t)(nrows > 0 ? nrows : 1));
     gt_cand *cands = NULL;
     gt_space_counts counts;
-    pooled *pool = malloc(sizeof *pool * (size_t)(GT_SELECT_POOL + nhave + nrows + 1));
+    const int maxpool = GT_SELECT_POOL + nhave + nrows + 1;
+    pooled *pool = malloc(sizeof *pool * (size_t)maxpool);
     double *res = malloc(sizeof *res * (size_t)(nrows > 0 ? nrows : 1));
-    scored *sc = malloc(sizeof *sc * (size_t)(GT_SELECT_POOL + nhave + nrows + 1));
+    scored *sc = malloc(sizeof *sc * (size_t)maxpool);
+    /* Per pool entry: failed somewhere, and its evidence (weighted error, weight). */
+    int *bad = calloc((size_t)maxpool, sizeof *bad);
+    double *ev = calloc((size_t)maxpool, sizeof *ev), *evw = calloc((size_t)maxpool, sizeof *evw);
+    /* The held list in memcmp order, for its membership test (gt_kcfg_listed's). */
+    gt_kcfg *held = malloc(sizeof *held * (size_t)(nhave > 0 ? nhave : 1));
+    text_index ti = {0};
     int ret = -1, nsc = 0;
     if (nranked) *nranked = 0;
-    if (!rows || !pool || !res || !sc) goto done;
+    if (!rows || !pool || !res || !sc || !bad || !ev || !evw || !held ||
+        index_init(&ti, pool, maxpool) != 0)
+        goto done;
+    if (nhave > 0) memcpy(held, have, sizeof *held * (size_t)nhave);
+    qsort(held, (size_t)(nhave > 0 ? nhave : 0), sizeof *held, by_bytes);
     if (nrows > 0) memcpy(rows, in, sizeof *rows * (size_t)nrows);
     /* A generic kernel's timing (tuning times the model's first as one) speaks for its
      * configuration: the selector's choices run as generic kernels anyway (src/dispatch.c). */
@@ -151,20 +191,20 @@ static int select_core(const gt_key *key, const gt_klimits *lim, int flags,
          * the tuner's own rules) is left out, as the space would leave it. */
         pool[np].cfg = have[i];
         gt_kcfg_format(&have[i], pool[np].text, sizeof pool[np].text);
-        if (in_pool(pool, np, pool[np].text) ||
+        if (index_find(&ti, pool[np].text) >= 0 ||
             gt_kcfg_check(&have[i], key, lim, GT_KC_LEGAL | GT_KC_PRUNE))
             continue;
         if ((flags & GT_SPACE_SAME_ORDER) && !gt_kcfg_same_order(&have[i], key)) continue;
-        np++;
+        index_add(&ti, np++);
     }
     int held_legal = np;
     for (int i = 0; i < nrows; i++) {
-        if (!rows[i].ok || in_pool(pool, np, rows[i].config)) continue;
+        if (!rows[i].ok || index_find(&ti, rows[i].config) >= 0) continue;
         char why[256];
         if (gt_kcfg_validate(rows[i].config, key, lim, &pool[np].cfg, why, sizeof why) != 0) continue;
         if ((flags & GT_SPACE_SAME_ORDER) && !gt_kcfg_same_order(&pool[np].cfg, key)) continue;
         snprintf(pool[np].text, sizeof pool[np].text, "%s", rows[i].config);
-        np++;
+        index_add(&ti, np++);
     }
     /* A held set too small to stand for the space (binaries of the few shapes this node
      * has run, not a prebuilt set) does not replace the model's search: its configurations
@@ -175,10 +215,10 @@ static int select_core(const gt_key *key, const gt_klimits *lim, int flags,
         for (int i = 0; i < ncand; i++) {
             char text[GT_SELECT_CONFIG_MAX];
             gt_kcfg_format(&cands[i].cfg, text, sizeof text);
-            if (in_pool(pool, np, text)) continue;
+            if (index_find(&ti, text) >= 0) continue;
             pool[np].cfg = cands[i].cfg;
             snprintf(pool[np].text, sizeof pool[np].text, "%s", text);
-            np++;
+            index_add(&ti, np++);
         }
     }
     /* A choice runs as a generic kernel (src/dispatch.c) and is estimated as one; a
@@ -191,27 +231,31 @@ static int select_core(const gt_key *key, const gt_klimits *lim, int flags,
                          gt_modelfix_factor(fix, &pool[i].cfg);
         if (pool[i].est_us > 0 && (est_min == 0 || pool[i].est_us < est_min)) est_min = pool[i].est_us;
     }
+    /* What the rows say of each pool entry: failed for some shape (never chosen), and
+     * its error against the model at each measured shape that timed it (rows are sorted
+     * by shape; the first timing of it there is its fastest), summed in the rows' order. */
+    for (int i = 0; i < nrows; i++) {
+        const int c = index_find(&ti, rows[i].config);
+        if (c < 0) continue;
+        if (!rows[i].ok) bad[c] = 1;
+        if (isnan(res[i])) continue;
+        if (i > 0 && same_shape(&rows[i - 1], &rows[i]) &&
+            strcmp(rows[i - 1].config, rows[i].config) == 0 && !isnan(res[i - 1]))
+            continue; /* a second timing of it on this shape */
+        const double wi = weight(key, &rows[i]);
+        ev[c] += wi * res[i];
+        evw[c] += wi;
+    }
     int chosen = -1, had = -1;
     double chosen_score = 0, had_score = 0;
     int chosen_measured = 0, had_measured = 0;
     for (int c = 0; c < np; c++) {
-        if (failed(rows, nrows, pool[c].text)) {
+        if (bad[c]) {
             info->excluded++;
             continue;
         }
         info->pool++;
-        /* Evidence: c's error against the model at each measured shape that timed it
-         * (rows are sorted by shape; the first timing of c there is its fastest). */
-        double e = 0, w = 0;
-        for (int i = 0; i < nrows; i++) {
-            if (isnan(res[i]) || strcmp(rows[i].config, pool[c].text) != 0) continue;
-            if (i > 0 && same_shape(&rows[i - 1], &rows[i]) &&
-                strcmp(rows[i - 1].config, rows[i].config) == 0 && !isnan(res[i - 1]))
-                continue; /* a second timing of c on this shape */
-            double wi = weight(key, &rows[i]);
-            e += wi * res[i];
-            w += wi;
-        }
+        const double e = ev[c], w = evw[c];
         if (w > 0) info->measured++;
         /* The model's estimate for this shape, moved by what c's measurements say the
          * model gets wrong about it; the doubt about an unmeasured configuration fades as
@@ -223,7 +267,7 @@ static int select_core(const gt_key *key, const gt_klimits *lim, int flags,
             (s == chosen_score && strcmp(pool[c].text, pool[chosen].text) < 0)) {
             chosen = c, chosen_score = s, chosen_measured = w > 0;
         }
-        if (gt_kcfg_listed(have, nhave, &pool[c].cfg) &&
+        if (nhave > 0 && bsearch(&pool[c].cfg, held, (size_t)nhave, sizeof *held, by_bytes) &&
             (had < 0 || s < had_score || (s == had_score && strcmp(pool[c].text, pool[had].text) < 0))) {
             had = c, had_score = s, had_measured = w > 0;
         }
@@ -244,6 +288,7 @@ static int select_core(const gt_key *key, const gt_klimits *lim, int flags,
     }
 done:
     free(rows), free(cands), free(pool), free(res), free(sc);
+    free(bad), free(ev), free(evw), free(held), free(ti.at);
     return ret;
 }
 
