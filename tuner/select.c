@@ -136,8 +136,10 @@ static int select_core(const gt_key *key, const gt_klimits *lim, int flags,
     if (!rows || !pool || !res || !sc || !bad || !ev || !evw || !held ||
         index_init(&ti, pool, maxpool) != 0)
         goto done;
-    if (nhave > 0) memcpy(held, have, sizeof *held * (size_t)nhave);
-    qsort(held, (size_t)(nhave > 0 ? nhave : 0), sizeof *held, by_bytes);
+    if (nhave > 0) {
+        memcpy(held, have, sizeof *held * (size_t)nhave);
+        qsort(held, (size_t)nhave, sizeof *held, by_bytes);
+    }
     if (nrows > 0) memcpy(rows, in, sizeof *rows * (size_t)nrows);
     /* A generic kernel's timing (tuning times the model's first as one) speaks for its
      * configuration: the selector's choices run as generic kernels anyway (src/dispatch.c). */
