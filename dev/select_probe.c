@@ -1,8 +1,9 @@
 /*
  * select_probe.c: no GPU. For each shape of a shape file, what the selector chooses on an
  * H100 from the built-in defaults' rows: with the node's generic set held (what mode
- * cached runs after `gemmtune prebuild`) and without it (the whole candidate space), and
- * the cost model's estimate of each (corrected, tuner/modelfix.h). Shows where the held set narrows the choice.
+ * cached runs after `gemmtune prebuild`) and without it (the whole candidate space), the
+ * cost model's estimate of each (corrected, tuner/modelfix.h), and how long the held
+ * choice took. Shows where the held set narrows the choice.
  *
  * Build (from the repository root, after tools/build.sh):
  *        cc -std=c11 -Ibase -Ituner -Itests -Iinclude -Icache -Iruntime -Isrc \
