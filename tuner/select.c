@@ -17,6 +17,8 @@ typedef struct {
     gt_kcfg cfg;
     char text[GT_SELECT_CONFIG_MAX];
     double est_us;
+    int failed;         /* some row says it failed: never chosen */
+    double err, weight; /* its rows' weighted error against the model, and their weight */
 } pooled;
 
 static int row_order(const void *pa, const void *pb) {
@@ -122,18 +124,15 @@ static int select_core(const gt_key *key, const gt_klimits *lim, int flags,
     gt_cand *cands = NULL;
     gt_space_counts counts;
     const int maxpool = GT_SELECT_POOL + nhave + nrows + 1;
-    pooled *pool = malloc(sizeof *pool * (size_t)maxpool);
+    pooled *pool = calloc((size_t)maxpool, sizeof *pool);
     double *res = malloc(sizeof *res * (size_t)(nrows > 0 ? nrows : 1));
     scored *sc = malloc(sizeof *sc * (size_t)maxpool);
-    /* Per pool entry: failed somewhere, and its evidence (weighted error, weight). */
-    int *bad = calloc((size_t)maxpool, sizeof *bad);
-    double *ev = calloc((size_t)maxpool, sizeof *ev), *evw = calloc((size_t)maxpool, sizeof *evw);
     /* The held list in memcmp order, for its membership test (gt_kcfg_listed's). */
     gt_kcfg *held = malloc(sizeof *held * (size_t)(nhave > 0 ? nhave : 1));
     text_index ti = {0};
     int ret = -1, nsc = 0;
     if (nranked) *nranked = 0;
-    if (!rows || !pool || !res || !sc || !bad || !ev || !evw || !held ||
+    if (!rows || !pool || !res || !sc || !held ||
         index_init(&ti, pool, maxpool) != 0)
         goto done;
     if (nhave > 0) {
@@ -239,25 +238,25 @@ static int select_core(const gt_key *key, const gt_klimits *lim, int flags,
     for (int i = 0; i < nrows; i++) {
         const int c = index_find(&ti, rows[i].config);
         if (c < 0) continue;
-        if (!rows[i].ok) bad[c] = 1;
+        if (!rows[i].ok) pool[c].failed = 1;
         if (isnan(res[i])) continue;
         if (i > 0 && same_shape(&rows[i - 1], &rows[i]) &&
             strcmp(rows[i - 1].config, rows[i].config) == 0 && !isnan(res[i - 1]))
             continue; /* a second timing of it on this shape */
         const double wi = weight(key, &rows[i]);
-        ev[c] += wi * res[i];
-        evw[c] += wi;
+        pool[c].err += wi * res[i];
+        pool[c].weight += wi;
     }
     int chosen = -1, had = -1;
     double chosen_score = 0, had_score = 0;
     int chosen_measured = 0, had_measured = 0;
     for (int c = 0; c < np; c++) {
-        if (bad[c]) {
+        if (pool[c].failed) {
             info->excluded++;
             continue;
         }
         info->pool++;
-        const double e = ev[c], w = evw[c];
+        const double e = pool[c].err, w = pool[c].weight;
         if (w > 0) info->measured++;
         /* The model's estimate for this shape, moved by what c's measurements say the
          * model gets wrong about it; the doubt about an unmeasured configuration fades as
@@ -290,7 +289,7 @@ static int select_core(const gt_key *key, const gt_klimits *lim, int flags,
     }
 done:
     free(rows), free(cands), free(pool), free(res), free(sc);
-    free(bad), free(ev), free(evw), free(held), free(ti.at);
+    free(held), free(ti.at);
     return ret;
 }
 
