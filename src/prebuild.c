@@ -122,21 +122,28 @@ static int set_of(const gt_key *cls, const gt_kcfg *chosen, const int *ok, int n
     return u;
 }
 
+/* The set's points (set_points) and the selector's two choices at each (select_one, on
+ * threads) into *j, whose points, chosen and ok are malloc'd (the caller frees them, set
+ * or not); the count of points, or -1 out of memory. */
+static int choose_all(const gt_key *cls, const gt_klimits *lim, const gt_modelfix *fix,
+                      const gt_select_row *rows, int nrows, int threads, set_job *j) {
+    *j = (set_job){.cls = cls, .lim = lim, .fix = fix, .rows = rows, .nrows = nrows};
+    const int np = set_points(cls, rows, nrows, &j->points);
+    if (np < 0) return -1;
+    j->chosen = malloc(sizeof *j->chosen * (size_t)(2 * np + 1));
+    j->ok = calloc((size_t)(2 * np + 1), sizeof *j->ok);
+    if (!j->chosen || !j->ok) return -1;
+    gt_pool_run(2 * np, threads < 1 ? 1 : threads, select_one, j);
+    return np;
+}
+
 int gt_prebuild_set(const gt_key *cls, const gt_klimits *lim, const gt_modelfix *fix,
                     const gt_select_row *rows, int nrows, int threads, gt_kcfg **out) {
     *out = NULL;
-    long long (*points)[3] = NULL;
-    const int np = set_points(cls, rows, nrows, &points);
-    gt_kcfg *chosen = np >= 0 ? malloc(sizeof *chosen * (size_t)(2 * np + 1)) : NULL;
-    int *ok = np >= 0 ? calloc((size_t)(2 * np + 1), sizeof *ok) : NULL;
-    int n = -1;
-    if (chosen && ok) {
-        set_job j = {.cls = cls, .lim = lim, .fix = fix, .rows = rows, .nrows = nrows,
-                     .points = points, .chosen = chosen, .ok = ok};
-        gt_pool_run(2 * np, threads < 1 ? 1 : threads, select_one, &j);
-        n = set_of(cls, chosen, ok, 2 * np, out);
-    }
-    free(points), free(chosen), free(ok);
+    set_job j;
+    const int np = choose_all(cls, lim, fix, rows, nrows, threads, &j);
+    const int n = np >= 0 ? set_of(cls, j.chosen, j.ok, 2 * np, out) : -1;
+    free(j.points), free(j.chosen), free(j.ok);
     return n;
 }
 
@@ -161,10 +168,11 @@ gt_status gt_prebuild_rounds(const gt_key *cls, const gt_klimits *lim, const gt_
     if (threads < 1) threads = 1;
     /* The points and their choices are made once; a round chooses again only where the
      * choice did not build (the others stand: a failure only takes a candidate away). */
-    long long (*points)[3] = NULL;
-    const int np = set_points(cls, measured, nmeasured, &points);
-    gt_kcfg *chosen = np >= 0 ? malloc(sizeof *chosen * (size_t)(2 * np + 1)) : NULL;
-    int *ok = np >= 0 ? calloc((size_t)(2 * np + 1), sizeof *ok) : NULL;
+    set_job j;
+    const int np = choose_all(cls, lim, fix, measured, nmeasured, threads, &j);
+    long long (*points)[3] = j.points;
+    gt_kcfg *chosen = j.chosen;
+    int *ok = j.ok;
     int *which = np >= 0 ? malloc(sizeof *which * (size_t)(2 * np + 1)) : NULL;
     /* The measured rows, then a failed row (the selector's form: generic 0) for each
      * kernel that did not build; bad: those configurations. */
@@ -172,14 +180,11 @@ gt_status gt_prebuild_rounds(const gt_key *cls, const gt_klimits *lim, const gt_
     gt_select_row *rows = malloc(sizeof *rows * (size_t)(nrows + 1));
     gt_kcfg *bad = NULL;
     gt_status ret = GT_SUCCESS;
-    if (!chosen || !ok || !which || !rows) {
+    if (np < 0 || !which || !rows) {
         ret = gt_fail(GT_OUT_OF_MEMORY, "prebuild: %d points", np);
         goto done;
     }
     if (nrows > 0) memcpy(rows, measured, sizeof *rows * (size_t)nrows);
-    set_job j = {.cls = cls, .lim = lim, .fix = fix, .rows = rows, .nrows = nrows,
-                 .points = points, .chosen = chosen, .ok = ok};
-    gt_pool_run(2 * np, threads, select_one, &j);
     for (int round = 0; round < GT_PREBUILD_ROUNDS; round++) {
         gt_kcfg *set = NULL;
         const int n = set_of(cls, chosen, ok, 2 * np, &set);
