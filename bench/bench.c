@@ -192,6 +192,7 @@ typedef struct {
     int lt_returned, lt_algos, lt_pick;
     const char *bound, *source, *cls;
     int tuned, ok;
+    long long compiles; /* NVRTC compiles during the cold call */
 } result;
 
 /* What lives for the whole run: handles, the stream, the L2 flush buffer, cuBLASLt's
@@ -783,6 +784,7 @@ static int bench_shape(const bench_env *env, const dtype_info *dt, const shape *
     r->cold_s = now_s() - t0;
     gt_get_stats(&after);
     r->tuned = after.tunes > before.tunes;
+    r->compiles = (long long)(after.compiles - before.compiles);
     r->source = after.fallbacks > before.fallbacks ? "fallback" : r->tuned ? "tuned"
               : after.cache_hits > before.cache_hits ? "cache"
               : after.plan_hits > before.plan_hits   ? "plan" : "?";
@@ -1014,7 +1016,8 @@ static int write_json(const char *path, const struct cudaDeviceProp *p, const be
                  0);
         json_num(f, "cublaslt_rel_err", r->lt_rel_err, "%.3e", 0);
         json_num(f, "cold_s", r->cold_s, "%.6f", 0);
-        fprintf(f, "\"tuned\": %s, \"source\": \"%s\", ", r->tuned ? "true" : "false", r->source);
+        fprintf(f, "\"tuned\": %s, \"source\": \"%s\", \"compiles\": %lld, ", r->tuned ? "true" : "false",
+                r->source, r->compiles);
         json_num(f, "rel_err", r->rel_err, "%.3e", 0);
         json_num(f, "max_rel_err", r->max_err, "%.3e", 0);
         json_num(f, "floor_us", r->floor_us, "%.3f", 0);

@@ -1330,6 +1330,21 @@ static void kcfg_space_model_measured(void) {
     TAP_CHECK(n > 0 && c[0].cfg.fam == GT_FAM_WGMMA, "bf16 383x6143x1535 2-byte class: first %s",
               n > 0 ? fmt(&c[0].cfg).s : "-");
     free(c);
+    /* tf32 in the 4-byte class (H100, 997 x 1009 x 1013 TT): MMA's copies of one element
+     * each bound its generic 128 x 64 tiles at 77.5 us; WGMMA's 64 x 128 tiles after their
+     * aligned packs ran 28 us (tuned). The model sees the copies' count, puts that MMA
+     * kernel over 55 us and ranks WGMMA first, in the whole space and between the two. */
+    gt_kcfg mma4 = CFG(GT_FAM_MMA, 128, 64, 16, 32, 32, 4, 2, 3, 1, 1, 1),
+            wg4 = CFG(GT_FAM_WGMMA, 64, 128, 32, 64, 64, 2, 1, 4, 1, 1, 1);
+    mma4.generic = wg4.generic = 1;
+    make_key_dt(&key, 90, GT_DT_TF32, 1, 1, 997, 1009, 1013, 4, 1);
+    const double tm4 = gt_space_estimate_us(&mma4, &key, &h100), tw4 = gt_space_estimate_us(&wg4, &key, &h100);
+    TAP_CHECK(tm4 > 55.0 && tw4 < tm4, "tf32 997x1009x1013 TT 4-byte class: MMA %.1f us, WGMMA %.1f us",
+              tm4, tw4);
+    n = gt_space_build(&key, &h100, DEFAULT_MAX_CANDIDATES, 0, &c, &counts);
+    TAP_CHECK(n > 0 && c[0].cfg.fam == GT_FAM_WGMMA, "tf32 997x1009x1013 TT 4-byte class: first %s",
+              n > 0 ? fmt(&c[0].cfg).s : "-");
+    free(c);
     /* Generic SIMT kernels with copies of 4 bytes (H100, f32 4099 x 257 x 3001 TT in the
      * 4-byte class): 64 x 24 tiles with scalar copies ran 287 us exact, 403 generic; 16 x
      * 96 tiles with packed 16-byte copies 292 exact, 297 generic. The model ranks the

@@ -44,6 +44,14 @@
  * shapes of bench/train.txt's odd ladder timed (1,018 timings): median 102, 100 to 125 per
  * shape, flat across tile sizes, stages and BK. */
 #define SM_NARROW_LOADS_PER_US 105.0
+/* The same bound holds MMA's copies of one 4-byte element (tf32 in the 4-byte class: a
+ * cp.async of 4 bytes each), at about 80 warp-wide copies per SM per microsecond. H100,
+ * generic tf32 MMA tiles in the 4-byte class chosen by mode cached (bench/README.md,
+ * "tf32 in the 4-byte class"): 79 to 84 per SM on 997 x 1009 x 1013 TT, 4099 x 257 x 3001
+ * TT and 123 x 4567 x 891 NN, 69 on 12544 x 64 x 147 NN (launch included). Without the
+ * term the model rated those MMA tiles above WGMMA's packed ones, which ran 2 to 3 times
+ * faster. */
+#define SM_NARROW4_LOADS_PER_US 80.0
 
 static double cdivd(double a, double b) { return ceil(a / b); }
 
@@ -261,9 +269,10 @@ double gt_space_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_klimit
          * the model puts such kernels at a quarter to a third of their time (bf16 383 x
          * 6143 x 1535 NN: MMA 192 x 96 tiles estimated 32 us, run in 128; WGMMA, whose
          * packs copy the operands aligned first, estimated 35, run in 46). */
-        if (c->fam == GT_FAM_MMA && vb < 4) {
+        if (c->fam == GT_FAM_MMA && vb <= 4) {
             double loads = blocks * (c->bm + c->bn) * kps / c->vec / 32.0;
-            narrow_us = loads / fmin(blocks, (double)sms) / SM_NARROW_LOADS_PER_US;
+            narrow_us = loads / fmin(blocks, (double)sms) /
+                        (vb < 4 ? SM_NARROW_LOADS_PER_US : SM_NARROW4_LOADS_PER_US);
         }
     }
     /* TMA's bulk copies reach about twice the L2 rate of per-thread copies: cuBLAS's
