@@ -259,6 +259,12 @@ static void open_defaults(void) {
     defaults_state = GT_DEFAULTS_LOADED;
 }
 
+/* Counts the changes of what the layers hold, but for binaries: a winner and timings
+ * stored, a close (a later open reads other files) and a layer bypassed. */
+static atomic_ulong epoch;
+
+unsigned long gt_layers_epoch(void) { return atomic_load(&epoch); }
+
 void gt_layers_open(void) {
     pthread_mutex_lock(&open_lock);
     if (atomic_load(&opened)) {
@@ -293,6 +299,7 @@ void gt_layers_open(void) {
 
 void gt_layers_close(void) {
     pthread_mutex_lock(&open_lock);
+    atomic_fetch_add(&epoch, 1);
     for (int i = 0; i < nlayers; i++) gt_db_close(layers[i].db);
     atomic_store(&opened, 0);
     memset(layers, 0, sizeof layers);
@@ -326,6 +333,7 @@ static layer *writable_user(void) {
 /* The one warning of a layer; the handle stays open until gt_layers_close. */
 static void failed(layer *l) {
     if (atomic_exchange(&l->failed, 1)) return;
+    atomic_fetch_add(&epoch, 1);
     if (l->role == ROLE_USER && !atomic_exchange(&mem_said, 1))
         gt_log(GT_LOG_WARN, "cache bypassed: %s; " KEPT_IN_MEMORY " from now on",
                gt_db_errmsg(l->db));
@@ -497,12 +505,14 @@ static void store_layers(const gt_key *key, const char *src_hash, int lib_major,
 void gt_layers_store(const gt_key *key, const char *src_hash, int lib_major,
                      const gt_db_winner *w, const gt_db_timing *t, int nt) {
     store_layers(key, src_hash, lib_major, w, t, nt, NULL);
+    atomic_fetch_add(&epoch, 1);
 }
 
 int gt_layers_store_first(const gt_key *key, const char *src_hash, int lib_major,
                           const gt_db_winner *w, const gt_db_timing *t, int nt,
                           gt_db_winner *kept) {
     store_layers(key, src_hash, lib_major, w, t, nt, kept);
+    atomic_fetch_add(&epoch, 1);
     return strcmp(kept->config, w->config) == 0;
 }
 

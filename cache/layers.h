@@ -55,6 +55,13 @@ void gt_layers_open(void);
  * them afresh. */
 void gt_layers_close(void);
 
+/* A number that changes whenever what the layers hold, but for binaries, may change in
+ * this process: after each gt_layers_store and gt_layers_store_first, at each
+ * gt_layers_close, and when a layer is bypassed after a failure. What a caller read from
+ * the layers under one number stays true while the number holds, but for other
+ * processes' writes to the same files. */
+unsigned long gt_layers_epoch(void);
+
 /* The number of layers (the user slot counts even when it has no file) and the path of
  * layer i ("" for a user slot without a path). */
 int gt_layers_count(void);

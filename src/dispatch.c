@@ -323,26 +323,83 @@ void gt_dispatch_model_fix(const gt_key *key, const gt_klimits *lim, gt_modelfix
     *out = fix;
 }
 
+/* The selector's rows, one set per device, data type, op pair and alignment class: read
+ * at the first need, read again once what the layers hold changed (gt_layers_epoch: a
+ * tuning stored, the layers closed), and dropped by gt_release. Reading them (every
+ * tuned shape's winner and timings in each layer) took about 0.9 ms of each first call of
+ * a shape on the H100 with the built-in defaults; a copy of the kept set takes
+ * microseconds. A set is replaced, never changed, so a copy is taken under the lock. */
+#define ROWS_SLOTS 32
+/* A larger set is read each time, so that the kept ones stay under 25 MB (a row is 176
+ * bytes; the built-in defaults give a class about 300 rows). */
+#define ROWS_KEEP_MAX 4096
+static struct rows_slot {
+    int used;
+    gt_key like;         /* device, data type, op pair and alignment class */
+    unsigned long epoch; /* gt_layers_epoch when read */
+    gt_select_row *rows;
+    int nrows;
+} rows_slots[ROWS_SLOTS];
+static int rows_next; /* the slot a full table gives up next */
+static pthread_mutex_t rows_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int same_rows_class(const gt_key *a, const gt_key *b) {
+    return same_fix_class(a, b) && a->opa == b->opa && a->opb == b->opb;
+}
+
+/* A malloc'd copy of rows[0..n) in *out (NULL where n is 0); -1 when out of memory. */
+static int copy_rows(const gt_select_row *rows, int n, gt_select_row **out) {
+    *out = NULL;
+    if (n <= 0) return 0;
+    if (!(*out = malloc(sizeof **out * (size_t)n))) return -1;
+    memcpy(*out, rows, sizeof **out * (size_t)n);
+    return n;
+}
+
 int gt_dispatch_class_rows(const gt_key *key, gt_select_row **rows) {
-    near_acc a = {.key = key};
     gt_layers_open();
+    const unsigned long epoch = gt_layers_epoch();
+    pthread_mutex_lock(&rows_lock);
+    for (int i = 0; i < ROWS_SLOTS; i++)
+        if (rows_slots[i].used && rows_slots[i].epoch == epoch &&
+            same_rows_class(&rows_slots[i].like, key)) {
+            int n = copy_rows(rows_slots[i].rows, rows_slots[i].nrows, rows);
+            pthread_mutex_unlock(&rows_lock);
+            return n < 0 ? 0 : n;
+        }
+    pthread_mutex_unlock(&rows_lock);
+    near_acc a = {.key = key};
     collect_class(key, &a);
     sel_acc s = rows_of(&a);
     free(a.rows);
+    /* Kept where a copy can be: a set that could not be copied is read again next time. */
+    gt_select_row *kept = NULL;
+    if (s.nrows <= ROWS_KEEP_MAX && copy_rows(s.rows, s.nrows, &kept) >= 0) {
+        pthread_mutex_lock(&rows_lock);
+        int slot = -1;
+        for (int i = 0; i < ROWS_SLOTS && slot < 0; i++)
+            if (!rows_slots[i].used || same_rows_class(&rows_slots[i].like, key)) slot = i;
+        if (slot < 0) slot = rows_next, rows_next = (rows_next + 1) % ROWS_SLOTS;
+        free(rows_slots[slot].rows);
+        rows_slots[slot] = (struct rows_slot){.used = 1, .like = *key, .epoch = epoch,
+                                              .rows = kept, .nrows = s.nrows};
+        pthread_mutex_unlock(&rows_lock);
+    }
     *rows = s.rows;
     return s.nrows;
 }
 
 /* The selector's choice (tuner/select.h) for key, from every candidate's timing of the
- * tuned shapes of its class that a (collect_class) holds and the cost model, loaded.
- * flags: GT_SPACE_SAME_ORDER for async tuning's pending plans. 0 when it has none or it
- * does not build. */
-static int select_from(gt_devctx *dc, const gt_key *key, int flags, const near_acc *a, gt_kern *k) {
+ * tuned shapes of its class in the layers (gt_dispatch_class_rows) and the cost model,
+ * loaded. flags: GT_SPACE_SAME_ORDER for async tuning's pending plans. 0 when it has none
+ * or it does not build. */
+static int select_from(gt_devctx *dc, const gt_key *key, int flags, gt_kern *k) {
     /* Each step's time goes to the log: a first call's cost is this, the binary's load
      * and the launch. */
     double t[5];
     t[0] = gt_measure_now_s();
-    sel_acc s = rows_of(a);
+    sel_acc s = {0};
+    s.nrows = gt_dispatch_class_rows(key, &s.rows);
     gt_klimits lim;
     gt_kern_limits(dc, &lim);
     gt_kcfg cfg, *have = malloc(sizeof *have * HAVE_MAX);
@@ -378,11 +435,7 @@ static int select_from(gt_devctx *dc, const gt_key *key, int flags, const near_a
 /* Async tuning's pending plans: the selector's choice among the kernels that sum in the
  * default kernel's order (select_from with GT_SPACE_SAME_ORDER). */
 static int from_selector_same_order(gt_devctx *dc, const gt_key *key, gt_kern *k) {
-    near_acc a = {.key = key};
-    collect_class(key, &a);
-    int found = select_from(dc, key, GT_SPACE_SAME_ORDER, &a, k);
-    free(a.rows);
-    return found;
+    return select_from(dc, key, GT_SPACE_SAME_ORDER, k);
 }
 
 /* Mode cached (and shapes first met under capture): the selector's choice (select_from);
@@ -391,12 +444,9 @@ static int from_selector_same_order(gt_devctx *dc, const gt_key *key, gt_kern *k
  * same beta0 first, then layer order, then the order of gt_db_neighbors), validated for
  * this key. Every rank that sees the same files picks the same one. 0 when none. */
 static int from_nearest(gt_devctx *dc, const gt_key *key, gt_kern *k) {
+    if (select_from(dc, key, 0, k)) return 1;
     near_acc a = {.key = key};
     collect_class(key, &a);
-    if (select_from(dc, key, 0, &a, k)) {
-        free(a.rows);
-        return 1;
-    }
     int found = 0;
     /* Best first; a row that does not validate or build gives way to the next best. */
     for (int tries = 0; tries < a.nrows && !found; tries++) {
@@ -842,4 +892,9 @@ void gt_dispatch_release(void) {
     pthread_mutex_lock(&fix_lock);
     memset(fix_slots, 0, sizeof fix_slots);
     pthread_mutex_unlock(&fix_lock);
+    pthread_mutex_lock(&rows_lock);
+    for (int i = 0; i < ROWS_SLOTS; i++) free(rows_slots[i].rows);
+    memset(rows_slots, 0, sizeof rows_slots);
+    rows_next = 0;
+    pthread_mutex_unlock(&rows_lock);
 }

@@ -46,7 +46,9 @@ gt_status gt_dispatch_tune(gt_devctx *dc, const gt_key *key, int force, const gt
 
 /* Every measured row of key's class in the cache layers (each tuned shape's winner and
  * its timings), as the selector reads them: *rows malloc'd (the caller frees it; NULL
- * when none), the count returned. Opens the layers if they are not. */
+ * when none), the count returned. Opens the layers if they are not. A class's rows are
+ * read once and kept until what the layers hold changes (gt_layers_epoch) or gt_release.
+ * Thread-safe. */
 int gt_dispatch_class_rows(const gt_key *key, gt_select_row **rows);
 
 /* The cost model's correction for key's device, data type and alignment class

@@ -19,6 +19,10 @@
  *                                 all read into the fit of their alignment class, those of
  *                                 another class or data type not; a tuning refits it, and
  *                                 release drops it
+ *   rows_kept_until_layers_change the selector's rows of a class (gt_dispatch_class_rows),
+ *                                 kept per process: the same rows twice; a shape stored in
+ *                                 the class is in the next read, one of another op pair is
+ *                                 not; after the layers close, another file's rows
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -270,6 +274,62 @@ static void fix_from_the_cache_layers(void) {
     unlink(side);
 }
 
+/* The rows of key's class as text lines "M N K config ok time", sorted, in one buffer. */
+static char *rows_text(const gt_key *key, int *n) {
+    gt_select_row *rows = NULL;
+    *n = gt_dispatch_class_rows(key, &rows);
+    size_t cap = (size_t)(*n > 0 ? *n : 1) * 160, used = 0;
+    char *out = calloc(cap, 1);
+    for (int i = 0; out && i < *n; i++)
+        used += (size_t)snprintf(out + used, cap - used, "%lld %lld %lld %s %d %.3f\n", rows[i].m,
+                                 rows[i].n, rows[i].k, rows[i].config, rows[i].ok, rows[i].time_us);
+    free(rows);
+    return out;
+}
+
+static void rows_kept_until_layers_change(void) {
+    char path[] = "/tmp/gt_rows_XXXXXX";
+    TAP_CHECK(temp_cache_open(path, 0) == 0, "mkstemp");
+    gt_key nn, nt;
+    fixture_key(&nn, 90, 0, 0, 777, 555, 333, 16, 1);
+    fixture_key(&nt, 90, 0, 1, 777, 555, 333, 16, 1);
+    int n0, n1, n2, n3, n4;
+    char *t0 = rows_text(&nn, &n0);
+    TAP_CHECK(n0 == 0, "%d rows in an empty cache", n0);
+    gt_key a;
+    fixture_key(&a, 90, 0, 0, train[0][0], train[0][1], train[0][2], 16, 1);
+    store_shape(&a, 12);
+    char *t1 = rows_text(&nn, &n1), *t2 = rows_text(&nn, &n2);
+    /* A tuned shape's winner and its 12 timings. */
+    TAP_CHECK(n1 == 13 && n2 == n1 && t1 && t2 && strcmp(t1, t2) == 0,
+              "one shape stored: %d rows, then %d, %s", n1, n2,
+              t1 && t2 && strcmp(t1, t2) == 0 ? "the same" : "not the same");
+    gt_key b, other;
+    fixture_key(&b, 90, 0, 0, train[1][0], train[1][1], train[1][2], 16, 1);
+    fixture_key(&other, 90, 0, 1, train[2][0], train[2][1], train[2][2], 16, 1);
+    store_shape(&b, 12);
+    store_shape(&other, 12);
+    char *t3 = rows_text(&nn, &n3);
+    TAP_CHECK(n3 == 26, "two shapes of the class stored: %d rows (want 26)", n3);
+    free(rows_text(&nt, &n4));
+    TAP_CHECK(n4 == 13, "the other op pair's class: %d rows (want 13)", n4);
+    /* Another file: the rows kept from the first are not read from it. */
+    char empty[] = "/tmp/gt_rows_empty_XXXXXX";
+    TAP_CHECK(temp_cache_open(empty, 0) == 0, "mkstemp");
+    free(rows_text(&nn, &n4));
+    TAP_CHECK(n4 == 0, "%d rows from an empty file after the layers closed", n4);
+    free(t0), free(t1), free(t2), free(t3);
+    gt_layers_close();
+    const char *sides[] = {"", "-wal", "-shm"};
+    for (int i = 0; i < 3; i++) {
+        char side[300];
+        snprintf(side, sizeof side, "%s%s", path, sides[i]);
+        unlink(side);
+        snprintf(side, sizeof side, "%s%s", empty, sides[i]);
+        unlink(side);
+    }
+}
+
 int main(void) {
     TAP_RUN(fix_needs_enough_shapes);
     TAP_RUN(fix_learns_a_feature);
@@ -277,5 +337,6 @@ int main(void) {
     TAP_RUN(fix_orders_the_space);
     TAP_RUN(fix_changes_the_choice);
     TAP_RUN(fix_from_the_cache_layers);
+    TAP_RUN(rows_kept_until_layers_change);
     return tap_done();
 }
