@@ -326,9 +326,8 @@ void gt_dispatch_model_fix(const gt_key *key, const gt_klimits *lim, gt_modelfix
 /* The selector's rows, one set per device, data type, op pair and alignment class: read
  * at the first need, read again once what the layers hold changed (gt_layers_epoch: a
  * tuning stored, the layers closed), and dropped by gt_release. Reading them (every
- * tuned shape's winner and timings in each layer) took about 0.9 ms of each first call of
- * a shape on the H100 with the built-in defaults; a copy of the kept set takes
- * microseconds. A set is replaced, never changed, so a copy is taken under the lock. */
+ * tuned shape's winner and timings in each layer) takes about 0.9 ms on the H100 with the
+ * built-in defaults, a copy of the kept set microseconds. A set is replaced, never changed, so a copy is taken under the lock. */
 #define ROWS_SLOTS 32
 /* A larger set is read each time, so that the kept ones stay under 25 MB (a row is 176
  * bytes; the built-in defaults give a class about 300 rows). */

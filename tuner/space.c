@@ -49,7 +49,7 @@
  * generic tf32 MMA tiles in the 4-byte class chosen by mode cached (bench/README.md,
  * "tf32 in the 4-byte class"): 79 to 84 per SM on 997 x 1009 x 1013 TT, 4099 x 257 x 3001
  * TT and 123 x 4567 x 891 NN, 69 on 12544 x 64 x 147 NN (launch included). Without the
- * term the model rated those MMA tiles above WGMMA's packed ones, which ran 2 to 3 times
+ * term the model rates those MMA tiles above WGMMA's packed ones, which run 2 to 3 times
  * faster. */
 #define SM_NARROW4_LOADS_PER_US 80.0
 
