@@ -5,7 +5,8 @@
  * correction (gt_dispatch_model_fix, fitted once), and the choice among the held set
  * (gt_select_have). It stores f32 NN a16's prebuild set (dev/select_probe.c's class, the
  * built-in defaults' rows) as generic programs with stand-in binaries into the cache on
- * GEMMTUNE_CACHE, then times each step a few times. Set beside the same program built on
+ * GEMMTUNE_CACHE, then times each step a few times (the rows are kept per process after
+ * their first read, so the step times a copy). Set beside the same program built on
  * another tree (a denser grid, a faster list) to see which step grows.
  *
  * Build (from the repository root, after tools/build.sh):

@@ -170,9 +170,6 @@ gt_status gt_prebuild_rounds(const gt_key *cls, const gt_klimits *lim, const gt_
      * choice did not build (the others stand: a failure only takes a candidate away). */
     set_job j;
     const int np = choose_all(cls, lim, fix, measured, nmeasured, threads, &j);
-    long long (*points)[3] = j.points;
-    gt_kcfg *chosen = j.chosen;
-    int *ok = j.ok;
     int *which = np >= 0 ? malloc(sizeof *which * (size_t)(2 * np + 1)) : NULL;
     /* The measured rows, then a failed row (the selector's form: generic 0) for each
      * kernel that did not build; bad: those configurations. */
@@ -187,7 +184,7 @@ gt_status gt_prebuild_rounds(const gt_key *cls, const gt_klimits *lim, const gt_
     if (nrows > 0) memcpy(rows, measured, sizeof *rows * (size_t)nrows);
     for (int round = 0; round < GT_PREBUILD_ROUNDS; round++) {
         gt_kcfg *set = NULL;
-        const int n = set_of(cls, chosen, ok, 2 * np, &set);
+        const int n = set_of(cls, j.chosen, j.ok, 2 * np, &set);
         gt_kcfg *have = n >= 0 ? malloc(sizeof *have * (size_t)(n + 1024)) : NULL;
         gt_kcfg *todo = n >= 0 ? malloc(sizeof *todo * (size_t)(n + 1)) : NULL;
         int *built = n >= 0 ? calloc((size_t)(n + 1), sizeof *built) : NULL;
@@ -231,12 +228,12 @@ gt_status gt_prebuild_rounds(const gt_key *cls, const gt_klimits *lim, const gt_
         if (nbad == before) break;
         int nwhich = 0;
         for (int i = 0; i < 2 * np; i++)
-            if (ok[i] && gt_kcfg_listed(bad + before, nbad - before, &chosen[i])) which[nwhich++] = i;
+            if (j.ok[i] && gt_kcfg_listed(bad + before, nbad - before, &j.chosen[i])) which[nwhich++] = i;
         j.rows = rows, j.nrows = nrows, j.which = which;
         gt_pool_run(nwhich, threads, select_one, &j);
     }
 done:
-    free(points), free(chosen), free(ok), free(which), free(rows), free(bad);
+    free(j.points), free(j.chosen), free(j.ok), free(which), free(rows), free(bad);
     return ret;
 }
 
