@@ -38,6 +38,10 @@
     X(GT_ENV_TUNE_ASYNC, "GEMMTUNE_TUNE_ASYNC", "0",                                           \
       "1: a miss runs the selector's choice among kernels bit-identical to the default one " \
       "and is tuned on a worker thread over those (API gt_set_tune_async)")                   \
+    X(GT_ENV_SPECIALIZE, "GEMMTUNE_SPECIALIZE", "1",                                           \
+      "0: a shape run from the selector's choice (mode cached) keeps its shape-generic "        \
+      "kernel; 1: its exact-shape twin (the same bits) replaces it, from the binary cache or "  \
+      "compiled on the background thread (API gt_set_specialize)")                             \
     X(GT_ENV_TUNE_MAX_CANDIDATES, "GEMMTUNE_TUNE_MAX_CANDIDATES", "32",                        \
       "candidates compiled and timed per shape, best ranked first")                           \
     X(GT_ENV_TUNE_BUDGET_S, "GEMMTUNE_TUNE_BUDGET_S", "1.5",                                   \

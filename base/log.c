@@ -137,6 +137,7 @@ void gt_get_stats(gt_stats *out) {
     out->captured = atomic_load(&stats[GT_STAT_CAPTURED]);
     out->deferred = atomic_load(&stats[GT_STAT_DEFERRED]);
     out->staged = atomic_load(&stats[GT_STAT_STAGED]);
+    out->specialized = atomic_load(&stats[GT_STAT_SPECIALIZED]);
 }
 
 void gt_version(int *major, int *minor, int *patch) {

@@ -35,7 +35,7 @@ void gt_log(int level, const char *fmt, ...) GT_PRINTF(2, 3);
 enum { GT_STAT_CALLS, GT_STAT_PLAN_HITS, GT_STAT_CACHE_HITS, GT_STAT_TUNES,
        GT_STAT_FALLBACKS, GT_STAT_COMPILES, GT_STAT_CUBIN_HITS, GT_STAT_NEAREST,
        GT_STAT_REJECTED, GT_STAT_ASYNC_TUNES, GT_STAT_CAPTURED, GT_STAT_DEFERRED,
-       GT_STAT_STAGED,
+       GT_STAT_STAGED, GT_STAT_SPECIALIZED,
        GT_STAT_COUNT };
 void gt_stat_add(int which, unsigned long long n);
 

@@ -196,6 +196,22 @@ gt_mode gt_get_mode(void);
  * tunes over every kernel). 0 turns it off. */
 void gt_set_tune_async(int on);
 
+/* Exact-shape kernels for shapes run from the selector's choice (GEMMTUNE_SPECIALIZE=0
+ * sets it off from the environment; on by default). Such a shape (mode cached; a shape
+ * first met under capture in mode cached) first runs its configuration's shape-generic
+ * kernel, one binary per class that the node holds, so the call compiles nothing. With
+ * this on, the same configuration compiled for the exact shape then takes its place: at
+ * once where the binary cache holds it, else once the background thread has compiled it
+ * (and stored it for every later process). Results do not change bit for bit: the two
+ * kernels sum every output in the same order. Off, the generic kernel stays. A change
+ * applies to shapes first seen afterwards. */
+void gt_set_specialize(int on);
+
+/* Returns when the background thread has nothing queued or running (async tuning,
+ * exact-shape kernels), or at once when it was never started: for a program that wants
+ * the kernels settled before it times or captures a graph, and for tests. */
+void gt_wait_background(void);
+
 /*
  * CUDA Graphs. gemm_tuned, gemm_tuned_d and gemm_tuned_ex may be called on a stream that
  * is being captured (cudaStreamBeginCapture or cuStreamBeginCapture, in any mode, from
@@ -257,6 +273,8 @@ typedef struct gt_stats {
                                left to be tuned after it (mode tune) */
     uint64_t staged;        /* calls whose narrow operands ran from aligned copies (the
                                product in the 16-byte class; src/stage.h) */
+    uint64_t specialized;   /* shapes whose generic kernel gave way to its exact-shape
+                               twin (gt_set_specialize) */
 } gt_stats;
 void gt_get_stats(gt_stats *out);
 

@@ -93,9 +93,11 @@ gt_status gt_load_module(const gt_program *p, int arch, int use_cache, gt_load_a
             return GT_SUCCESS;
         }
         gt_stat_add(GT_STAT_REJECTED, 1);
-        gt_log(GT_LOG_WARN, "stored binary of %s does not load (%s); recompiling", p->text,
-               gt_last_error());
+        gt_log(GT_LOG_WARN, "stored binary of %s does not load (%s)%s", p->text,
+               gt_last_error(), use_cache == GT_LOAD_HELD ? "" : "; recompiling");
     }
+    if (use_cache == GT_LOAD_HELD)
+        return gt_fail(GT_NO_CANDIDATE, "%s: no loadable binary held", p->text);
     gt_rtc_result res;
     gt_status s = gt_load_compile(p, arch, &res);
     if (s == GT_SUCCESS) s = gt_load_accept_image(res.image, p->name, accept, user, out);

@@ -58,12 +58,18 @@ typedef gt_status (*gt_load_accept)(CUmodule mod, void *user);
 gt_status gt_load_accept_image(const void *image, const char *name, gt_load_accept accept,
                                void *user, CUmodule *out);
 
+/* use_cache of gt_load_module: GT_LOAD_HELD takes the binary cache's cubin or fails,
+ * never compiling (1 compiles where the cache holds none, 0 never reads it). */
+#define GT_LOAD_HELD 2
+
 /* p loaded in the current context: the binary cache's cubin when use_cache and it loads
  * and is accepted (*cached = 1), else compiled, loaded, accepted and then stored when
  * use_cache (*cached = 0). A stored cubin that does not load or is not accepted
  * (damaged, or from a driver that misreports its version) is replaced by a fresh
- * compile, with a warning. accept may be NULL. On success the module belongs to the
- * caller (and to what accept took from it). cached may be NULL. */
+ * compile, with a warning. With use_cache GT_LOAD_HELD nothing is compiled: no cubin
+ * held, or one that does not load, is GT_NO_CANDIDATE. accept may be NULL. On success
+ * the module belongs to the caller (and to what accept took from it). cached may be
+ * NULL. */
 gt_status gt_load_module(const gt_program *p, int arch, int use_cache, gt_load_accept accept,
                          void *user, CUmodule *out, int *cached);
 

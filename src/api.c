@@ -178,6 +178,10 @@ gt_mode gt_get_mode(void) { return (gt_mode)gt_dispatch_mode(); }
 
 void gt_set_tune_async(int on) { gt_dispatch_set_async(on); }
 
+void gt_set_specialize(int on) { gt_dispatch_set_specialize(on); }
+
+void gt_wait_background(void) { gt_dispatch_wait_background(); }
+
 void gt_release(void) {
     /* The background worker first: it uses plans and contexts. */
     gt_dispatch_release();

@@ -1,7 +1,8 @@
 /*
  * dispatch.c: plan resolution (dispatch.h).
  *
- * Owns: the mode and async settings, and the background tuning worker with its queue.
+ * Owns: the mode, async and specialization settings, and the background worker with its
+ * queue (async tuning; exact-shape twins of mode cached's generic kernels).
  * The cache files are cache/layers.c's; per-context locks live in gt_devctx.
  *
  * Invariants:
@@ -43,8 +44,9 @@
 
 static atomic_int mode_setting = -1;   /* -1: not set by the API, read the environment */
 static atomic_int async_setting = -1;
+static atomic_int specialize_setting = -1;
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
-static int env_mode = GT_MODE_TUNE, env_async;
+static int env_mode = GT_MODE_TUNE, env_async, env_specialize = 1;
 
 static void read_env(void) {
     const char *m = gt_env(GT_ENV_MODE);
@@ -56,6 +58,8 @@ static void read_env(void) {
     }
     const char *a = gt_env(GT_ENV_TUNE_ASYNC);
     env_async = a && strcmp(a, "0") != 0;
+    const char *sp = gt_env(GT_ENV_SPECIALIZE);
+    env_specialize = !sp || strcmp(sp, "0") != 0;
 }
 
 int gt_dispatch_mode(void) {
@@ -80,6 +84,15 @@ gt_status gt_dispatch_set_mode(int mode) {
 }
 
 void gt_dispatch_set_async(int on) { atomic_store(&async_setting, on != 0); }
+
+int gt_dispatch_specialize(void) {
+    int v = atomic_load(&specialize_setting);
+    if (v >= 0) return v;
+    pthread_once(&env_once, read_env);
+    return env_specialize;
+}
+
+void gt_dispatch_set_specialize(int on) { atomic_store(&specialize_setting, on != 0); }
 
 /* ===================================================================================
  * Plans from the layers: the exact key, or the nearest tuned shape
@@ -122,9 +135,20 @@ static int from_layers(gt_devctx *dc, const gt_key *key, gt_kern *k) {
  * nearest winner's, the default): its generic kernel, one binary per class and
  * configuration, so that once the node holds it (`gemmtune prebuild`, or an earlier
  * shape of the class) the call compiles nothing; else compiled now and stored for the
- * class. The exact-shape kernel where the generic one does not build. */
+ * class. The exact-shape kernel where the generic one does not build, and first of all
+ * where the binary cache already holds it and specialization is on (gt_set_specialize):
+ * both sum every output in the same order, so either gives the same bits. */
 static gt_status get_untuned(gt_devctx *dc, const gt_kcfg *cfg, const gt_key *key, gt_kern *k) {
     gt_kcfg g = *cfg;
+    if (gt_dispatch_specialize()) {
+        /* Its exact-shape twin where the binary cache holds it (the same bits; a worker
+         * compiled it for an earlier process, specialize_later). */
+        g.generic = 0;
+        if (gt_kern_get(&g, key, dc->arch, GT_LOAD_HELD, k) == GT_SUCCESS) {
+            gt_stat_add(GT_STAT_SPECIALIZED, 1);
+            return GT_SUCCESS;
+        }
+    }
     g.generic = 1;
     gt_status s = gt_kern_get(&g, key, dc->arch, 1, k);
     if (s == GT_SUCCESS) return s;
@@ -592,15 +616,29 @@ static int tune_key(gt_devctx *dc, const gt_key *key, const gt_tune_opts *base, 
  * Background tuning
  * =================================================================================== */
 
+/* The worker's jobs: tune a key (async tuning), or compile the exact-shape twin of a
+ * plan's generic kernel and put it in the plan's place (specialization). */
+enum { JOB_TUNE, JOB_SPECIALIZE };
+
 typedef struct job {
     gt_devctx *dc;
     gt_key key;
+    int kind;     /* JOB_* */
+    gt_kcfg cfg;  /* JOB_SPECIALIZE: the exact-shape configuration */
     struct job *next;
 } job;
 
+/* Specializations queued at most: beyond, a plan keeps its generic kernel (bounded
+ * memory and a bounded backlog of compiles where an application meets thousands of
+ * shapes at once). */
+#define SPECIALIZE_QUEUE_MAX 256
+
 static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t q_cond = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t q_idle = PTHREAD_COND_INITIALIZER; /* q_busy fell to 0 */
 static job *q_head, *q_tail;
+static int q_busy;        /* jobs queued or running */
+static int q_specialize;  /* JOB_SPECIALIZE jobs queued or running */
 static int worker_started, worker_stop;
 static pthread_t worker;
 
@@ -611,7 +649,7 @@ static pthread_t worker;
  * candidates that sum over K in the default kernel's order (no split-K, no tensor cores)
  * take part. The cost: the winner stored in the cache is the best of that smaller space;
  * `gemmtune tune --force` tunes the shape over the whole space. */
-static void run_job(job *j) {
+static void run_tune(job *j) {
     gt_devctx *dc = j->dc;
     if (gt_cu.ctx_push(dc->ctx) != CUDA_SUCCESS) return;
     gt_tune_report rep;
@@ -634,6 +672,50 @@ static void run_job(job *j) {
     gt_cu.ctx_pop(&dummy);
 }
 
+/* The exact-shape twin of a plan's generic kernel (specialize_later): compiled (and
+ * stored in the binary cache, so that later processes load it at once, get_untuned),
+ * then put in the plan's place when the plan still runs that generic kernel. The two
+ * sum every output in the same order (docs/DESIGN.md), so the switch changes no value.
+ * A twin that does not build or is refused (a DMMA kernel that spills) leaves the
+ * generic kernel. No tune_lock: it compiles and loads, and times nothing. */
+static void run_specialize(job *j) {
+    gt_devctx *dc = j->dc;
+    if (gt_cu.ctx_push(dc->ctx) != CUDA_SUCCESS) return;
+    char text[GT_DB_CONFIG_MAX], kt[200];
+    gt_kcfg_format(&j->cfg, text, sizeof text);
+    gt_key_format(&j->key, kt, sizeof kt);
+    gt_kern k;
+    const double t0 = gt_measure_now_s();
+    if (gt_kern_get(&j->cfg, &j->key, dc->arch, 1, &k) != GT_SUCCESS) {
+        gt_log(GT_LOG_INFO, "%s: exact-shape %s does not build (%s); the generic kernel stays",
+               kt, text, gt_last_error());
+    } else {
+        pthread_mutex_lock(&dc->resolve_lock);
+        const gt_plan *p = gt_plan_find(dc->ctx, &j->key);
+        char now[GT_DB_CONFIG_MAX] = "";
+        if (p && p->kern.cfg.generic) {
+            gt_kcfg c = p->kern.cfg;
+            c.generic = 0;
+            gt_kcfg_format(&c, now, sizeof now);
+        }
+        /* A plan replaced meanwhile (tuned after a capture) keeps its kernel. */
+        if (strcmp(now, text) == 0) {
+            gt_plan np = {.ctx = dc->ctx, .key = j->key, .kern = k, .source = p->source,
+                          .retune = p->retune};
+            if (gt_plan_replace(&np)) {
+                gt_stat_add(GT_STAT_SPECIALIZED, 1);
+                gt_log(GT_LOG_INFO, "%s: exact-shape %s in place of its generic twin after "
+                                    "%.3f s", kt, text, gt_measure_now_s() - t0);
+            }
+        } else {
+            gt_kern_unload(&k);
+        }
+        pthread_mutex_unlock(&dc->resolve_lock);
+    }
+    CUcontext dummy;
+    gt_cu.ctx_pop(&dummy);
+}
+
 static void *worker_main(void *arg) {
     (void)arg;
     /* The worker's allocations and synchronizations must never invalidate a capture
@@ -647,27 +729,40 @@ static void *worker_main(void *arg) {
         q_head = j->next;
         if (!q_head) q_tail = NULL;
         pthread_mutex_unlock(&q_lock);
-        run_job(j);
-        free(j);
+        if (j->kind == JOB_SPECIALIZE) run_specialize(j);
+        else run_tune(j);
         pthread_mutex_lock(&q_lock);
+        q_specialize -= j->kind == JOB_SPECIALIZE;
+        if (--q_busy == 0) pthread_cond_broadcast(&q_idle);
+        free(j);
     }
     pthread_mutex_unlock(&q_lock);
     return NULL;
 }
 
-/* Queues key for the worker (started on first use). 0 when it cannot be queued. */
-static int enqueue(gt_devctx *dc, const gt_key *key) {
-    job *j = malloc(sizeof *j);
+/* Queues a job for the worker (started on first use): tune key, or (cfg not NULL)
+ * specialize its plan with cfg. 0 when it cannot be queued. */
+static int enqueue(gt_devctx *dc, const gt_key *key, const gt_kcfg *cfg) {
+    job *j = calloc(1, sizeof *j);
     if (!j) return 0;
     j->dc = dc, j->key = *key, j->next = NULL;
+    j->kind = cfg ? JOB_SPECIALIZE : JOB_TUNE;
+    if (cfg) j->cfg = *cfg;
     pthread_mutex_lock(&q_lock);
+    if (cfg && q_specialize >= SPECIALIZE_QUEUE_MAX) {
+        pthread_mutex_unlock(&q_lock);
+        free(j);
+        gt_log(GT_LOG_INFO, "%d exact-shape kernels already queued; this shape keeps its "
+                            "generic kernel", SPECIALIZE_QUEUE_MAX);
+        return 0;
+    }
     if (!worker_started) {
         worker_stop = 0;
         if (pthread_create(&worker, NULL, worker_main, NULL) != 0) {
             pthread_mutex_unlock(&q_lock);
             free(j);
-            gt_log(GT_LOG_WARN, "cannot start the background tuning thread; the default "
-                                "kernel stays for this shape");
+            gt_log(GT_LOG_WARN, "cannot start the background thread; this shape keeps the "
+                                "kernel it runs");
             return 0;
         }
         worker_started = 1;
@@ -675,6 +770,8 @@ static int enqueue(gt_devctx *dc, const gt_key *key) {
     if (q_tail) q_tail->next = j;
     else q_head = j;
     q_tail = j;
+    q_busy++;
+    q_specialize += j->kind == JOB_SPECIALIZE;
     pthread_cond_signal(&q_cond);
     pthread_mutex_unlock(&q_lock);
     return 1;
@@ -694,9 +791,27 @@ static void stop_worker(void) {
         free(j);
     }
     q_tail = NULL;
+    q_busy = q_specialize = 0;
+    pthread_cond_broadcast(&q_idle);
     worker_started = 0;
     worker_stop = 0;
     pthread_mutex_unlock(&q_lock);
+}
+
+void gt_dispatch_wait_background(void) {
+    pthread_mutex_lock(&q_lock);
+    while (q_busy > 0 && worker_started) pthread_cond_wait(&q_idle, &q_lock);
+    pthread_mutex_unlock(&q_lock);
+}
+
+/* A plan of mode cached that runs a generic kernel (dc->resolve_lock held, so the plan
+ * is in the table before the worker looks for it): its exact-shape twin queued for the
+ * worker (run_specialize), when specialization is on. */
+static void specialize_later(gt_devctx *dc, const gt_plan *p) {
+    if (!p->kern.cfg.generic || !gt_dispatch_specialize()) return;
+    gt_kcfg exact = p->kern.cfg;
+    exact.generic = 0;
+    enqueue(dc, &p->key, &exact);
 }
 
 /* ===================================================================================
@@ -784,7 +899,7 @@ static gt_status fallback(gt_devctx *dc, const gt_key *key, int use_cache, int s
  * ones), so the switch never changes a value; the default kernel where it has none. Not
  * queued (no thread or memory): that plan stays, and says so. */
 static gt_status pending(gt_devctx *dc, const gt_key *key, const gt_plan **out) {
-    int queued = enqueue(dc, key);
+    int queued = enqueue(dc, key, NULL);
     int source = queued ? GT_SRC_PENDING : GT_SRC_FALLBACK;
     gt_kern k;
     if (from_selector_same_order(dc, key, &k)) return plan_of(dc, key, &k, source, 0, out);
@@ -805,8 +920,12 @@ static gt_status resolve_captured(gt_devctx *dc, const gt_key *key, const gt_pla
         if (gt_dispatch_async()) return pending(dc, key, out);
         retune = 1;
     }
-    if (from_nearest(dc, key, &k)) return plan_of(dc, key, &k, GT_SRC_NEAREST, retune, out);
-    return fallback(dc, key, 1, GT_SRC_FALLBACK, retune, out);
+    gt_status s = from_nearest(dc, key, &k) ? plan_of(dc, key, &k, GT_SRC_NEAREST, retune, out)
+                                            : fallback(dc, key, 1, GT_SRC_FALLBACK, retune, out);
+    /* Mode tune tunes the key after the capture; mode cached's generic kernel gives way
+     * to its exact twin (the graph keeps the kernel it captured). */
+    if (s == GT_SUCCESS && !retune) specialize_later(dc, *out);
+    return s;
 }
 
 /* Called with dc->resolve_lock held and dc's context current. */
@@ -817,8 +936,10 @@ static gt_status resolve(gt_devctx *dc, const gt_key *key, CUstream stream, cons
     gt_kern k;
     if (from_layers(dc, key, &k)) return plan_of(dc, key, &k, GT_SRC_CACHE, 0, out);
     if (mode == GT_MODE_CACHED) {
-        if (from_nearest(dc, key, &k)) return plan_of(dc, key, &k, GT_SRC_NEAREST, 0, out);
-        return fallback(dc, key, 1, GT_SRC_FALLBACK, 0, out);
+        gt_status s = from_nearest(dc, key, &k) ? plan_of(dc, key, &k, GT_SRC_NEAREST, 0, out)
+                                                : fallback(dc, key, 1, GT_SRC_FALLBACK, 0, out);
+        if (s == GT_SUCCESS) specialize_later(dc, *out);
+        return s;
     }
     if (gt_dispatch_async()) return pending(dc, key, out);
     char owner[GT_CLAIM_OWNER_MAX];

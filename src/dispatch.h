@@ -7,6 +7,9 @@
  * kernel runs (tune with async on; the worker tunes only over candidates whose results
  * are bit-identical to the default kernel's, GT_SPACE_SAME_ORDER), the nearest tuned
  * shape (cached), or the default kernel (off, and whenever tuning is skipped or fails).
+ * A plan that runs a shape-generic kernel in mode cached gets its exact-shape twin (the
+ * same configuration and bits) when the binary cache holds it, else once the background
+ * worker has compiled it (gt_set_specialize).
  * Every configuration read from a file is validated against the parameter table and the
  * device before it is compiled. Kernels are loaded from the binary cache (cubins in the
  * user cache, never from a shipped file) or compiled and stored there.
@@ -58,12 +61,17 @@ int gt_dispatch_class_rows(const gt_key *key, gt_select_row **rows);
  * *out holds no correction where the layers hold too few shapes. Thread-safe. */
 void gt_dispatch_model_fix(const gt_key *key, const gt_klimits *lim, gt_modelfix *out);
 
-/* Settings (gemmtune.h: gt_set_mode, gt_set_tune_async). Until set, they come from
- * GEMMTUNE_MODE and GEMMTUNE_TUNE_ASYNC. */
+/* Settings (gemmtune.h: gt_set_mode, gt_set_tune_async, gt_set_specialize). Until set,
+ * they come from GEMMTUNE_MODE, GEMMTUNE_TUNE_ASYNC and GEMMTUNE_SPECIALIZE. */
 gt_status gt_dispatch_set_mode(int mode);
 int gt_dispatch_mode(void);
 void gt_dispatch_set_async(int on);
 int gt_dispatch_async(void);
+void gt_dispatch_set_specialize(int on);
+int gt_dispatch_specialize(void);
+
+/* Waits until the background worker has no job queued or running (gt_wait_background). */
+void gt_dispatch_wait_background(void);
 
 /* Stops the background worker (a tuning in progress finishes first), drops its queue and
  * closes every cache file (gt_release, before plans and contexts are released). */

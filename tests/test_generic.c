@@ -7,7 +7,9 @@
  *    (prob.h's bounds).
  *  - A class's generic set built (gt_prebuild_class), a new process in mode cached runs
  *    shapes of that class that no cache holds with no NVRTC compile, right, and reports
- *    each first call's time.
+ *    each first call's time. With specialization on, the background thread then compiles
+ *    each shape's exact-shape twin, which takes over with the same bits; a later process
+ *    loads those twins at its first calls, compiling nothing.
  * Without a GPU every case says "skipped: no CUDA device".
  */
 #ifndef _GNU_SOURCE
@@ -122,8 +124,11 @@ static void generic_wgmma_matches_exact(void) {
 
 /* Child: mode cached, f32 NN calls of shapes no cache holds: the held-out list's NN
  * shapes (bench/heldout.txt) whose M and K keep the 16-byte class that the parent built
- * (and whose float64 reference is quick on the host); per shape its first call's time,
- * then the counters. */
+ * (and whose float64 reference is quick on the host). Per shape its first call's time and
+ * compiles (the background thread idle before it, so that its work for earlier shapes is
+ * not counted); then, once the background thread is idle, a second call, which must give
+ * the first call's bits (the exact-shape twin, where it took over, sums in the same
+ * order). Then the counters. */
 static int child_cached(void) {
     CUcontext ctx;
     int pushed;
@@ -131,30 +136,71 @@ static int child_cached(void) {
     enum { NSHAPES = 4 };
     static const long long shapes[NSHAPES][3] = {{6272, 128, 1152}, {1568, 256, 2304},
                                                  {392, 512, 4608}, {2000, 3000, 500}};
-    int all_ok = 1;
+    int all_ok = 1, same = 1;
+    unsigned long long first_compiles = 0;
     double worst_ms = 0;
     for (int i = 0; i < NSHAPES; i++) {
         prob p;
         prob_init(&p, GT_DT_F32, 0, 0, shapes[i][0], shapes[i][1], shapes[i][2], 0, 0, 0, 1.0, 0.0);
         gt_cu.ctx_synchronize();
+        gt_wait_background();
+        gt_stats b, a;
+        gt_get_stats(&b);
         double t0 = gt_measure_now_s();
         gt_status st = prob_launch(&p, p.dC, NULL);
         double ms = (gt_measure_now_s() - t0) * 1e3;
+        gt_get_stats(&a);
+        first_compiles += a.compiles - b.compiles;
         gt_cu.ctx_synchronize();
         prob_fetch_c(&p, p.dC);
         int ok = st == GT_SUCCESS && prob_error(&p, NULL) <= 1.0;
-        printf("# %lldx%lldx%lld: first call %.2f ms (host), %s\n", shapes[i][0], shapes[i][1],
-               shapes[i][2], ms, ok ? "right" : "WRONG");
-        all_ok &= ok;
+        gt_wait_background();
+        void *first = malloc(c_bytes(&p));
+        if (first) memcpy(first, p.C, c_bytes(&p));
+        st = prob_launch(&p, p.dC, NULL);
+        gt_cu.ctx_synchronize();
+        prob_fetch_c(&p, p.dC);
+        int bits = st == GT_SUCCESS && first && memcmp(first, p.C, c_bytes(&p)) == 0;
+        free(first);
+        printf("# %lldx%lldx%lld: first call %.2f ms (host), %s; after the background "
+               "thread, %s bits\n", shapes[i][0], shapes[i][1], shapes[i][2], ms,
+               ok ? "right" : "WRONG", bits ? "the same" : "OTHER");
+        all_ok &= ok, same &= bits;
         if (ms > worst_ms) worst_ms = ms;
         prob_free(&p);
     }
     gt_stats s;
     gt_get_stats(&s);
-    printf("compiles=%llu nearest=%llu tunes=%llu ok=%d worst_ms=%.3f\n",
-           (unsigned long long)s.compiles, (unsigned long long)s.nearest,
-           (unsigned long long)s.tunes, all_ok, worst_ms);
+    printf("compiles=%llu nearest=%llu tunes=%llu ok=%d worst_ms=%.3f specialized=%llu "
+           "all_compiles=%llu same=%d\n",
+           first_compiles, (unsigned long long)s.nearest, (unsigned long long)s.tunes, all_ok,
+           worst_ms, (unsigned long long)s.specialized, (unsigned long long)s.compiles, same);
     return 0;
+}
+
+/* One child in mode cached (GEMMTUNE_SPECIALIZE=spec): its summary line's fields. */
+typedef struct child_out {
+    int got, ok, same;
+    unsigned long long compiles, nearest, tunes, specialized, all_compiles;
+    double worst;
+} child_out;
+
+static child_out run_child(int spec) {
+    child_out o = {.compiles = 99, .tunes = 99, .worst = -1};
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "GEMMTUNE_MODE=cached GEMMTUNE_SPECIALIZE=%d /proc/%d/exe --child-cached",
+             spec, (int)getpid());
+    FILE *f = popen(cmd, "r");
+    char line[400];
+    while (f && fgets(line, sizeof line, f)) {
+        if (line[0] == '#') fputs(line, stdout);
+        else o.got = sscanf(line, "compiles=%llu nearest=%llu tunes=%llu ok=%d worst_ms=%lf "
+                                  "specialized=%llu all_compiles=%llu same=%d",
+                            &o.compiles, &o.nearest, &o.tunes, &o.ok, &o.worst, &o.specialized,
+                            &o.all_compiles, &o.same);
+    }
+    if (f) pclose(f);
+    return o;
 }
 
 static void generic_set_serves_new_process(void) {
@@ -181,24 +227,29 @@ static void generic_set_serves_new_process(void) {
     st = gt_prebuild_class(dc, &key, 2, &again);
     TAP_CHECK(st == GT_SUCCESS && again.held == rep.configs - rep.refused && again.built == 0,
               "second prebuild: %d held of %d, %d built", again.held, again.configs, again.built);
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "GEMMTUNE_MODE=cached /proc/%d/exe --child-cached", (int)getpid());
-    FILE *f = popen(cmd, "r");
-    char line[256];
-    unsigned long long compiles = 99, nearest = 0, tunes = 99;
-    int ok = 0, got = 0;
-    double worst = -1;
-    while (f && fgets(line, sizeof line, f)) {
-        if (line[0] == '#') fputs(line, stdout);
-        else got = sscanf(line, "compiles=%llu nearest=%llu tunes=%llu ok=%d worst_ms=%lf", &compiles,
-                          &nearest, &tunes, &ok, &worst);
-    }
-    if (f) pclose(f);
-    TAP_CHECK(got == 5 && ok && compiles == 0 && tunes == 0 && nearest == 4,
-              "child: read %d, right %d, compiles %llu, tunes %llu, selector %llu", got, ok,
-              compiles, tunes, nearest);
+    /* Without specialization: the generic kernels alone, nothing compiled at all. */
+    child_out o = run_child(0);
+    TAP_CHECK(o.got == 8 && o.ok && o.same && o.compiles == 0 && o.all_compiles == 0 &&
+                  o.tunes == 0 && o.nearest == 4 && o.specialized == 0,
+              "child, generic only: read %d, right %d, same bits %d, compiles %llu (in all "
+              "%llu), tunes %llu, selector %llu, specialized %llu", o.got, o.ok, o.same,
+              o.compiles, o.all_compiles, o.tunes, o.nearest, o.specialized);
     /* The target (< 5 ms) is the bench's to show; a test only catches a compile-sized stall. */
-    TAP_CHECK(worst >= 0 && worst < 100, "worst first call %.2f ms", worst);
+    TAP_CHECK(o.worst >= 0 && o.worst < 100, "worst first call %.2f ms", o.worst);
+    /* With it: first calls still compile nothing; the background thread compiles each
+     * shape's exact twin, which then runs with the same bits. */
+    o = run_child(1);
+    TAP_CHECK(o.got == 8 && o.ok && o.same && o.compiles == 0 && o.all_compiles == 4 &&
+                  o.tunes == 0 && o.nearest == 4 && o.specialized == 4,
+              "child, specialized: read %d, right %d, same bits %d, first-call compiles %llu, "
+              "background %llu, specialized %llu", o.got, o.ok, o.same, o.compiles,
+              o.all_compiles, o.specialized);
+    /* A later process loads the twins from the binary cache at its first calls. */
+    o = run_child(1);
+    TAP_CHECK(o.got == 8 && o.ok && o.same && o.all_compiles == 0 && o.specialized == 4,
+              "next process: read %d, right %d, same bits %d, compiles %llu, specialized %llu",
+              o.got, o.ok, o.same, o.all_compiles, o.specialized);
+    TAP_CHECK(o.worst >= 0 && o.worst < 100, "worst first call %.2f ms", o.worst);
 }
 
 int main(int argc, char **argv) {

@@ -1,6 +1,6 @@
 /*
  * test_mode.c: the policy settings of gemmtune.h (gt_set_mode, gt_get_mode,
- * gt_set_tune_async) and their environment variables, no GPU needed.
+ * gt_set_tune_async, gt_set_specialize) and their environment variables, no GPU needed.
  * Each case that depends on the environment as first read runs in a forked child, since
  * the library reads GEMMTUNE_MODE once per process.
  */
@@ -11,8 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "dispatch.h"
 #include "gemmtune.h"
 #include "tap.h"
 
@@ -39,6 +41,30 @@ static int in_child(const char *value, int (*fn)(void)) {
     int status = 0;
     waitpid(pid, &status, 0);
     return WIFEXITED(status) ? WEXITSTATUS(status) : 100 + WTERMSIG(status);
+}
+
+/* Runs fn in a child with GEMMTUNE_SPECIALIZE = value (NULL: unset); its exit code. */
+static int in_child_specialize(const char *value, int (*fn)(void)) {
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (value) setenv("GEMMTUNE_SPECIALIZE", value, 1);
+        else unsetenv("GEMMTUNE_SPECIALIZE");
+        _exit(fn());
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 100 + WTERMSIG(status);
+}
+
+static int expect_specialize(void) { return gt_dispatch_specialize() == 1 ? 0 : 1; }
+static int expect_generic(void) { return gt_dispatch_specialize() == 0 ? 0 : 1; }
+static int specialize_api_overrides_env(void) {
+    if (gt_dispatch_specialize() != 0) return 1;
+    gt_set_specialize(1);
+    if (gt_dispatch_specialize() != 1) return 2;
+    gt_set_specialize(0);
+    return gt_dispatch_specialize() == 0 ? 0 : 3;
 }
 
 static int expect_tune(void) { return gt_get_mode() == GT_MODE_TUNE ? 0 : 1; }
@@ -90,6 +116,26 @@ static void invalid_mode_is_refused(void) {
     TAP_CHECK(gt_set_mode(GT_MODE_TUNE) == GT_SUCCESS && gt_get_mode() == GT_MODE_TUNE, "back");
 }
 
+static void specialize_setting(void) {
+    TAP_CHECK(in_child_specialize(NULL, expect_specialize) == 0, "unset: on");
+    TAP_CHECK(in_child_specialize("1", expect_specialize) == 0, "1: on");
+    TAP_CHECK(in_child_specialize("0", expect_generic) == 0, "0: off");
+    TAP_CHECK(in_child_specialize("0", specialize_api_overrides_env) == 0,
+              "gt_set_specialize must override GEMMTUNE_SPECIALIZE");
+}
+
+/* With no background thread started, gt_wait_background returns at once (a hang here
+ * is the test's timeout). */
+static void wait_background_without_worker(void) {
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    gt_wait_background();
+    gt_wait_background();
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    double s = (double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec);
+    TAP_CHECK(s < 0.5, "returned after %.3f s", s);
+}
+
 /* Without a driver every mode still answers with a status, never a crash. */
 static void no_driver_any_mode(void) {
     setenv("GEMMTUNE_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
@@ -116,6 +162,8 @@ int main(void) {
     TAP_RUN(bogus_mode_warns_once_and_tunes);
     TAP_RUN(api_setting_wins_over_environment);
     TAP_RUN(invalid_mode_is_refused);
+    TAP_RUN(specialize_setting);
+    TAP_RUN(wait_background_without_worker);
     TAP_RUN(no_driver_any_mode);
     return tap_done();
 }

@@ -53,7 +53,7 @@ gt_status gt_kern_load(const void *image, const gt_kcfg *cfg, const gt_key *key,
 
 /* (cfg, key) loaded through runtime/load.h: the binary cache's cubin when use_cache and
  * it loads and passes gt_kern_load's checks (counted as a cubin hit), else compiled,
- * loaded and stored. */
+ * loaded and stored; with use_cache GT_LOAD_HELD only the cubin, never compiled. */
 gt_status gt_kern_get(const gt_kcfg *cfg, const gt_key *key, int arch, int use_cache,
                       gt_kern *out);
 

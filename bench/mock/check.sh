@@ -30,6 +30,14 @@ MOCK_FAIL_GT=0 "$tmp/bench" $shapes >"$tmp/fail.out" 2>&1 && { echo "not ok gt f
 check "gt failure: the shape fails" "$tmp/fail.out" "^ +17 +33 +65 TN .* error .*FAIL$"
 check "gt failure: the others run" "$tmp/fail.out" "^geomean gt/cublas = 1\.200 over 3 shapes"
 check "gt failure: nothing left" "$tmp/fail.out" "live device buffers 0, events 0, lt objects 0"
+# mode cached's exact-shape twins: counted per shape; a twin with other bits fails its shape
+MOCK_SPECIALIZE=1 "$tmp/bench" --json "$tmp/spec.json" $shapes >"$tmp/spec.out" 2>&1 || { echo "not ok specialized: exit $?"; fail=1; }
+check "specialized: all shapes" "$tmp/spec.out" "^geomean gt/cublas = 1\.200 over 4 shapes"
+[ "$(grep -c '"specialized": true' "$tmp/spec.json")" = 4 ] && echo "ok   specialized: in the JSON" || { echo "not ok specialized: JSON"; fail=1; }
+MOCK_SPECIALIZE=2 "$tmp/bench" $shapes >"$tmp/spec2.out" 2>&1 && { echo "not ok other bits: exit 0"; fail=1; }
+check "other bits: refused" "$tmp/spec2.out" "17x33x65:TN: the exact-shape kernel's result differs from the generic one's"
+check "other bits: the others run" "$tmp/spec2.out" "^geomean gt/cublas = 1\.200 over 3 shapes"
+check "other bits: nothing left" "$tmp/spec2.out" "live device buffers 0, events 0, lt objects 0"
 # a gemmtune failure while timing
 MOCK_FAIL_GT=50 "$tmp/bench" $shapes >"$tmp/fail2.out" 2>&1 && { echo "not ok gt timing failure: exit 0"; fail=1; }
 check "gt timing failure: reported" "$tmp/fail2.out" "timing gemmtune failed"

@@ -9,8 +9,11 @@
  * returns LT_N (default 6) algorithms: 0 right in 20 us, 1 fails to launch, 2 fast (8 us)
  * but wrong (results times 1.5), 3 right in 9 us, 4 marked unsupported, 5 needing more
  * workspace than allowed; the bench must pick 3. MOCK_FAIL_GT=i makes the i-th gemmtune
- * call fail. At exit it reports device buffers, events and cuBLASLt objects still alive
- * (all must be 0). Not a model of any GPU: sizes, times and results are the mock's own.
+ * call fail. MOCK_SPECIALIZE=1: gt_wait_background after a gemmtune call counts a
+ * specialization (gt_stats.specialized); 2: and from then on every gemmtune result has
+ * one bit flipped (an exact-shape kernel whose bits differ from the generic one's). At
+ * exit it reports device buffers, events and cuBLASLt objects still alive (all must be
+ * 0). Not a model of any GPU: sizes, times and results are the mock's own.
  */
 #include <cublasLt.h>
 #include <cublas_v2.h>
@@ -217,10 +220,22 @@ static int ckind(cudaDataType t) {
 
 /* ---- gemmtune ---- */
 static gt_stats stats;
+static int spec_pending, spec_flip;
 static int gt_check(void) {
     if (mock_fail_gt_at == -2) mock_fail_gt_at = atol(env_s("MOCK_FAIL_GT", "-1"));
     if (gt_calls++ == mock_fail_gt_at) return 0;
+    spec_pending = atoi(env_s("MOCK_SPECIALIZE", "0")) > 0;
     return 1;
+}
+/* MOCK_SPECIALIZE=2's wrong twin: the lowest bit of C's first byte flipped. */
+static void spec_result(void *C) {
+    if (spec_flip) ((unsigned char *)C)[0] ^= 1;
+}
+void gt_wait_background(void) {
+    if (!spec_pending) return;
+    spec_pending = 0;
+    stats.specialized++;
+    if (atoi(env_s("MOCK_SPECIALIZE", "0")) == 2) spec_flip = 1;
 }
 gt_status gemm_tuned(gt_op a, gt_op b, int64_t m, int64_t n, int64_t k, float al, const float *A,
                      int64_t lda, const float *B, int64_t ldb, float be, float *C, int64_t ldc,
@@ -230,6 +245,7 @@ gt_status gemm_tuned(gt_op a, gt_op b, int64_t m, int64_t n, int64_t k, float al
     if (!gt_check()) return GT_LAUNCH_FAILED;
     if (!stats.calls++) stats.tunes++;
     gemm(a, b, m, n, k, A, 0, lda, B, ldb, C, 0, ldc, al);
+    spec_result(C);
     clock_us += atof(env_s("GT_US", "10"));
     return GT_SUCCESS;
 }
@@ -242,6 +258,7 @@ gt_status gemm_tuned_d(gt_op a, gt_op b, int64_t m, int64_t n, int64_t k, double
     stats.calls++;
     stats.tunes++;
     gemm(a, b, m, n, k, A, 1, lda, B, ldb, C, 1, ldc, al);
+    spec_result(C);
     clock_us += atof(env_s("GT_US", "10"));
     return GT_SUCCESS;
 }
@@ -257,6 +274,7 @@ gt_status gemm_tuned_ex(gt_op a, gt_op b, int64_t m, int64_t n, int64_t k, const
     stats.calls++;
     stats.tunes++;
     gemm(a, b, m, n, k, A, gkind(At), lda, B, ldb, C, gkind(Ct), ldc, *(const float *)al);
+    spec_result(C);
     clock_us += atof(env_s("GT_US", "10"));
     return GT_SUCCESS;
 }
