@@ -122,6 +122,62 @@ static void generic_wgmma_matches_exact(void) {
     TAP_CHECK(ran >= 8, "%d generic WGMMA kernels checked", ran);
 }
 
+/* Configurations that a run of the held-out list (bench/heldout.txt) ran as generic
+ * kernels in mode cached, each on its shape: the exact twin must give the generic
+ * kernel's bits, and each must give the same bits run twice. */
+static void twins_of_heldout(void) {
+    NEED_GPU();
+    if (!tc_ok()) TAP_SKIP("skipped: device below sm_80");
+    static const struct {
+        int dt, op;
+        long long m, n, k;
+        const char *cfg;
+    } cases[] = {
+        {GT_DT_F64, 2, 7, 15360, 5120, "f1_16x64x32_w8x16_t1x2_s4_v2_k2_r1"},
+        {GT_DT_F32, 0, 1568, 256, 2304, "f0_32x256x16_w32x64_t8x8_s2_v4_k8_r1"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        prob p;
+        prob_init(&p, cases[c].dt, cases[c].op & 1, cases[c].op >> 1, cases[c].m, cases[c].n,
+                  cases[c].k, 0, 0, 0, 1.0, 0.0);
+        gt_devctx *dc = NULL;
+        static kprogs ps;
+        memset(&ps, 0, sizeof ps);
+        TAP_CHECK(prob_key(&p, &dc, &ps.key[0]) == GT_SUCCESS, "key: %s", gt_last_error());
+        char why[300] = "";
+        int parsed = gt_kcfg_parse(cases[c].cfg, &ps.cfg[0], why, sizeof why) == 0;
+        TAP_CHECK(parsed, "%s: %s", cases[c].cfg, why);
+        if (!dc || !parsed) {
+            prob_free(&p);
+            continue;
+        }
+        ps.key[1] = ps.key[0], ps.cfg[1] = ps.cfg[0], ps.cfg[1].generic = 1, ps.n = 2;
+        ps.arch = dc->arch;
+        kprogs_compile(&ps);
+        gr_ref ref;
+        prob_reference(&p, &ref);
+        char name[200];
+        snprintf(name, sizeof name, "%s %lldx%lldx%lld:%c%c %s", gt_dtype_name(cases[c].dt),
+                 cases[c].m, cases[c].n, cases[c].k, cases[c].op & 1 ? 'T' : 'N',
+                 cases[c].op >> 1 ? 'T' : 'N', cases[c].cfg);
+        const gt_gemm g = prob_gemm(&p, p.dC);
+        /* Each kernel twice: the same bits each time. */
+        for (int i = 0; i < 2; i++) {
+            void *first = malloc(c_bytes(&p));
+            int ran = first && kprogs_run(&ps, i, &p, &g, why, sizeof why) == 0;
+            if (ran) memcpy(first, p.C, c_bytes(&p));
+            ran = ran && kprogs_run(&ps, i, &p, &g, why, sizeof why) == 0;
+            TAP_CHECK(ran && memcmp(first, p.C, c_bytes(&p)) == 0, "%s, %s twice: %s", name,
+                      i ? "generic" : "exact", ran ? "other bits" : why);
+            free(first);
+        }
+        kprogs_check(&ps, 0, 1, &p, &g, &ref, name);
+        gr_ref_free(&ref);
+        kprogs_free(&ps);
+        prob_free(&p);
+    }
+}
+
 /* Child: mode cached, f32 NN calls of shapes no cache holds: the held-out list's NN
  * shapes (bench/heldout.txt) whose M and K keep the 16-byte class that the parent built
  * (and whose float64 reference is quick on the host). Per shape its first call's time and
@@ -265,6 +321,7 @@ int main(int argc, char **argv) {
     TAP_RUN(generic_dmma_matches_exact);
     TAP_RUN(generic_mma_matches_exact);
     TAP_RUN(generic_wgmma_matches_exact);
+    TAP_RUN(twins_of_heldout);
     TAP_RUN(generic_set_serves_new_process);
     gt_release();
     char rm[400];
