@@ -37,6 +37,7 @@
 #include "modelfix.h"
 #include "select.h"
 #include "space.h"
+#include "twin.h"
 
 /* ===================================================================================
  * Settings
@@ -672,46 +673,93 @@ static void run_tune(job *j) {
     gt_cu.ctx_pop(&dummy);
 }
 
-/* The exact-shape twin of a plan's generic kernel (specialize_later): compiled (and
- * stored in the binary cache, so that later processes load it at once, get_untuned),
- * then put in the plan's place when the plan still runs that generic kernel. The two
- * sum every output in the same order (docs/DESIGN.md), so the switch changes no value.
- * A twin that does not build or is refused (a DMMA kernel that spills) leaves the
- * generic kernel. No tune_lock: it compiles and loads, and times nothing. */
+/* The generic kernel that key's plan runs, copied into *gen (its module stays the plan's,
+ * loaded until gt_plan_clear), when it is the generic twin of exact configuration
+ * `text`; else 0 (the plan was replaced meanwhile, e.g. tuned after a capture). */
+static int plan_runs_twin(gt_devctx *dc, const gt_key *key, const char *text, gt_kern *gen,
+                          const gt_plan **plan) {
+    const gt_plan *p = gt_plan_find(dc->ctx, key);
+    char now[GT_DB_CONFIG_MAX] = "";
+    if (p && p->kern.cfg.generic) {
+        gt_kcfg c = p->kern.cfg;
+        c.generic = 0;
+        gt_kcfg_format(&c, now, sizeof now);
+    }
+    if (strcmp(now, text) != 0) return 0;
+    *gen = p->kern;
+    if (plan) *plan = p;
+    return 1;
+}
+
+/* The exact-shape twin of a plan's generic kernel (specialize_later): compiled, checked
+ * to give the generic kernel's bits on random data (tuner/twin.h, under tune_lock: it
+ * runs on the tuning stream), stored in the binary cache (so that later processes load
+ * it at once, get_untuned) and put in the plan's place when the plan still runs that
+ * generic kernel. The two sum every output in the same order
+ * (docs/DESIGN.md), so the switch changes no value; a twin that does not build, is
+ * refused (a DMMA kernel that spills) or gives other bits leaves the generic kernel. */
 static void run_specialize(job *j) {
     gt_devctx *dc = j->dc;
     if (gt_cu.ctx_push(dc->ctx) != CUDA_SUCCESS) return;
     char text[GT_DB_CONFIG_MAX], kt[200];
     gt_kcfg_format(&j->cfg, text, sizeof text);
     gt_key_format(&j->key, kt, sizeof kt);
-    gt_kern k;
+    gt_kern k, gen;
     const double t0 = gt_measure_now_s();
-    if (gt_kern_get(&j->cfg, &j->key, dc->arch, 1, &k) != GT_SUCCESS) {
+    int ok = 0;
+    /* Stored in the binary cache only once checked: get_untuned loads it unchecked. */
+    gt_rtc_result bin;
+    memset(&bin, 0, sizeof bin);
+    if (gt_kern_compile(&j->cfg, &j->key, dc->arch, &bin) != GT_SUCCESS ||
+        gt_kern_load(bin.image, &j->cfg, &j->key, &k) != GT_SUCCESS) {
         gt_log(GT_LOG_INFO, "%s: exact-shape %s does not build (%s); the generic kernel stays",
                kt, text, gt_last_error());
-    } else {
+        goto out;
+    }
+    pthread_mutex_lock(&dc->resolve_lock);
+    ok = plan_runs_twin(dc, &j->key, text, &gen, NULL);
+    pthread_mutex_unlock(&dc->resolve_lock);
+    if (ok) {
+        gt_tune_opts o;
+        memset(&o, 0, sizeof o);
+        gt_tune_opts_default(&o);
+        int outcome;
+        char why[200];
+        pthread_mutex_lock(&dc->tune_lock);
+        gt_status st = gt_twin_check(dc, &j->key, &gen, &k, o.mem_limit, &outcome, why, sizeof why);
+        pthread_mutex_unlock(&dc->tune_lock);
+        ok = st == GT_SUCCESS && outcome == GT_TWIN_SAME;
+        if (st != GT_SUCCESS)
+            gt_log(GT_LOG_WARN, "%s: exact-shape %s not checked (%s); the generic kernel stays",
+                   kt, text, gt_last_error());
+        else if (outcome == GT_TWIN_DIFFER)
+            gt_log(GT_LOG_WARN, "%s: exact-shape %s refused: %s; the generic kernel stays", kt,
+                   text, why);
+        else if (outcome == GT_TWIN_SKIPPED)
+            gt_log(GT_LOG_INFO, "%s: exact-shape %s not checked (%s); the generic kernel stays",
+                   kt, text, why);
+    }
+    if (ok) {
         pthread_mutex_lock(&dc->resolve_lock);
-        const gt_plan *p = gt_plan_find(dc->ctx, &j->key);
-        char now[GT_DB_CONFIG_MAX] = "";
-        if (p && p->kern.cfg.generic) {
-            gt_kcfg c = p->kern.cfg;
-            c.generic = 0;
-            gt_kcfg_format(&c, now, sizeof now);
-        }
-        /* A plan replaced meanwhile (tuned after a capture) keeps its kernel. */
-        if (strcmp(now, text) == 0) {
+        const gt_plan *p = NULL;
+        ok = plan_runs_twin(dc, &j->key, text, &gen, &p);
+        if (ok) {
             gt_plan np = {.ctx = dc->ctx, .key = j->key, .kern = k, .source = p->source,
                           .retune = p->retune};
+            gt_program program;
+            gt_kern_program(&j->cfg, &j->key, &program);
+            gt_load_store(&program, dc->arch, bin.image, bin.size);
             if (gt_plan_replace(&np)) {
                 gt_stat_add(GT_STAT_SPECIALIZED, 1);
                 gt_log(GT_LOG_INFO, "%s: exact-shape %s in place of its generic twin after "
                                     "%.3f s", kt, text, gt_measure_now_s() - t0);
             }
-        } else {
-            gt_kern_unload(&k);
         }
         pthread_mutex_unlock(&dc->resolve_lock);
     }
+    if (!ok) gt_kern_unload(&k);
+out:
+    gt_rtc_result_free(&bin);
     CUcontext dummy;
     gt_cu.ctx_pop(&dummy);
 }
