@@ -141,9 +141,10 @@ static int from_layers(gt_devctx *dc, const gt_key *key, gt_kern *k) {
  * both sum every output in the same order, so either gives the same bits. */
 static gt_status get_untuned(gt_devctx *dc, const gt_kcfg *cfg, const gt_key *key, gt_kern *k) {
     gt_kcfg g = *cfg;
-    if (gt_dispatch_specialize()) {
+    g.generic = 1;
+    if (gt_dispatch_specialize() && gt_dispatch_may_specialize(&g)) {
         /* Its exact-shape twin where the binary cache holds it (the same bits; a worker
-         * compiled it for an earlier process, specialize_later). */
+         * compiled and checked it for an earlier process, specialize_later). */
         g.generic = 0;
         if (gt_kern_get(&g, key, dc->arch, GT_LOAD_HELD, k) == GT_SUCCESS) {
             gt_stat_add(GT_STAT_SPECIALIZED, 1);
@@ -855,8 +856,12 @@ void gt_dispatch_wait_background(void) {
 /* A plan of mode cached that runs a generic kernel (dc->resolve_lock held, so the plan
  * is in the table before the worker looks for it): its exact-shape twin queued for the
  * worker (run_specialize), when specialization is on. */
+int gt_dispatch_may_specialize(const gt_kcfg *cfg) {
+    return cfg->generic && !(cfg->fam == GT_FAM_DMMA && cfg->tm == 1);
+}
+
 static void specialize_later(gt_devctx *dc, const gt_plan *p) {
-    if (!p->kern.cfg.generic || !gt_dispatch_specialize()) return;
+    if (!gt_dispatch_may_specialize(&p->kern.cfg) || !gt_dispatch_specialize()) return;
     gt_kcfg exact = p->kern.cfg;
     exact.generic = 0;
     enqueue(dc, &p->key, &exact);

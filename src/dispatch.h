@@ -70,6 +70,12 @@ int gt_dispatch_async(void);
 void gt_dispatch_set_specialize(int on);
 int gt_dispatch_specialize(void);
 
+/* 1 when generic configuration cfg may give way to its exact-shape twin: every one but
+ * DMMA's with one fragment row per warp (TM 1), whose exact kernels computed wrong results,
+ * at times different bits run to run, on the H100 (test_generic's twins_of_heldout; the
+ * twin check, tuner/twin.h, caught them only at times). */
+int gt_dispatch_may_specialize(const gt_kcfg *cfg);
+
 /* Waits until the background worker has no job queued or running (gt_wait_background). */
 void gt_dispatch_wait_background(void);
 

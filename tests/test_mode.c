@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "dispatch.h"
+#include "kcfg.h"
 #include "gemmtune.h"
 #include "tap.h"
 
@@ -124,6 +125,27 @@ static void specialize_setting(void) {
               "gt_set_specialize must override GEMMTUNE_SPECIALIZE");
 }
 
+/* Which generic configurations may give way to their exact twins: not DMMA's with one
+ * fragment row per warp (a known defect of their exact kernels), every other one. */
+static void specialize_rule(void) {
+    static const struct { const char *cfg; int may; } cases[] = {
+        {"f1_16x64x32_w8x16_t1x2_s4_v2_k2_r1_g1", 0},
+        {"f1_32x32x32_w8x16_t1x2_s4_v2_k32_r1_g1", 0},
+        {"f1_64x64x16_w32x32_t4x4_s4_v2_k1_r1_g1", 1},
+        {"f0_32x256x16_w32x64_t8x8_s2_v4_k8_r1_g1", 1},
+        {"f0_32x256x16_w32x64_t8x8_s2_v4_k8_r1", 0}, /* already exact */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gt_kcfg c;
+        char why[200] = "";
+        int parsed = gt_kcfg_parse(cases[i].cfg, &c, why, sizeof why) == 0;
+        TAP_CHECK(parsed, "%s: %s", cases[i].cfg, why);
+        if (parsed)
+            TAP_CHECK(gt_dispatch_may_specialize(&c) == cases[i].may, "%s: %d", cases[i].cfg,
+                      gt_dispatch_may_specialize(&c));
+    }
+}
+
 /* With no background thread started, gt_wait_background returns at once (a hang here
  * is the test's timeout). */
 static void wait_background_without_worker(void) {
@@ -163,6 +185,7 @@ int main(void) {
     TAP_RUN(api_setting_wins_over_environment);
     TAP_RUN(invalid_mode_is_refused);
     TAP_RUN(specialize_setting);
+    TAP_RUN(specialize_rule);
     TAP_RUN(wait_background_without_worker);
     TAP_RUN(no_driver_any_mode);
     return tap_done();
