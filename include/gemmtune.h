@@ -201,10 +201,11 @@ void gt_set_tune_async(int on);
  * first met under capture in mode cached) first runs its configuration's shape-generic
  * kernel, one binary per class that the node holds, so the call compiles nothing. With
  * this on, the same configuration compiled for the exact shape then takes its place: at
- * once where the binary cache holds it, else once the background thread has compiled it
- * (and stored it for every later process). Results do not change bit for bit: the two
- * kernels sum every output in the same order. Off, the generic kernel stays. A change
- * applies to shapes first seen afterwards. */
+ * once where the binary cache holds it, else once the background thread has compiled it,
+ * checked on random data that it gives the generic kernel's bits (else it is refused) and
+ * stored it for every later process. Results do not change bit for bit: the two kernels
+ * sum every output in the same order. Off, the generic kernel stays. A change applies to
+ * shapes first seen afterwards. */
 void gt_set_specialize(int on);
 
 /* Returns when the background thread has nothing queued or running (async tuning,

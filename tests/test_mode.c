@@ -30,13 +30,14 @@ static void capture(int level, const char *message, void *user) {
     }
 }
 
-/* Runs fn in a child with GEMMTUNE_MODE = value (NULL: unset); returns its exit code. */
-static int in_child(const char *value, int (*fn)(void)) {
+/* Runs fn in a child with environment variable `name` = value (NULL: unset); returns
+ * its exit code. */
+static int in_child_env(const char *name, const char *value, int (*fn)(void)) {
     fflush(stdout);
     pid_t pid = fork();
     if (pid == 0) {
-        if (value) setenv("GEMMTUNE_MODE", value, 1);
-        else unsetenv("GEMMTUNE_MODE");
+        if (value) setenv(name, value, 1);
+        else unsetenv(name);
         _exit(fn());
     }
     int status = 0;
@@ -44,18 +45,12 @@ static int in_child(const char *value, int (*fn)(void)) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : 100 + WTERMSIG(status);
 }
 
-/* Runs fn in a child with GEMMTUNE_SPECIALIZE = value (NULL: unset); its exit code. */
+static int in_child(const char *value, int (*fn)(void)) {
+    return in_child_env("GEMMTUNE_MODE", value, fn);
+}
+
 static int in_child_specialize(const char *value, int (*fn)(void)) {
-    fflush(stdout);
-    pid_t pid = fork();
-    if (pid == 0) {
-        if (value) setenv("GEMMTUNE_SPECIALIZE", value, 1);
-        else unsetenv("GEMMTUNE_SPECIALIZE");
-        _exit(fn());
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 100 + WTERMSIG(status);
+    return in_child_env("GEMMTUNE_SPECIALIZE", value, fn);
 }
 
 static int expect_specialize(void) { return gt_dispatch_specialize() == 1 ? 0 : 1; }
