@@ -145,13 +145,13 @@ static gt_status get_untuned(gt_devctx *dc, const gt_kcfg *cfg, const gt_key *ke
     if (gt_dispatch_specialize() && gt_dispatch_may_specialize(&g)) {
         /* Its exact-shape twin where the binary cache holds it (the same bits; a worker
          * compiled and checked it for an earlier process, specialize_later). */
-        g.generic = 0;
-        if (gt_kern_get(&g, key, dc->arch, GT_LOAD_HELD, k) == GT_SUCCESS) {
+        gt_kcfg exact = g;
+        exact.generic = 0;
+        if (gt_kern_get(&exact, key, dc->arch, GT_LOAD_HELD, k) == GT_SUCCESS) {
             gt_stat_add(GT_STAT_SPECIALIZED, 1);
             return GT_SUCCESS;
         }
     }
-    g.generic = 1;
     gt_status s = gt_kern_get(&g, key, dc->arch, 1, k);
     if (s == GT_SUCCESS) return s;
     char text[GT_DB_CONFIG_MAX];
@@ -353,7 +353,8 @@ void gt_dispatch_model_fix(const gt_key *key, const gt_klimits *lim, gt_modelfix
  * at the first need, read again once what the layers hold changed (gt_layers_epoch: a
  * tuning stored, the layers closed), and dropped by gt_release. Reading them (every
  * tuned shape's winner and timings in each layer) takes about 0.9 ms on the H100 with the
- * built-in defaults, a copy of the kept set microseconds. A set is replaced, never changed, so a copy is taken under the lock. */
+ * built-in defaults, a copy of the kept set microseconds. A set is replaced, never
+ * changed, so a copy is taken under the lock. */
 #define ROWS_SLOTS 32
 /* A larger set is read each time, so that the kept ones stay under 25 MB (a row is 176
  * bytes; the built-in defaults give a class about 300 rows). */
@@ -853,13 +854,13 @@ void gt_dispatch_wait_background(void) {
     pthread_mutex_unlock(&q_lock);
 }
 
-/* A plan of mode cached that runs a generic kernel (dc->resolve_lock held, so the plan
- * is in the table before the worker looks for it): its exact-shape twin queued for the
- * worker (run_specialize), when specialization is on. */
 int gt_dispatch_may_specialize(const gt_kcfg *cfg) {
     return cfg->generic && !(cfg->fam == GT_FAM_DMMA && cfg->tm == 1);
 }
 
+/* A plan of mode cached that runs a generic kernel (dc->resolve_lock held, so the plan
+ * is in the table before the worker looks for it): its exact-shape twin queued for the
+ * worker (run_specialize), when specialization is on. */
 static void specialize_later(gt_devctx *dc, const gt_plan *p) {
     if (!gt_dispatch_may_specialize(&p->kern.cfg) || !gt_dispatch_specialize()) return;
     gt_kcfg exact = p->kern.cfg;
@@ -959,8 +960,20 @@ static gt_status pending(gt_devctx *dc, const gt_key *key, const gt_plan **out) 
     return fallback(dc, key, 1, source, 0, out);
 }
 
+/* A key no layer holds, resolved without tuning (dc->resolve_lock held): the selector's
+ * choice (from_nearest), else the default kernel. Unless retune (mode tune tunes the key
+ * later), the plan's generic kernel is then queued to give way to its exact twin. */
+static gt_status untuned_plan(gt_devctx *dc, const gt_key *key, int retune, const gt_plan **out) {
+    gt_kern k;
+    gt_status s = from_nearest(dc, key, &k) ? plan_of(dc, key, &k, GT_SRC_NEAREST, retune, out)
+                                            : fallback(dc, key, 1, GT_SRC_FALLBACK, retune, out);
+    if (s == GT_SUCCESS && !retune) specialize_later(dc, *out);
+    return s;
+}
+
 /* Under graph capture (dc->resolve_lock held, dc's context current, relaxed capture
- * mode): no tuning, no synchronization (gt_dispatch says what runs). */
+ * mode): no tuning, no synchronization (gt_dispatch says what runs). The graph keeps the
+ * kernel it captured, whatever later replaces the plan. */
 static gt_status resolve_captured(gt_devctx *dc, const gt_key *key, const gt_plan **out) {
     int mode = gt_dispatch_mode();
     if (mode == GT_MODE_OFF) return fallback(dc, key, 0, GT_SRC_FALLBACK, 0, out);
@@ -973,12 +986,7 @@ static gt_status resolve_captured(gt_devctx *dc, const gt_key *key, const gt_pla
         if (gt_dispatch_async()) return pending(dc, key, out);
         retune = 1;
     }
-    gt_status s = from_nearest(dc, key, &k) ? plan_of(dc, key, &k, GT_SRC_NEAREST, retune, out)
-                                            : fallback(dc, key, 1, GT_SRC_FALLBACK, retune, out);
-    /* Mode tune tunes the key after the capture; mode cached's generic kernel gives way
-     * to its exact twin (the graph keeps the kernel it captured). */
-    if (s == GT_SUCCESS && !retune) specialize_later(dc, *out);
-    return s;
+    return untuned_plan(dc, key, retune, out);
 }
 
 /* Called with dc->resolve_lock held and dc's context current. */
@@ -988,12 +996,7 @@ static gt_status resolve(gt_devctx *dc, const gt_key *key, CUstream stream, cons
     gt_layers_open();
     gt_kern k;
     if (from_layers(dc, key, &k)) return plan_of(dc, key, &k, GT_SRC_CACHE, 0, out);
-    if (mode == GT_MODE_CACHED) {
-        gt_status s = from_nearest(dc, key, &k) ? plan_of(dc, key, &k, GT_SRC_NEAREST, 0, out)
-                                                : fallback(dc, key, 1, GT_SRC_FALLBACK, 0, out);
-        if (s == GT_SUCCESS) specialize_later(dc, *out);
-        return s;
-    }
+    if (mode == GT_MODE_CACHED) return untuned_plan(dc, key, 0, out);
     if (gt_dispatch_async()) return pending(dc, key, out);
     char owner[GT_CLAIM_OWNER_MAX];
     claim_owner(owner, sizeof owner);

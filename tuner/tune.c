@@ -376,21 +376,43 @@ static void arena_free(arena *ar) {
 /* GT_SUCCESS with the arena, or GT_SUCCESS with rep->skipped when the device or the
  * limit cannot spare the memory; other statuses are driver failures. ws_bytes is the
  * largest workspace of the candidates; it counts against the limit like the rest. */
+void gt_tune_scratch(const gt_key *key, gt_scratch *out) {
+    const long long es = gt_dtype_in_size(key->dtype), esc = gt_dtype_out_size(key->dtype);
+    const long long vec = key->align >= es ? key->align / es : 1;
+    const long long vecc = key->align >= esc ? key->align / esc : 1;
+    const long long arows = key->opa ? key->k : key->m, acols = key->opa ? key->m : key->k;
+    const long long brows = key->opb ? key->n : key->k, bcols = key->opb ? key->k : key->n;
+    out->lda = round_up(arows, vec);
+    out->ldb = round_up(brows, vec);
+    out->ldc = round_up(key->m, vecc) + vecc;
+    out->abytes = (size_t)(out->lda * acols) * (size_t)es;
+    out->bbytes = (size_t)(out->ldb * bcols) * (size_t)es;
+    out->cbytes = (size_t)(out->ldc * key->n) * (size_t)esc;
+}
+
+gt_status gt_tune_mem_fits(size_t need, size_t limit, const char *what, int *fits, char *why,
+                           size_t why_size) {
+    *fits = 0;
+    size_t free_b = 0, total_b = 0;
+    CUresult r = gt_cu.mem_get_info(&free_b, &total_b);
+    if (r != CUDA_SUCCESS) return gt_cu_fail(r, "cuMemGetInfo");
+    /* Leave the application some room: never take the last 5% of the device. */
+    *fits = (!limit || need <= limit) && need + total_b / 20 <= free_b;
+    if (!*fits)
+        snprintf(why, why_size, "%s needs %.1f MiB of device memory; limit %.1f MiB, free %.1f MiB",
+                 what, need / 1048576.0, limit / 1048576.0, free_b / 1048576.0);
+    return GT_SUCCESS;
+}
+
 static gt_status arena_alloc(gt_devctx *dc, CUstream s, const gt_key *key, size_t limit,
                              size_t ws_bytes, arena *ar, gt_tune_report *rep) {
     memset(ar, 0, sizeof *ar);
     ar->es = gt_dtype_in_size(key->dtype);
     ar->esc = gt_dtype_out_size(key->dtype);
-    long long vec = key->align >= ar->es ? key->align / ar->es : 1;
-    long long vecc = key->align >= ar->esc ? key->align / ar->esc : 1;
-    long long arows = key->opa ? key->k : key->m, acols = key->opa ? key->m : key->k;
-    long long brows = key->opb ? key->n : key->k, bcols = key->opb ? key->k : key->n;
-    ar->lda = round_up(arows, vec);
-    ar->ldb = round_up(brows, vec);
-    ar->ldc = round_up(key->m, vecc) + vecc;
-    ar->abytes = (size_t)(ar->lda * acols) * (size_t)ar->es;
-    ar->bbytes = (size_t)(ar->ldb * bcols) * (size_t)ar->es;
-    ar->cbytes = (size_t)(ar->ldc * key->n) * (size_t)ar->esc;
+    gt_scratch sc;
+    gt_tune_scratch(key, &sc);
+    ar->lda = sc.lda, ar->ldb = sc.ldb, ar->ldc = sc.ldc;
+    ar->abytes = sc.abytes, ar->bbytes = sc.bbytes, ar->cbytes = sc.cbytes;
     ar->wsbytes = ws_bytes;
     size_t l2 = (size_t)(dc->dev.l2_bytes > 0 ? dc->dev.l2_bytes : 0);
     size_t set = ar->abytes + ar->bbytes;
@@ -403,19 +425,15 @@ static gt_status arena_alloc(gt_devctx *dc, CUstream s, const gt_key *key, size_
     if (nrot > MAX_ROT) nrot = MAX_ROT;
     while (nrot > 1 && fixed + (size_t)nrot * set > limit) nrot--;
     size_t need = fixed + (size_t)nrot * set;
-    size_t free_b = 0, total_b = 0;
-    CUresult r = gt_cu.mem_get_info(&free_b, &total_b);
-    if (r != CUDA_SUCCESS) return gt_cu_fail(r, "cuMemGetInfo");
-    /* Leave the application some room: never take the last 5% of the device. */
-    size_t margin = total_b / 20;
-    if (need > limit || need + margin > free_b) {
+    int fits;
+    gt_status fs = gt_tune_mem_fits(need, limit, "tuning", &fits, rep->why, sizeof rep->why);
+    if (fs != GT_SUCCESS) return fs;
+    if (!fits) {
         rep->skipped = 1;
-        snprintf(rep->why, sizeof rep->why,
-                 "tuning needs %.1f MiB of device memory; limit %.1f MiB, free %.1f MiB",
-                 need / 1048576.0, limit / 1048576.0, free_b / 1048576.0);
         return GT_SUCCESS;
     }
     ar->nrot = nrot;
+    CUresult r = CUDA_SUCCESS;
     const char *what = "";
     for (int i = 0; i < nrot && r == CUDA_SUCCESS; i++) {
         r = gt_cu.mem_alloc(&ar->a[i], ar->abytes);

@@ -104,6 +104,22 @@ typedef struct gt_tune_report {
     gt_tune_cand *cands;  /* malloc'd; gt_tune_report_free */
 } gt_tune_report;
 
+/* The scratch layout of key's problem, as tuning's arena and the twin check (twin.h) lay
+ * it out: A's and B's leading dimensions rounded up to the alignment class, so that every
+ * configuration legal for the key is legal here; C's one class unit more, so that a
+ * kernel that writes past row m shows; each operand's bytes. */
+typedef struct gt_scratch {
+    long long lda, ldb, ldc;
+    size_t abytes, bbytes, cbytes;
+} gt_scratch;
+void gt_tune_scratch(const gt_key *key, gt_scratch *out);
+
+/* *fits 1 when `need` bytes of device memory are within limit (0: no limit) and leave 5%
+ * of the device free; else 0 with why saying so ("<what> needs ..."). A status other
+ * than GT_SUCCESS when the driver cannot say. */
+gt_status gt_tune_mem_fits(size_t need, size_t limit, const char *what, int *fits, char *why,
+                           size_t why_size);
+
 /* Fills opts from the environment where fields are left at 0. */
 void gt_tune_opts_default(gt_tune_opts *opts);
 

@@ -10,8 +10,7 @@
 #include "cu.h"
 #include "env.h"
 #include "log.h"
-
-static long long round_up(long long x, long long to) { return (x + to - 1) / to * to; }
+#include "tune.h"
 
 gt_status gt_twin_check(gt_devctx *dc, const gt_key *key, const gt_kern *generic,
                         const gt_kern *exact, size_t mem_limit, int *outcome, char *why,
@@ -23,26 +22,16 @@ gt_status gt_twin_check(gt_devctx *dc, const gt_key *key, const gt_kern *generic
     CUstream s;
     gt_status st = gt_devctx_tune_stream(dc, &s);
     if (st != GT_SUCCESS) return st;
-    /* Leading dimensions as the tuner's arena has them: the class's multiples. */
+    /* The tuner's scratch layout (tune.h): C's padding rows then count in the check. */
+    gt_scratch sc;
+    gt_tune_scratch(key, &sc);
     const long long es = gt_dtype_in_size(key->dtype), esc = gt_dtype_out_size(key->dtype);
-    const long long vec = key->align >= es ? key->align / es : 1;
-    const long long vecc = key->align >= esc ? key->align / esc : 1;
-    const long long arows = key->opa ? key->k : key->m, acols = key->opa ? key->m : key->k;
-    const long long brows = key->opb ? key->n : key->k, bcols = key->opb ? key->k : key->n;
-    const long long lda = round_up(arows, vec), ldb = round_up(brows, vec);
-    const long long ldc = round_up(key->m, vecc);
-    const size_t abytes = (size_t)(lda * acols * es), bbytes = (size_t)(ldb * bcols * es);
-    const size_t cbytes = (size_t)(ldc * key->n * esc);
-    size_t ws = generic->ws_bytes > exact->ws_bytes ? generic->ws_bytes : exact->ws_bytes;
+    const size_t abytes = sc.abytes, bbytes = sc.bbytes, cbytes = sc.cbytes;
+    const size_t ws = generic->ws_bytes > exact->ws_bytes ? generic->ws_bytes : exact->ws_bytes;
     const size_t need = abytes + bbytes + 2 * cbytes + ws;
-    size_t free_b = 0, total_b = 0;
-    CUresult r = gt_cu.mem_get_info(&free_b, &total_b);
-    if (r != CUDA_SUCCESS) return gt_cu_fail(r, "cuMemGetInfo");
-    if ((mem_limit && need > mem_limit) || need + total_b / 20 > free_b) {
-        snprintf(why, why_size, "the check needs %.1f MiB of device memory; limit %.1f MiB, "
-                 "free %.1f MiB", need / 1048576.0, mem_limit / 1048576.0, free_b / 1048576.0);
-        return GT_SUCCESS;
-    }
+    int fits;
+    st = gt_tune_mem_fits(need, mem_limit, "the check", &fits, why, why_size);
+    if (st != GT_SUCCESS || !fits) return st;
     CUdeviceptr a = 0, b = 0, c[2] = {0, 0}, w = 0;
     void *host[2] = {malloc(cbytes), malloc(cbytes)};
     if (!host[0] || !host[1]) {
@@ -50,7 +39,7 @@ gt_status gt_twin_check(gt_devctx *dc, const gt_key *key, const gt_kern *generic
         snprintf(why, why_size, "no host memory for two outputs of %.1f MiB", cbytes / 1048576.0);
         return GT_SUCCESS;
     }
-    r = gt_cu.mem_alloc(&a, abytes);
+    CUresult r = gt_cu.mem_alloc(&a, abytes);
     if (r == CUDA_SUCCESS) r = gt_cu.mem_alloc(&b, bbytes);
     if (r == CUDA_SUCCESS) r = gt_cu.mem_alloc(&c[0], cbytes);
     if (r == CUDA_SUCCESS) r = gt_cu.mem_alloc(&c[1], cbytes);
@@ -66,7 +55,7 @@ gt_status gt_twin_check(gt_devctx *dc, const gt_key *key, const gt_kern *generic
         if (st == GT_SUCCESS) st = gt_aux_fill(dc, s, in, b, (long long)(bbytes / (size_t)es), 22, 0, 0);
         gt_gemm g = {.dtype = key->dtype, .opa = key->opa, .opb = key->opb, .m = key->m,
                      .n = key->n, .k = key->k, .alpha = 1.0, .beta = key->beta0 ? 0.0 : 0.75,
-                     .A = GT_PTR(a), .B = GT_PTR(b), .lda = lda, .ldb = ldb, .ldc = ldc,
+                     .A = GT_PTR(a), .B = GT_PTR(b), .lda = sc.lda, .ldb = sc.ldb, .ldc = sc.ldc,
                      .stream = s};
         /* Output 0: the generic kernel; output 1: the exact one, then the exact one again
          * over output 0 (the same C0 first). */

@@ -3,7 +3,8 @@
  * before the twin takes a plan's place: mode cached's specialization.)
  *
  * Both kernels run the key's problem on the same random inputs (A, B and C0 uniform in
- * [-1, 1), alpha 1, beta 0.75 or 0 as the key says), the exact one twice, on the
+ * [-1, 1), alpha 1, beta 0.75 or 0 as the key says; the tuner's scratch layout,
+ * gt_tune_scratch, so C's padding rows are compared too), the exact one twice, on the
  * context's tuning stream; all three outputs must be equal bit for bit. The two forms sum
  * every output in the same order (docs/DESIGN.md), so a difference is a defect of one of
  * them (a race gives different bits run to run), and the generic kernel stays.
