@@ -15,7 +15,7 @@
  *   FUNC  kernel name (default gt_gemm)
  *   DUMP  write the cubin to this path
  * The problem macros GT_DT GT_M GT_N GT_K GT_OPA GT_OPB GT_BETA0 come from the command
- * line. The source's directory must hold common.cuh and types.cuh (given to NVRTC as
+ * line (GENERIC=1: a generic kernel, the sizes passed as arguments only). The source's directory must hold common.cuh and types.cuh (given to NVRTC as
  * headers of those names).
  *
  * For each CONFIG: compile with -arch=sm_<cc> -std=c++17 -default-device, fill A, B, C
@@ -315,9 +315,12 @@ static int run_config(world *w, const kvlist *kv) {
     /* One more NVRTC option, e.g. "--ptxas-options=-O1" (experiments on code generation). */
     if (getenv("KCHECK_NVRTC") && *getenv("KCHECK_NVRTC")) snprintf(opt[no++], 96, "%s", getenv("KCHECK_NVRTC"));
     snprintf(opt[no++], 96, "-DGT_DT=%d", p->f64 ? 1 : 0);
-    snprintf(opt[no++], 96, "-DGT_M=%lld", p->m);
-    snprintf(opt[no++], 96, "-DGT_N=%lld", p->n);
-    snprintf(opt[no++], 96, "-DGT_K=%lld", p->k);
+    /* A generic kernel (GENERIC=1) takes the sizes as its last arguments only. */
+    if (!kv_get(kv, "GENERIC") || !strcmp(kv_get(kv, "GENERIC"), "0")) {
+        snprintf(opt[no++], 96, "-DGT_M=%lld", p->m);
+        snprintf(opt[no++], 96, "-DGT_N=%lld", p->n);
+        snprintf(opt[no++], 96, "-DGT_K=%lld", p->k);
+    }
     snprintf(opt[no++], 96, "-DGT_OPA=%d", p->ta);
     snprintf(opt[no++], 96, "-DGT_OPB=%d", p->tb);
     snprintf(opt[no++], 96, "-DGT_BETA0=%d", p->beta0);
@@ -413,9 +416,10 @@ static int run_config(world *w, const kvlist *kv) {
     }
     double alpha = p->alpha, beta = p->beta0 ? 0.0 : p->beta;
     float alphaf = (float)alpha, betaf = (float)beta;
-    long long lda = p->lda, ldb = p->ldb, ldc = p->ldc;
-    void *args[9] = {&w->dA, &lda, &w->dB, &ldb, &w->dC, &ldc, p->f64 ? (void *)&alpha : (void *)&alphaf,
-                     p->f64 ? (void *)&beta : (void *)&betaf, &dws};
+    long long lda = p->lda, ldb = p->ldb, ldc = p->ldc, gm = p->m, gn = p->n, gk = p->k;
+    /* The kernel ABI of common.cuh: the sizes last, read only by a generic kernel. */
+    void *args[12] = {&w->dA, &lda, &w->dB, &ldb, &w->dC, &ldc, p->f64 ? (void *)&alpha : (void *)&alphaf,
+                      p->f64 ? (void *)&beta : (void *)&betaf, &dws, &gm, &gn, &gk};
     unsigned gx = (unsigned)(GM * GN), gy = (unsigned)SPLIT;
 
     /* ---- check: two launches from the same C ---- */

@@ -37,10 +37,12 @@
 // BN are multiples of 4 and 8, so BK + 4, BM + 4 and BN + 4 are 4 or 12 mod 16).
 //
 // Pipeline: STAGES - 1 K steps in flight through cp.async (zero-fill past M, N, K); one
-// __syncthreads per K step. Fragments are double-buffered in registers by instruction
-// group: the next group of k slices is read from shared memory while the tensor cores work
-// on the current one; 2 * KG * (TM + TN) doubles (KG = k slices of 4 per instruction: 1
-// for m8n8k4 and m16n8k4, 2 for m16n8k8).
+// __syncthreads per K step. In exact kernels of most warp tiles (FRAG_DB below),
+// fragments are double-buffered in registers by instruction group: the next group of k
+// slices is read from shared memory while the tensor cores work on the current one;
+// 2 * KG * (TM + TN) doubles (KG = k slices of 4 per instruction: 1 for m8n8k4 and
+// m16n8k4, 2 for m16n8k8). Other kernels read each group just before its instructions
+// (FRAG_DB below says why).
 // In an exact-shape kernel, where a tile divides the problem, every bounds check folds at
 // compile time; a generic kernel (GT_GENERIC) keeps them all and reads M, N and K from its
 // arguments.
@@ -275,11 +277,21 @@ extern "C" __global__ void __launch_bounds__(gt::NT, GT_MINB)
         return (const double *)(sm + rst * STAGE);
     };
 
-    // Fragments of one instruction group (KG k slices), double-buffered: the next group is
-    // read while this one computes. A generic kernel keeps one buffer: its bounds checks
-    // take the registers the second one would (double-buffered, most generic kernels with
-    // 4 x 8 and 4 x 6 fragments per warp spill at 255 registers; single, none does).
-    constexpr bool FRAG_DB = !GT_GENERIC;
+    // Fragments of one instruction group (KG k slices), double-buffered in exact kernels
+    // whose warp tile has an even number of fragment rows (TM) and of instruction pairs
+    // of columns (TN / 2): the next group is read while this one computes. Every other
+    // kernel keeps one buffer:
+    // - a generic kernel, whose bounds checks take the registers the second buffer would
+    //   (double-buffered, most generic kernels with 4 x 8 and 4 x 6 fragments per warp
+    //   spill at 255 registers; single, none does);
+    // - an exact kernel of another warp tile (1 x 2, 3 x 2, 4 x 6, 3 x 8, ...):
+    //   double-buffered, such kernels compute wrong results on the H100, other bits run
+    //   to run, though the source's order of copies, barriers and fragment reads is right;
+    //   the fault follows the generated schedule (moving one instruction changes which
+    //   kernels fail), and in every sweep only these tiles failed. Sweeps of the family
+    //   with this rule find none wrong (dev/dmma_sweep.py; bench/README.md, "Exact DMMA
+    //   kernels with small warp tiles", has the figures and the cost).
+    constexpr bool FRAG_DB = !GT_GENERIC && TM % 2 == 0 && TN % 4 == 0;
     double fa[FRAG_DB ? 2 : 1][KG][TM], fb[FRAG_DB ? 2 : 1][KG][TN];
     auto load_frags = [&](auto bc, const double *st, int grp) {
         constexpr int b = decltype(bc)::value;

@@ -855,7 +855,7 @@ void gt_dispatch_wait_background(void) {
 }
 
 int gt_dispatch_may_specialize(const gt_kcfg *cfg) {
-    return cfg->generic && !(cfg->fam == GT_FAM_DMMA && cfg->tm == 1);
+    return cfg->generic;
 }
 
 /* A plan of mode cached that runs a generic kernel (dc->resolve_lock held, so the plan

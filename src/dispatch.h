@@ -70,10 +70,8 @@ int gt_dispatch_async(void);
 void gt_dispatch_set_specialize(int on);
 int gt_dispatch_specialize(void);
 
-/* 1 when generic configuration cfg may give way to its exact-shape twin: every one but
- * DMMA's with one fragment row per warp (TM 1), whose exact kernels computed wrong results,
- * at times different bits run to run, on the H100 (test_generic's twins_of_heldout; the
- * twin check, tuner/twin.h, caught them only at times). */
+/* 1 when configuration cfg may give way to its exact-shape twin: every generic one (the
+ * twin check, tuner/twin.h, still stands between them). */
 int gt_dispatch_may_specialize(const gt_kcfg *cfg);
 
 /* Waits until the background worker has no job queued or running (gt_wait_background). */

@@ -120,12 +120,14 @@ static void specialize_setting(void) {
               "gt_set_specialize must override GEMMTUNE_SPECIALIZE");
 }
 
-/* Which generic configurations may give way to their exact twins: not DMMA's with one
- * fragment row per warp (a known defect of their exact kernels), every other one. */
+/* Which configurations may give way to their exact twins: every generic one, of every
+ * family (DMMA's small warp tiles too, now that their exact kernels keep one buffer of
+ * fragments), and never one that is exact already. */
 static void specialize_rule(void) {
     static const struct { const char *cfg; int may; } cases[] = {
-        {"f1_16x64x32_w8x16_t1x2_s4_v2_k2_r1_g1", 0},
-        {"f1_32x32x32_w8x16_t1x2_s4_v2_k32_r1_g1", 0},
+        {"f1_16x64x32_w8x16_t1x2_s4_v2_k2_r1_g1", 1},
+        {"f1_32x32x32_w8x16_t1x2_s4_v2_k32_r1_g1", 1},
+        {"f1_16x64x32_w8x16_t1x2_s4_v2_k2_r1", 0}, /* already exact */
         {"f1_64x64x16_w32x32_t4x4_s4_v2_k1_r1_g1", 1},
         {"f0_32x256x16_w32x64_t8x8_s2_v4_k8_r1_g1", 1},
         {"f0_32x256x16_w32x64_t8x8_s2_v4_k8_r1", 0}, /* already exact */

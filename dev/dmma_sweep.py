@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""dmma_sweep.py: are the fp64 tensor-core kernels (kernel_src/gemm_dmma.cu) right on every
+tile shape the tuner offers? On a machine with an NVIDIA GPU, each distinct tile of the
+configurations in CFGFILE (split-K left out: one split) is checked by dev/kcheck.c on each
+shape of $DS_SHAPES, exact kernels (or generic ones with DS_GENERIC=1): two launches from
+the same C, each against the float64 reference, and the two bit for bit. Prints the failed
+pairs and the kernels that spilled.
+
+  CUDA=/usr/local/cuda; . dev/kcheck_lib.sh; kcheck_build /tmp/kc /tmp/kc.log
+  /tmp/prebuild_set f64 NT 16 1 | awk '/^f64/ {print $5}' | sed 's/_g1//' > /tmp/cfgs.txt
+  /tmp/prebuild_set f64 NT 8 1 | awk '/^f64/ {print $5}' | sed 's/_g1//' >> /tmp/cfgs.txt
+  python3 dev/dmma_sweep.py /tmp/cfgs.txt
+
+(dev/prebuild_set.c's header builds /tmp/prebuild_set, on a machine without a GPU too.)
+Environment: DS_KC kcheck binary (/tmp/kc), DS_SRC kernel source (kernel_src/gemm_dmma.cu;
+a copy elsewhere needs common.cuh and types.cuh beside it), DS_SHAPES "M N K opA opB;..."
+(seven shapes with and without edges), DS_GENERIC, DS_JOBS (14 processes), KCHECK_SEED.
+The block-count bound is the one tuner/kcfg.c gives small tiles (65536 / (threads * 64),
+at most 8) for warp tiles of up to 8 fragments, else 1."""
+import concurrent.futures as cf
+import os
+import re
+import subprocess
+import sys
+
+KC = os.environ.get("DS_KC", "/tmp/kc")
+SRC = os.environ.get("DS_SRC", "kernel_src/gemm_dmma.cu")
+GEN = os.environ.get("DS_GENERIC", "0") == "1"
+SHAPES = [s.split() for s in os.environ.get(
+    "DS_SHAPES", "7 4096 2048 N T;77 1000 1030 T N;9 15360 5120 N T;100 333 4097 N N;"
+    "1000 999 1001 T T;33 2000 3000 N T;2048 2048 1024 N N").split(";")]
+
+
+def tiles_of(path):
+    tiles = set()
+    for line in open(path):
+        m = re.match(r"f1_(\d+)x(\d+)x(\d+)_w(\d+)x(\d+)_t(\d+)x(\d+)_s(\d+)_v(\d+)_k", line.strip())
+        if m:
+            tiles.add(tuple(int(x) for x in m.groups()))
+    return sorted(tiles)
+
+
+def smem(bm, bn, bk, s, ta, tb):  # gemm_dmma.cu's layout
+    a = bm * (bk + 4) if ta else bk * (bm + 4)
+    b = bk * (bn + 4) if tb else bn * (bk + 4)
+    return s * 8 * (a + b)
+
+
+def words(t, ta, tb):
+    bm, bn, bk, wm, wn, tm, tn, s, v = t
+    nt = 32 * (bm // wm) * (bn // wn)
+    minb = max(1, min(8, 65536 // (nt * 64))) if tm * tn <= 8 else 1
+    w = ["BM=%d" % bm, "BN=%d" % bn, "BK=%d" % bk, "WM=%d" % wm, "WN=%d" % wn, "TM=%d" % tm,
+         "TN=%d" % tn, "STAGES=%d" % s, "VEC=%d" % v, "SPLIT=1", "RASTER=1", "MINB=%d" % minb,
+         "NACC=%d" % (tm * tn * 2), "SMEM=%d" % smem(bm, bn, bk, s, ta, tb)]
+    return w + (["GENERIC=1"] if GEN else [])
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    tiles = tiles_of(sys.argv[1])
+    jobs = []
+    for sh in SHAPES:
+        ta, tb = sh[3] == "T", sh[4] == "T"
+        for i in range(0, len(tiles), 8):
+            args = [KC, SRC] + sh[:5] + ["f64", "0"]
+            for t in tiles[i:i + 8]:
+                args += words(t, ta, tb) + ["/"]
+            jobs.append(args[:-1])
+
+    def run(args):
+        env = dict(os.environ, KCHECK_NOTIME="1")
+        p = subprocess.run(args, capture_output=True, text=True, env=env, timeout=600)
+        return " ".join(args[2:7]), p.stdout + p.stderr
+
+    checked, failed, spilled = 0, [], []
+    with cf.ThreadPoolExecutor(int(os.environ.get("DS_JOBS", "14"))) as ex:
+        for shape, out in ex.map(run, jobs):
+            for line in out.splitlines():
+                m = re.search(r"f64 (?:beta0 )?(\S+) (PASS|FAIL)", line)
+                if not m:
+                    if "FAIL" in line or "rror" in line:
+                        print("!!", shape, line[:200])
+                    continue
+                checked += 1
+                if m.group(2) == "FAIL":
+                    failed.append("%s %s: %s" % (shape, m.group(1), line[line.index("FAIL"):][:60]))
+                lm = re.search(r"local=(\d+)", line)
+                if lm and int(lm.group(1)) > 0:
+                    spilled.append("%s %s local=%s" % (shape, m.group(1), lm.group(1)))
+    print("%s%s: %d tiles, %d shapes: %d checked, %d failed, %d spilled" % (
+        SRC, " (generic)" if GEN else "", len(tiles), len(SHAPES), checked, len(failed), len(spilled)))
+    for f in failed:
+        print("  FAIL", f)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
