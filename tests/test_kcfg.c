@@ -1299,8 +1299,8 @@ static void kcfg_space_model_measured(void) {
     double ts = gt_space_estimate_us(&split2, &key, &h100), tu = gt_space_estimate_us(&unsplit, &key, &h100);
     TAP_CHECK(tu < ts, "f64 1024^3: unsplit 128x64 %.1f us, 128x128 split in 2 %.1f us", tu, ts);
     free(c);
-    /* f64 3000^3: the H100's fastest, 128 x 96 DMMA tiles whose last tile row idles two
-     * of four warp rows (2% of the grid), is kept and ranked among the timed; SIMT's
+    /* f64 3000^3: 128 x 96 DMMA tiles, whose last tile row idles two of four warp rows
+     * (2% of the grid), are kept and ranked among the timed; SIMT's
      * 128 x 128 tiles on f32 3000^3, idle warps the same way, stay pruned. */
     gt_kcfg dmma = CFG(GT_FAM_DMMA, 128, 96, 16, 32, 48, 4, 6, 3, 2, 1, 8),
             simt = CFG(GT_FAM_SIMT, 128, 128, 16, 32, 64, 8, 8, 2, 4, 1, 8);

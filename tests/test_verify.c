@@ -95,8 +95,8 @@ static gt_status current_devctx(gt_devctx **dc) {
     return gt_devctx_get(ctx, dc);
 }
 
-static const char *const faults[] = {"none", "verify", "corner", "droprow", "coarse"};
-#define NFAULTS 5
+static const char *const faults[] = {"none", "verify", "corner", "droprow", "coarse", "rerun"};
+#define NFAULTS 6
 
 /* Tunes key with two candidates under fault f at the fastest ("none": no fault).
  * Returns 1 when the outcome is the expected one, with a line for the table in line. */
