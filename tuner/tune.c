@@ -498,8 +498,8 @@ static gt_status reset_output(CUstream s, arena *ar) {
 /* A verified kernel (its output in ar->c) runs once more from the same C, and the two
  * outputs must hold the same bits: every configuration sums in an order fixed by itself
  * (common.cuh), so a kernel whose result varies run to run is wrong at times, whatever
- * one check found (exact DMMA kernels of small warp tiles did so on the H100 when they
- * double-buffered their fragments: kernel_src/gemm_dmma.cu, FRAG_DB). *same is 0 when
+ * one check found (exact DMMA kernels of small warp tiles are such kernels on the H100
+ * when they double-buffer their fragments: kernel_src/gemm_dmma.cu, FRAG_DB). *same is 0 when
  * they differ; the comparison is skipped (*same 1) where the host has no memory for it.
  * flip: the second output off by one bit (the "rerun" test fault). */
 static gt_status rerun_same(CUstream s, arena *ar, const gt_kern *k, const gt_gemm *g, int flip,
