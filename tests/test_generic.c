@@ -267,6 +267,21 @@ static child_out run_child(int spec, const char *fault) {
     return o;
 }
 
+/* A child's four shapes (8 calls, each right and giving the same bits twice), with no
+ * compile at any first call, no tuning, the selector at each shape; background: its
+ * worker compiled the twins (at least 4 compiles in all) or nothing compiled at all;
+ * specialized: how many twins took their plan's place. */
+static void check_child(const child_out *o, const char *what, int background,
+                        unsigned long long specialized) {
+    TAP_CHECK(o->got == 8 && o->ok && o->same && o->compiles == 0 &&
+                  (background ? o->all_compiles >= 4 : o->all_compiles == 0) && o->tunes == 0 &&
+                  o->nearest == 4 && o->specialized == specialized,
+              "child, %s: read %d, right %d, same bits %d, first-call compiles %llu (in all "
+              "%llu), tunes %llu, selector %llu, specialized %llu",
+              what, o->got, o->ok, o->same, o->compiles, o->all_compiles, o->tunes, o->nearest,
+              o->specialized);
+}
+
 static void generic_set_serves_new_process(void) {
     NEED_GPU();
     /* The class of the child's calls, its set built into this process's cache. */
@@ -293,30 +308,18 @@ static void generic_set_serves_new_process(void) {
               "second prebuild: %d held of %d, %d built", again.held, again.configs, again.built);
     /* Without specialization: the generic kernels alone, nothing compiled at all. */
     child_out o = run_child(0, "none");
-    TAP_CHECK(o.got == 8 && o.ok && o.same && o.compiles == 0 && o.all_compiles == 0 &&
-                  o.tunes == 0 && o.nearest == 4 && o.specialized == 0,
-              "child, generic only: read %d, right %d, same bits %d, compiles %llu (in all "
-              "%llu), tunes %llu, selector %llu, specialized %llu", o.got, o.ok, o.same,
-              o.compiles, o.all_compiles, o.tunes, o.nearest, o.specialized);
+    check_child(&o, "generic only", 0, 0);
     /* The target (< 5 ms) is the bench's to show; a test only catches a compile-sized stall. */
     TAP_CHECK(o.worst >= 0 && o.worst < 100, "worst first call %.2f ms", o.worst);
     /* Twins that give other bits (GEMMTUNE_TEST_FAULT=twin) are refused: the generic
      * kernels stay, and nothing is stored for a later process. */
     o = run_child(1, "twin");
-    TAP_CHECK(o.got == 8 && o.ok && o.same && o.compiles == 0 && o.all_compiles >= 4 &&
-                  o.tunes == 0 && o.nearest == 4 && o.specialized == 0,
-              "child, twins refused: read %d, right %d, same bits %d, first-call compiles "
-              "%llu, background %llu, specialized %llu", o.got, o.ok, o.same, o.compiles,
-              o.all_compiles, o.specialized);
+    check_child(&o, "twins refused", 1, 0);
     /* With it: first calls still compile nothing; the background thread compiles each
      * shape's exact twin (and the check's helper kernels), which then runs with the same
      * bits. */
     o = run_child(1, "none");
-    TAP_CHECK(o.got == 8 && o.ok && o.same && o.compiles == 0 && o.all_compiles >= 4 &&
-                  o.tunes == 0 && o.nearest == 4 && o.specialized == 4,
-              "child, specialized: read %d, right %d, same bits %d, first-call compiles %llu, "
-              "background %llu, specialized %llu", o.got, o.ok, o.same, o.compiles,
-              o.all_compiles, o.specialized);
+    check_child(&o, "specialized", 1, 4);
     /* A later process loads the twins from the binary cache at its first calls. */
     o = run_child(1, "none");
     TAP_CHECK(o.got == 8 && o.ok && o.same && o.all_compiles == 0 && o.specialized == 4,
