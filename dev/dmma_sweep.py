@@ -40,33 +40,42 @@ def tiles_of(path):
     return sorted(tiles)
 
 
-def smem(bm, bn, bk, s, ta, tb):  # gemm_dmma.cu's layout
-    a = bm * (bk + 4) if ta else bk * (bm + 4)
-    b = bk * (bn + 4) if tb else bn * (bk + 4)
-    return s * 8 * (a + b)
-
-
-def words(t, ta, tb):
-    bm, bn, bk, wm, wn, tm, tn, s, v = t
-    nt = 32 * (bm // wm) * (bn // wn)
-    minb = max(1, min(8, 65536 // (nt * 64))) if tm * tn <= 8 else 1
-    w = ["BM=%d" % bm, "BN=%d" % bn, "BK=%d" % bk, "WM=%d" % wm, "WN=%d" % wn, "TM=%d" % tm,
-         "TN=%d" % tn, "STAGES=%d" % s, "VEC=%d" % v, "SPLIT=1", "RASTER=1", "MINB=%d" % minb,
-         "NACC=%d" % (tm * tn * 2), "SMEM=%d" % smem(bm, bn, bk, s, ta, tb)]
-    return w + (["GENERIC=1"] if GEN else [])
+def words_of(tiles, pairs):
+    """kcheck's KEY=VALUE words of each tile for each (TA, TB) of pairs, from
+    dev/kcheck_lib.sh's cfgwords (which derives TM, TN, NACC and the shared memory), split-K
+    and rasterization 1, the block-count bound described at the top."""
+    lines, keys = [], []
+    for t in tiles:
+        bm, bn, bk, wm, wn, tm, tn, s, v = t
+        nt = 32 * (bm // wm) * (bn // wn)
+        minb = max(1, min(8, 65536 // (nt * 64))) if tm * tn <= 8 else 1
+        for ta, tb in pairs:
+            lines.append("%d %d %d %d %d %d %d %d %d 1 1 %d" % (ta, tb, bm, bn, bk, wm, wn, s, v, minb))
+            keys.append((t, ta, tb))
+    out = subprocess.run(["bash", "-c", '. dev/kcheck_lib.sh; while read ta tb cfg; do '
+                          'cfgwords "$ta" "$tb" "$cfg"; done'], input="\n".join(lines) + "\n",
+                         capture_output=True, text=True, check=True).stdout.split("\n")
+    words = {}
+    for k, line in zip(keys, out):
+        words[k] = line.split() + (["GENERIC=1"] if GEN else [])
+    if len(words) != len(keys):
+        sys.exit("cfgwords gave %d lines for %d configurations" % (len(words), len(keys)))
+    return words
 
 
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     tiles = tiles_of(sys.argv[1])
+    pairs = sorted({(int(sh[3] == "T"), int(sh[4] == "T")) for sh in SHAPES})
+    words = words_of(tiles, pairs)
     jobs = []
     for sh in SHAPES:
-        ta, tb = sh[3] == "T", sh[4] == "T"
+        ta, tb = int(sh[3] == "T"), int(sh[4] == "T")
         for i in range(0, len(tiles), 8):
             args = [KC, SRC] + sh[:5] + ["f64", "0"]
             for t in tiles[i:i + 8]:
-                args += words(t, ta, tb) + ["/"]
+                args += words[(t, ta, tb)] + ["/"]
             jobs.append(args[:-1])
 
     def run(args):

@@ -15,8 +15,8 @@
  *   FUNC  kernel name (default gt_gemm)
  *   DUMP  write the cubin to this path
  * The problem macros GT_DT GT_M GT_N GT_K GT_OPA GT_OPB GT_BETA0 come from the command
- * line (GENERIC=1: a generic kernel, the sizes passed as arguments only). The source's directory must hold common.cuh and types.cuh (given to NVRTC as
- * headers of those names).
+ * line (GENERIC=1: a generic kernel, the sizes passed as arguments only). The source's
+ * directory must hold common.cuh and types.cuh (given to NVRTC as headers of those names).
  *
  * For each CONFIG: compile with -arch=sm_<cc> -std=c++17 -default-device, fill A, B, C
  * with random values in [-1, 1) (never 0; C's padding rows hold a sentinel, and with

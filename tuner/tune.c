@@ -888,7 +888,7 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
             vs = rerun_same(s, &ar, &kerns[i], &g, fault(faults, "rerun", i), &same);
         if (vs == GT_SUCCESS && !same) {
             vr.pass = 0;
-            snprintf(how, sizeof how, "%s", "a second run from the same C gave other bits");
+            snprintf(how, sizeof how, "a second run from the same C gave other bits");
         }
         if (vs != GT_SUCCESS || !vr.pass) {
             cands[i].status = GT_TR_VERIFY_FAILED;
