@@ -3,8 +3,8 @@
  * against the calls after it. The parent builds f32 NN a16's node set (gt_prebuild_class,
  * as test_generic does) into the cache on GEMMTUNE_CACHE and starts itself again as the
  * child; the child times, in a new process, each one-time step of a first call on its own
- * (the device context's state, the cache layers' opening, the class's rows, the model's
- * correction, the held list, the choice), then whole gemm_tuned calls of four shapes of
+ * (the device context's state, the cache layers' opening, the class's rows and the model's
+ * correction from one walk of the layers' timings, the held list, the choice), then whole gemm_tuned calls of four shapes of
  * that class that no cache holds (the first one now without the steps above), then the
  * four again in a second child that makes the calls without the steps first.
  *
@@ -55,16 +55,14 @@ static int child(int steps) {
         t = gt_measure_now_s();
         gt_layers_open();
         printf("  layers open %.2f ms (%d layers)\n", ms_since(t), gt_layers_count());
-        t = gt_measure_now_s();
-        gt_select_row *rows = NULL;
-        const int nrows = gt_dispatch_class_rows(&key, &rows);
-        printf("  class rows %.2f ms (%d)\n", ms_since(t), nrows);
         gt_klimits lim;
         gt_kern_limits(dc, &lim);
         t = gt_measure_now_s();
+        gt_select_row *rows = NULL;
         gt_modelfix fix;
-        gt_dispatch_model_fix(&key, &lim, &fix);
-        printf("  correction %.2f ms (%d shapes)\n", ms_since(t), fix.shapes);
+        const int nrows = gt_dispatch_class_data(&key, &lim, &rows, &fix);
+        printf("  class rows and correction %.2f ms (%d rows, %d shapes fitted)\n", ms_since(t),
+               nrows, fix.shapes);
         t = gt_measure_now_s();
         gt_kcfg *have = malloc(sizeof *have * HAVE_MAX);
         const int nhave = have ? gt_kern_generic_have(&key, dc->arch, have, HAVE_MAX) : 0;

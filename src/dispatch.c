@@ -234,25 +234,6 @@ static int collect_timing(const gt_key *shape, const gt_db_timing *t, void *user
     return add_row(user, shape, t->config, strcmp(t->status, "ok") == 0, t->time_us);
 }
 
-/* The selector's rows (tuner/select.h) for a's class: the winner of each tuned shape a
- * holds (collect_class) and every candidate's timing of the class in each layer. */
-static sel_acc rows_of(const near_acc *a) {
-    sel_acc s = {0};
-    for (int j = 0; j < a->nrows; j++) {
-        /* The winner counts even where a file kept no timings. */
-        add_row(&s, &a->rows[j].key, a->rows[j].config, 1, a->rows[j].time_us);
-    }
-    /* The timings of those shapes, one query per layer (the selector sorts its rows, so
-     * their order does not matter). */
-    for (int i = 0, n = gt_layers_count(); i < n; i++) {
-        int before = s.nrows;
-        if (gt_layers_class_timings(i, a->key, gt_kernel_source_hash, GT_VERSION_MAJOR, 0,
-                                    collect_timing, &s) != 0)
-            s.nrows = before;
-    }
-    return s;
-}
-
 /* ===== the cost model's correction (tuner/modelfix.h) ===== */
 
 /* Rows for the fit: every timing of the tuned shapes of one device, data type and
@@ -307,21 +288,55 @@ static int same_fix_class(const gt_key *a, const gt_key *b) {
            strcmp(a->device, b->device) == 0;
 }
 
-void gt_dispatch_model_fix(const gt_key *key, const gt_klimits *lim, gt_modelfix *out) {
+static unsigned long long tunes_now(void) {
     gt_stats st;
     memset(&st, 0, sizeof st);
     gt_get_stats(&st);
+    return (unsigned long long)st.tunes;
+}
+
+/* The kept fit of key's class into *out where it was fitted since the last tuning; 0 where
+ * there is none. */
+static int fix_kept(const gt_key *key, unsigned long long tunes, gt_modelfix *out) {
+    int kept = 0;
+    pthread_mutex_lock(&fix_lock);
+    for (int i = 0; i < FIX_SLOTS && !kept; i++)
+        if (fix_slots[i].used && same_fix_class(&fix_slots[i].like, key) &&
+            fix_slots[i].tunes == tunes) {
+            *out = fix_slots[i].fix;
+            kept = 1;
+        }
+    pthread_mutex_unlock(&fix_lock);
+    return kept;
+}
+
+/* Fits acc's rows (then freed) into *out and keeps the fit for key's class, as of tunes. */
+static void fix_fit_keep(const gt_key *key, unsigned long long tunes, fix_acc *acc,
+                         gt_modelfix *out) {
+    gt_modelfix fix;
+    if (gt_modelfix_fit(acc->rows, acc->nrows, &fix) != 0) memset(&fix, 0, sizeof fix);
+    free(acc->rows);
+    acc->rows = NULL, acc->nrows = acc->cap = 0;
     pthread_mutex_lock(&fix_lock);
     int slot = -1, free_slot = -1;
     for (int i = 0; i < FIX_SLOTS; i++) {
         if (fix_slots[i].used && same_fix_class(&fix_slots[i].like, key)) slot = i;
         else if (!fix_slots[i].used && free_slot < 0) free_slot = i;
     }
-    if (slot >= 0 && fix_slots[slot].tunes == (unsigned long long)st.tunes) {
-        *out = fix_slots[slot].fix;
-        pthread_mutex_unlock(&fix_lock);
-        return;
+    if (slot < 0) slot = free_slot;
+    if (slot >= 0) {
+        fix_slots[slot].used = 1;
+        fix_slots[slot].like = *key;
+        fix_slots[slot].tunes = tunes;
+        fix_slots[slot].fix = fix;
     }
+    pthread_mutex_unlock(&fix_lock);
+    *out = fix;
+}
+
+void gt_dispatch_model_fix(const gt_key *key, const gt_klimits *lim, gt_modelfix *out) {
+    const unsigned long long tunes = tunes_now();
+    if (fix_kept(key, tunes, out)) return;
     /* Every op pair of the key's alignment class (a class's tuned shapes come with either
      * beta, gt_db_neighbors). Not other alignment classes: what a configuration costs
      * beyond the model's word depends on its copies' width (in bf16, MMA's stages and
@@ -335,18 +350,49 @@ void gt_dispatch_model_fix(const gt_key *key, const gt_klimits *lim, gt_modelfix
                                     collect_fix, &acc) != 0)
             acc.nrows = before;
     }
-    gt_modelfix fix;
-    if (gt_modelfix_fit(acc.rows, acc.nrows, &fix) != 0) memset(&fix, 0, sizeof fix);
-    free(acc.rows);
-    if (slot < 0) slot = free_slot;
-    if (slot >= 0) {
-        fix_slots[slot].used = 1;
-        fix_slots[slot].like = *key;
-        fix_slots[slot].tunes = (unsigned long long)st.tunes;
-        fix_slots[slot].fix = fix;
+    fix_fit_keep(key, tunes, &acc, out);
+}
+
+/* One walk of a class's timings for both readers: those of the key's op pair to the
+ * selector's rows, and, where fix is not NULL, the ok ones of every op pair of the
+ * alignment class to the correction's (the first FIX_MAX_ROWS of them; the selector's
+ * still come after). */
+typedef struct both_acc {
+    const gt_key *key;
+    sel_acc *sel;
+    fix_acc *fix;
+} both_acc;
+
+static int collect_both(const gt_key *shape, const gt_db_timing *t, void *user) {
+    both_acc *b = user;
+    if (shape->opa == b->key->opa && shape->opb == b->key->opb && collect_timing(shape, t, b->sel))
+        return 1;
+    if (b->fix && b->fix->nrows < FIX_MAX_ROWS) collect_fix(shape, t, b->fix);
+    return 0;
+}
+
+/* The selector's rows (tuner/select.h) for a's class: the winner of each tuned shape a
+ * holds (collect_class) and every candidate's timing of the class in each layer; with fix
+ * not NULL, the correction's rows from the same walk, so that the first call of a class
+ * reads the layers' timings once. */
+static sel_acc rows_of(const near_acc *a, fix_acc *fix) {
+    sel_acc s = {0};
+    for (int j = 0; j < a->nrows; j++) {
+        /* The winner counts even where a file kept no timings. */
+        add_row(&s, &a->rows[j].key, a->rows[j].config, 1, a->rows[j].time_us);
     }
-    pthread_mutex_unlock(&fix_lock);
-    *out = fix;
+    /* The timings of those shapes, one query per layer (the selector sorts its rows, so
+     * their order does not matter). */
+    both_acc b = {.key = a->key, .sel = &s, .fix = fix};
+    for (int i = 0, n = gt_layers_count(); i < n; i++) {
+        int before = s.nrows, before_fix = fix ? fix->nrows : 0;
+        if (gt_layers_class_timings(i, a->key, gt_kernel_source_hash, GT_VERSION_MAJOR,
+                                    fix != NULL, collect_both, &b) != 0) {
+            s.nrows = before;
+            if (fix) fix->nrows = before_fix;
+        }
+    }
+    return s;
 }
 
 /* The selector's rows, one set per device, data type, op pair and alignment class: read
@@ -382,7 +428,8 @@ static int copy_rows(const gt_select_row *rows, int n, gt_select_row **out) {
     return n;
 }
 
-int gt_dispatch_class_rows(const gt_key *key, gt_select_row **rows) {
+int gt_dispatch_class_data(const gt_key *key, const gt_klimits *lim, gt_select_row **rows,
+                           gt_modelfix *fix) {
     gt_layers_open();
     const unsigned long epoch = gt_layers_epoch();
     pthread_mutex_lock(&rows_lock);
@@ -391,13 +438,19 @@ int gt_dispatch_class_rows(const gt_key *key, gt_select_row **rows) {
             same_rows_class(&rows_slots[i].like, key)) {
             int n = copy_rows(rows_slots[i].rows, rows_slots[i].nrows, rows);
             pthread_mutex_unlock(&rows_lock);
+            if (fix) gt_dispatch_model_fix(key, lim, fix);
             return n < 0 ? 0 : n;
         }
     pthread_mutex_unlock(&rows_lock);
+    /* The correction's rows come with the same walk where its fit is not kept. */
+    const unsigned long long tunes = tunes_now();
+    const int fit = fix && !fix_kept(key, tunes, fix);
+    fix_acc facc = {.lim = lim};
     near_acc a = {.key = key};
     collect_class(key, &a);
-    sel_acc s = rows_of(&a);
+    sel_acc s = rows_of(&a, fit ? &facc : NULL);
     free(a.rows);
+    if (fit) fix_fit_keep(key, tunes, &facc, fix);
     /* Kept where a copy can be: a set that could not be copied is read again next time. */
     gt_select_row *kept = NULL;
     if (s.nrows <= ROWS_KEEP_MAX && copy_rows(s.rows, s.nrows, &kept) >= 0) {
@@ -415,6 +468,10 @@ int gt_dispatch_class_rows(const gt_key *key, gt_select_row **rows) {
     return s.nrows;
 }
 
+int gt_dispatch_class_rows(const gt_key *key, gt_select_row **rows) {
+    return gt_dispatch_class_data(key, NULL, rows, NULL);
+}
+
 /* The selector's choice (tuner/select.h) for key, from every candidate's timing of the
  * tuned shapes of its class in the layers (gt_dispatch_class_rows) and the cost model,
  * loaded. flags: GT_SPACE_SAME_ORDER for async tuning's pending plans. 0 when it has none
@@ -424,13 +481,12 @@ static int select_from(gt_devctx *dc, const gt_key *key, int flags, gt_kern *k) 
      * and the launch. */
     double t[5];
     t[0] = gt_measure_now_s();
-    sel_acc s = {0};
-    s.nrows = gt_dispatch_class_rows(key, &s.rows);
     gt_klimits lim;
     gt_kern_limits(dc, &lim);
     gt_kcfg cfg, *have = malloc(sizeof *have * HAVE_MAX);
     gt_modelfix *fix = malloc(sizeof *fix);
-    if (fix) gt_dispatch_model_fix(key, &lim, fix);
+    sel_acc s = {0};
+    s.nrows = gt_dispatch_class_data(key, &lim, &s.rows, fix);
     t[1] = gt_measure_now_s();
     int nhave = have ? gt_kern_generic_have(key, dc->arch, have, HAVE_MAX) : 0;
     t[2] = gt_measure_now_s();
@@ -572,18 +628,17 @@ static int tune_key(gt_devctx *dc, const gt_key *key, const gt_tune_opts *base, 
     /* The cost model corrected by the data type's timings (tuner/modelfix.h), for the
      * space's order and the seeds' scores, unless the caller gave its own. */
     gt_modelfix *fix = NULL;
-    if (!opts.fix && (fix = malloc(sizeof *fix)) != NULL) {
-        gt_dispatch_model_fix(key, &lim, fix);
-        opts.fix = fix;
-    }
+    if (!opts.fix && (fix = malloc(sizeof *fix)) != NULL) opts.fix = fix;
     if (!opts.seeds) {
         gt_select_row *rows = NULL;
-        int nrows = gt_dispatch_class_rows(key, &rows);
+        int nrows = gt_dispatch_class_data(key, &lim, &rows, fix);
         opts.nseeds = nrows > 0 ? gt_select_rank(key, &lim, same_order ? GT_SPACE_SAME_ORDER : 0,
                                                  opts.fix, rows, nrows, seeds, GT_TUNE_SEEDS)
                                 : 0;
         opts.seeds = seeds;
         free(rows);
+    } else if (fix) {
+        gt_dispatch_model_fix(key, &lim, fix);
     }
     pthread_mutex_lock(&dc->tune_lock);
     gt_status s = gt_tune(dc, key, &opts, k, rep);

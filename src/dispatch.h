@@ -54,6 +54,12 @@ gt_status gt_dispatch_tune(gt_devctx *dc, const gt_key *key, int force, const gt
  * Thread-safe. */
 int gt_dispatch_class_rows(const gt_key *key, gt_select_row **rows);
 
+/* gt_dispatch_class_rows and, where fix is not NULL, gt_dispatch_model_fix into *fix
+ * (lim: the device's limits, for the fit's estimates), from one walk of the layers'
+ * timings where neither is kept: what a class's first call in mode cached needs. */
+int gt_dispatch_class_data(const gt_key *key, const gt_klimits *lim, gt_select_row **rows,
+                           gt_modelfix *fix);
+
 /* The cost model's correction for key's device, data type and alignment class
  * (tuner/modelfix.h), fitted to every timing the cache layers hold for them (all op pairs):
  * fitted at the first need and kept until gt_release, and fitted again once this process

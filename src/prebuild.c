@@ -292,9 +292,8 @@ gt_status gt_prebuild_class(gt_devctx *dc, const gt_key *cls, int threads, gt_pr
     gt_klimits lim;
     gt_kern_limits(dc, &lim);
     gt_select_row *rows = NULL;
-    const int nrows = gt_dispatch_class_rows(cls, &rows);
     gt_modelfix *fix = malloc(sizeof *fix);
-    if (fix) gt_dispatch_model_fix(cls, &lim, fix);
+    const int nrows = gt_dispatch_class_data(cls, &lim, &rows, fix);
     class_builder cb = {.dc = dc, .cls = cls, .threads = threads};
     const gt_prebuild_builder b = {.have = class_have, .build = class_build, .user = &cb};
     gt_status st = gt_prebuild_rounds(cls, &lim, fix, rows, nrows, threads, &b, rep);

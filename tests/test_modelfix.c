@@ -23,6 +23,11 @@
  *                                 kept per process: the same rows twice; a shape stored in
  *                                 the class is in the next read, one of another op pair is
  *                                 not; after the layers close, another file's rows
+ *   class_data_one_walk           gt_dispatch_class_data's rows and fit, read in one walk,
+ *                                 are those of gt_dispatch_class_rows and
+ *                                 gt_dispatch_model_fix read apart (rows text for text, the
+ *                                 fit bit for bit, all four op pairs in it); a kept fit is
+ *                                 returned as kept
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -330,6 +335,67 @@ static void rows_kept_until_layers_change(void) {
     }
 }
 
+/* Fresh process state over the same file: the kept rows and fits dropped, the layers
+ * opened again. */
+static void reopen(void) {
+    gt_dispatch_release();
+    gt_layers_open();
+}
+
+static void class_data_one_walk(void) {
+    char path[] = "/tmp/gt_classdata_XXXXXX";
+    TAP_CHECK(temp_cache_open(path, 0) == 0, "mkstemp");
+    for (int s = 0; s < 10; s++) {
+        gt_key key;
+        fixture_key(&key, 90, s % 2, (s / 2) % 2, train[s][0], train[s][1], train[s][2], 16, 1);
+        store_shape(&key, 12);
+    }
+    gt_key nn;
+    fixture_key(&nn, 90, 0, 0, 777, 555, 333, 16, 1);
+    reopen();
+    gt_select_row *rows = NULL;
+    gt_modelfix both, apart, again;
+    memset(&both, 0, sizeof both), memset(&apart, 0, sizeof apart);
+    const int n1 = gt_dispatch_class_data(&nn, &h100, &rows, &both);
+    size_t cap = (size_t)(n1 > 0 ? n1 : 1) * 160, used = 0;
+    char *t1 = calloc(cap, 1);
+    for (int i = 0; t1 && i < n1; i++)
+        used += (size_t)snprintf(t1 + used, cap - used, "%lld %lld %lld %s %d %.3f\n", rows[i].m,
+                                 rows[i].n, rows[i].k, rows[i].config, rows[i].ok, rows[i].time_us);
+    free(rows);
+    reopen();
+    gt_dispatch_model_fix(&nn, &h100, &apart);
+    int n2;
+    char *t2 = rows_text(&nn, &n2);
+    /* The NN shapes of the ten (s = 0, 4, 8): three winners and their 36 timings. */
+    TAP_CHECK(n1 == 39 && n2 == n1 && t1 && t2 && strcmp(t1, t2) == 0,
+              "rows in one walk: %d, apart: %d, %s (want 39)", n1, n2,
+              t1 && t2 && strcmp(t1, t2) == 0 ? "the same" : "not the same");
+    TAP_CHECK(both.nfeat > 0 && both.shapes == 10 && both.rows == 120,
+              "fit in one walk: %d features, %d shapes, %d rows (want 10 and 120)", both.nfeat,
+              both.shapes, both.rows);
+    TAP_CHECK(both.nfeat == apart.nfeat && memcmp(both.id, apart.id, sizeof both.id) == 0 &&
+                  memcmp(both.w, apart.w, sizeof both.w) == 0,
+              "the fit in one walk differs from the fit apart");
+    /* Rows not kept (another op pair), the fit kept: the kept fit comes back. */
+    gt_key tn;
+    fixture_key(&tn, 90, 1, 0, 777, 555, 333, 16, 1);
+    memset(&again, 0, sizeof again);
+    rows = NULL;
+    gt_dispatch_class_data(&tn, &h100, &rows, &again);
+    free(rows);
+    TAP_CHECK(again.nfeat == apart.nfeat && memcmp(again.w, apart.w, sizeof again.w) == 0,
+              "another op pair of the class: not the kept fit");
+    free(t1), free(t2);
+    gt_layers_close();
+    const char *sides[] = {"", "-wal", "-shm"};
+    for (int i = 0; i < 3; i++) {
+        char side[300];
+        snprintf(side, sizeof side, "%s%s", path, sides[i]);
+        unlink(side);
+    }
+}
+
 int main(void) {
     TAP_RUN(fix_needs_enough_shapes);
     TAP_RUN(fix_learns_a_feature);
@@ -338,5 +404,6 @@ int main(void) {
     TAP_RUN(fix_changes_the_choice);
     TAP_RUN(fix_from_the_cache_layers);
     TAP_RUN(rows_kept_until_layers_change);
+    TAP_RUN(class_data_one_walk);
     return tap_done();
 }

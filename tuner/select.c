@@ -33,6 +33,17 @@ static int row_order(const void *pa, const void *pb) {
     return a->time_us < b->time_us ? -1 : a->time_us > b->time_us;
 }
 
+/* A row with its configuration parsed (parsed 0: the text does not parse). */
+typedef struct {
+    gt_select_row r;
+    gt_kcfg c;
+    int parsed;
+} prow;
+
+static int prow_order(const void *a, const void *b) {
+    return row_order(&((const prow *)a)->r, &((const prow *)b)->r);
+}
+
 static int same_shape(const gt_select_row *a, const gt_select_row *b) {
     return a->m == b->m && a->n == b->n && a->k == b->k && a->beta0 == b->beta0;
 }
@@ -129,30 +140,36 @@ static int select_core(const gt_key *key, const gt_klimits *lim, int flags,
     scored *sc = malloc(sizeof *sc * (size_t)maxpool);
     /* The held list in memcmp order, for its membership test (gt_kcfg_listed's). */
     gt_kcfg *held = malloc(sizeof *held * (size_t)(nhave > 0 ? nhave : 1));
+    gt_kcfg *rcfg = malloc(sizeof *rcfg * (size_t)(nrows > 0 ? nrows : 1));
+    char *parsed = malloc((size_t)(nrows > 0 ? nrows : 1));
+    prow *prows = malloc(sizeof *prows * (size_t)(nrows > 0 ? nrows : 1));
     text_index ti = {0};
     int ret = -1, nsc = 0;
     if (nranked) *nranked = 0;
-    if (!rows || !pool || !res || !sc || !held ||
+    if (!rows || !pool || !res || !sc || !held || !rcfg || !parsed || !prows ||
         index_init(&ti, pool, maxpool) != 0)
         goto done;
     if (nhave > 0) {
         memcpy(held, have, sizeof *held * (size_t)nhave);
         qsort(held, (size_t)nhave, sizeof *held, by_bytes);
     }
-    if (nrows > 0) memcpy(rows, in, sizeof *rows * (size_t)nrows);
     /* A generic kernel's timing (tuning times the model's first as one) speaks for its
-     * configuration: the selector's choices run as generic kernels anyway (src/dispatch.c). */
+     * configuration: the selector's choices run as generic kernels anyway (src/dispatch.c).
+     * Each row's configuration is parsed once here, for the residuals and the pool below
+     * (a first call's choice reads hundreds of rows), and sorted with its row. */
     for (int i = 0; i < nrows; i++) {
-        gt_kcfg c;
-        char why[160];
-        rows[i].generic = 0;
-        if (gt_kcfg_parse(rows[i].config, &c, why, sizeof why) == 0 && c.generic) {
-            c.generic = 0;
-            gt_kcfg_format(&c, rows[i].config, sizeof rows[i].config);
-            rows[i].generic = 1;
+        prow *p = &prows[i];
+        p->r = in[i];
+        p->r.generic = 0;
+        p->parsed = gt_kcfg_parse(p->r.config, &p->c, NULL, 0) == 0;
+        if (p->parsed && p->c.generic) {
+            p->c.generic = 0;
+            gt_kcfg_format(&p->c, p->r.config, sizeof p->r.config);
+            p->r.generic = 1;
         }
     }
-    qsort(rows, (size_t)nrows, sizeof *rows, row_order);
+    qsort(prows, (size_t)nrows, sizeof *prows, prow_order);
+    for (int i = 0; i < nrows; i++) rows[i] = prows[i].r, rcfg[i] = prows[i].c, parsed[i] = (char)prows[i].parsed;
     /* res[i]: row i's error against the (corrected) model at its own shape, ln(time /
      * estimate), less the mean of that over its shape's timings; NAN where it did not run
      * or has no estimate, and for shapes too far to weigh (under GT_SELECT_MIN_WEIGHT:
@@ -166,10 +183,8 @@ static int select_core(const gt_key *key, const gt_klimits *lim, int flags,
         const int near = weight(key, &rows[i]) >= GT_SELECT_MIN_WEIGHT;
         for (; j < nrows && same_shape(&rows[i], &rows[j]); j++) {
             res[j] = NAN;
-            gt_kcfg c;
-            if (!near || !rows[j].ok || !(rows[j].time_us > 0) ||
-                gt_kcfg_parse(rows[j].config, &c, NULL, 0) != 0)
-                continue;
+            if (!near || !rows[j].ok || !(rows[j].time_us > 0) || !parsed[j]) continue;
+            gt_kcfg c = rcfg[j];
             c.generic = rows[j].generic; /* estimated as it was timed */
             const double est = gt_space_estimate_us(&c, &at, lim) * gt_modelfix_factor(fix, &c);
             if (!(est > 0)) continue;
@@ -200,9 +215,9 @@ static int select_core(const gt_key *key, const gt_klimits *lim, int flags,
     }
     int held_legal = np;
     for (int i = 0; i < nrows; i++) {
-        if (!rows[i].ok || index_find(&ti, rows[i].config) >= 0) continue;
-        char why[256];
-        if (gt_kcfg_validate(rows[i].config, key, lim, &pool[np].cfg, why, sizeof why) != 0) continue;
+        if (!rows[i].ok || !parsed[i] || index_find(&ti, rows[i].config) >= 0) continue;
+        if (gt_kcfg_check(&rcfg[i], key, lim, GT_KC_LEGAL)) continue; /* not legal here */
+        pool[np].cfg = rcfg[i];
         if ((flags & GT_SPACE_SAME_ORDER) && !gt_kcfg_same_order(&pool[np].cfg, key)) continue;
         snprintf(pool[np].text, sizeof pool[np].text, "%s", rows[i].config);
         index_add(&ti, np++);
@@ -289,7 +304,7 @@ static int select_core(const gt_key *key, const gt_klimits *lim, int flags,
     }
 done:
     free(rows), free(cands), free(pool), free(res), free(sc);
-    free(held), free(ti.at);
+    free(held), free(rcfg), free(parsed), free(prows), free(ti.at);
     return ret;
 }
 
