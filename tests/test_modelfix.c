@@ -224,6 +224,16 @@ static void store_shape(const gt_key *key, int per) {
     free(c), free(t);
 }
 
+/* Removes a cache file and its WAL's side files. */
+static void remove_cache(const char *path) {
+    const char *sides[] = {"", "-wal", "-shm"};
+    for (int i = 0; i < 3; i++) {
+        char side[300];
+        snprintf(side, sizeof side, "%s%s", path, sides[i]);
+        unlink(side);
+    }
+}
+
 static void fix_from_the_cache_layers(void) {
     char path[] = "/tmp/gt_modelfix_XXXXXX";
     int made = temp_cache_open(path, 0);
@@ -271,25 +281,25 @@ static void fix_from_the_cache_layers(void) {
     TAP_CHECK(fix.nfeat == 0, "a fit kept past gt_release (%d features)", fix.nfeat);
     gt_layers_close();
     unlink(empty);
-    unlink(path);
-    char side[300];
-    snprintf(side, sizeof side, "%s-wal", path);
-    unlink(side);
-    snprintf(side, sizeof side, "%s-shm", path);
-    unlink(side);
+    remove_cache(path);
 }
 
-/* The rows of key's class as text lines "M N K config ok time", sorted, in one buffer. */
-static char *rows_text(const gt_key *key, int *n) {
-    gt_select_row *rows = NULL;
-    *n = gt_dispatch_class_rows(key, &rows);
-    size_t cap = (size_t)(*n > 0 ? *n : 1) * 160, used = 0;
+/* rows[0..n) as text lines "M N K config ok time", in one malloc'd buffer; rows freed. */
+static char *rows_format(gt_select_row *rows, int n) {
+    size_t cap = (size_t)(n > 0 ? n : 1) * 160, used = 0;
     char *out = calloc(cap, 1);
-    for (int i = 0; out && i < *n; i++)
+    for (int i = 0; out && i < n; i++)
         used += (size_t)snprintf(out + used, cap - used, "%lld %lld %lld %s %d %.3f\n", rows[i].m,
                                  rows[i].n, rows[i].k, rows[i].config, rows[i].ok, rows[i].time_us);
     free(rows);
     return out;
+}
+
+/* The rows of key's class (gt_dispatch_class_rows) as rows_format's text. */
+static char *rows_text(const gt_key *key, int *n) {
+    gt_select_row *rows = NULL;
+    *n = gt_dispatch_class_rows(key, &rows);
+    return rows_format(rows, *n);
 }
 
 static void rows_kept_until_layers_change(void) {
@@ -325,14 +335,8 @@ static void rows_kept_until_layers_change(void) {
     TAP_CHECK(n4 == 0, "%d rows from an empty file after the layers closed", n4);
     free(t0), free(t1), free(t2), free(t3);
     gt_layers_close();
-    const char *sides[] = {"", "-wal", "-shm"};
-    for (int i = 0; i < 3; i++) {
-        char side[300];
-        snprintf(side, sizeof side, "%s%s", path, sides[i]);
-        unlink(side);
-        snprintf(side, sizeof side, "%s%s", empty, sides[i]);
-        unlink(side);
-    }
+    remove_cache(path);
+    remove_cache(empty);
 }
 
 /* Fresh process state over the same file: the kept rows and fits dropped, the layers
@@ -357,12 +361,7 @@ static void class_data_one_walk(void) {
     gt_modelfix both, apart, again;
     memset(&both, 0, sizeof both), memset(&apart, 0, sizeof apart);
     const int n1 = gt_dispatch_class_data(&nn, &h100, &rows, &both);
-    size_t cap = (size_t)(n1 > 0 ? n1 : 1) * 160, used = 0;
-    char *t1 = calloc(cap, 1);
-    for (int i = 0; t1 && i < n1; i++)
-        used += (size_t)snprintf(t1 + used, cap - used, "%lld %lld %lld %s %d %.3f\n", rows[i].m,
-                                 rows[i].n, rows[i].k, rows[i].config, rows[i].ok, rows[i].time_us);
-    free(rows);
+    char *t1 = rows_format(rows, n1);
     reopen();
     gt_dispatch_model_fix(&nn, &h100, &apart);
     int n2;
@@ -388,12 +387,7 @@ static void class_data_one_walk(void) {
               "another op pair of the class: not the kept fit");
     free(t1), free(t2);
     gt_layers_close();
-    const char *sides[] = {"", "-wal", "-shm"};
-    for (int i = 0; i < 3; i++) {
-        char side[300];
-        snprintf(side, sizeof side, "%s%s", path, sides[i]);
-        unlink(side);
-    }
+    remove_cache(path);
 }
 
 int main(void) {
