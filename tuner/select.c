@@ -169,7 +169,11 @@ static int select_core(const gt_key *key, const gt_klimits *lim, int flags,
         }
     }
     qsort(prows, (size_t)nrows, sizeof *prows, prow_order);
-    for (int i = 0; i < nrows; i++) rows[i] = prows[i].r, rcfg[i] = prows[i].c, parsed[i] = (char)prows[i].parsed;
+    for (int i = 0; i < nrows; i++) {
+        rows[i] = prows[i].r;
+        rcfg[i] = prows[i].c;
+        parsed[i] = (char)prows[i].parsed;
+    }
     /* res[i]: row i's error against the (corrected) model at its own shape, ln(time /
      * estimate), less the mean of that over its shape's timings; NAN where it did not run
      * or has no estimate, and for shapes too far to weigh (under GT_SELECT_MIN_WEIGHT:
