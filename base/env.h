@@ -59,8 +59,9 @@
       "off|error|warn|info|debug (or 0..4): messages to stderr")                              \
     X(GT_ENV_LIBCUDA, "GEMMTUNE_LIBCUDA", "libcuda.so.1", "the CUDA driver library to load")   \
     X(GT_ENV_TEST_FAULT, "GEMMTUNE_TEST_FAULT", "none",                                        \
-      "test aid: compile:I,launch:J,slow:L fail candidates; verify|corner|droprow|coarse:K "  \
-      "make the K-th checked a wrong kernel; twin: every exact-shape twin gives other bits") \
+      "test aid: compile:I,launch:J,slow:L fail candidates; "                                 \
+      "verify|corner|droprow|coarse|rerun:K make the K-th checked a wrong kernel (rerun: its " \
+      "second run off by one bit); twin: every exact-shape twin gives other bits")            \
     X(GT_ENV_XDG_CACHE_HOME, "XDG_CACHE_HOME", "~/.cache",                                     \
       "where the default cache file goes")                                                     \
     X(GT_ENV_HOME, "HOME", "none", "where the default cache file goes without XDG_CACHE_HOME") \

@@ -142,7 +142,7 @@ static int from_layers(gt_devctx *dc, const gt_key *key, gt_kern *k) {
 static gt_status get_untuned(gt_devctx *dc, const gt_kcfg *cfg, const gt_key *key, gt_kern *k) {
     gt_kcfg g = *cfg;
     g.generic = 1;
-    if (gt_dispatch_specialize() && gt_dispatch_may_specialize(&g)) {
+    if (gt_dispatch_specialize()) {
         /* Its exact-shape twin where the binary cache holds it (the same bits; a worker
          * compiled and checked it for an earlier process, specialize_later). */
         gt_kcfg exact = g;

@@ -375,9 +375,6 @@ static void arena_free(arena *ar) {
     memset(ar, 0, sizeof *ar);
 }
 
-/* GT_SUCCESS with the arena, or GT_SUCCESS with rep->skipped when the device or the
- * limit cannot spare the memory; other statuses are driver failures. ws_bytes is the
- * largest workspace of the candidates; it counts against the limit like the rest. */
 void gt_tune_scratch(const gt_key *key, gt_scratch *out) {
     const long long es = gt_dtype_in_size(key->dtype), esc = gt_dtype_out_size(key->dtype);
     const long long vec = key->align >= es ? key->align / es : 1;
@@ -406,6 +403,9 @@ gt_status gt_tune_mem_fits(size_t need, size_t limit, const char *what, int *fit
     return GT_SUCCESS;
 }
 
+/* GT_SUCCESS with the arena, or GT_SUCCESS with rep->skipped when the device or the
+ * limit cannot spare the memory; other statuses are driver failures. ws_bytes is the
+ * largest workspace of the candidates; it counts against the limit like the rest. */
 static gt_status arena_alloc(gt_devctx *dc, CUstream s, const gt_key *key, size_t limit,
                              size_t ws_bytes, arena *ar, gt_tune_report *rep) {
     memset(ar, 0, sizeof *ar);
