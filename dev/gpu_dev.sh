@@ -31,14 +31,19 @@
 #                 text imported into a fresh cache), run by gemmtune-bench in mode cached
 #   configs       how fast is each configuration of $CF_CONFIGS (exact or generic, _g1) on
 #                 the shapes of $CF_SHAPES, data type $CF_DTYPE? Stored and run as raster's
-# Usage: bash dev/gpu_dev.sh space|mma3|profile-tc|profile-simt|classcost|selprobe|readfloor|raster|configs ; logs to $OUT (default
-# ./gpu-out). On the project's device machine: copy ../shared/device to .device first
-# (SQLite headers) and carry it.
+#   widetrain     what is the best a shape of the training list can get? Each shape of
+#                 $WT_FILE (default bench/train.txt) tuned from a fresh cache with the cost
+#                 model's first $WT_CAND (96) candidates and $WT_BUDGET (5) s, per type of
+#                 $WT_DTYPES (f64), exported as a cache text ($OUT/widetrain-DTYPE.txt)
+#                 for dev/select_loo.c's LOO_WIDE
+# Usage: bash dev/gpu_dev.sh space|mma3|profile-tc|profile-simt|classcost|selprobe|readfloor|
+# raster|configs|widetrain ; logs to $OUT (default ./gpu-out). On the project's device
+# machine: copy ../shared/device to .device first (SQLite headers) and carry it.
 set -uo pipefail
 what=${1:-}
 case "$what" in
-space | mma3 | profile-tc | profile-simt | classcost | selprobe | readfloor | raster | configs) ;;
-*) sed -n 2,36p "$0"; exit 2 ;;
+space | mma3 | profile-tc | profile-simt | classcost | selprobe | readfloor | raster | configs | widetrain) ;;
+*) sed -n 2,41p "$0"; exit 2 ;;
 esac
 cd "$(dirname "$0")/.."
 . tools/gpu_build.sh || exit 1
@@ -106,6 +111,16 @@ if [ "$what" = configs ]; then
   for cfg in $CF_CONFIGS; do
     as_winner "${CF_DTYPE:-f32}" "$cfg" "$CF_SHAPES" configs
   done
+fi
+if [ "$what" = widetrain ]; then
+  for dt in ${WT_DTYPES:-f64}; do
+    rm -f "$OUT/wt.db"*
+    GEMMTUNE_DEFAULTS=0 ./$B/gemmtune --cache "$OUT/wt.db" tune --file "${WT_FILE:-bench/train.txt}" \
+      --candidates "${WT_CAND:-96}" --budget "${WT_BUDGET:-5}" --dtype "$dt" >"$OUT/widetrain-$dt.log" 2>&1 || rc=1
+    GEMMTUNE_DEFAULTS=0 ./$B/gemmtune --cache "$OUT/wt.db" export --text -o "$OUT/widetrain-$dt.txt" >>"$OUT/widetrain-$dt.log" 2>&1 || rc=1
+    echo "widetrain $dt: $(grep -c '^W' "$OUT/widetrain-$dt.txt") keys, $(grep -c '^T' "$OUT/widetrain-$dt.txt") timings"
+  done
+  rm -f "$OUT/wt.db"*
 fi
 if [ "$what" = classcost ]; then
   # The narrow class's cost: time(narrow) / time(padded) - 1 against stage.c's narrow_loss.

@@ -104,15 +104,16 @@ static void add(gt_select_row *r, const tkey *k, const char *cfg, int ok, double
 }
 
 /* The correction as src/dispatch.c fits it, for key hk: every ok timing of the other keys
- * of its data type and alignment class (not key `skip`, and with first_file_out not the
- * first file's keys). */
-static void fit_others(const tkey *hk, int skip, int first_file_out, gt_modelfix *fix) {
+ * of its data type and alignment class (not key `skip`; files: 0 every file's keys, 1 not
+ * the first file's, 2 only the first file's). */
+static void fit_others(const tkey *hk, int skip, int files, gt_modelfix *fix) {
     memset(fix, 0, sizeof *fix);
     gt_fix_row *fr = malloc(sizeof *fr * 100000);
     if (!fr) return;
     int nf = 0;
     for (int j = 0; j < nkeys; j++) {
-        if (j == skip || (first_file_out && keys[j].file == 0) || keys[j].key.dtype != hk->key.dtype ||
+        if (j == skip || (files == 1 && keys[j].file == 0) || (files == 2 && keys[j].file != 0) ||
+            keys[j].key.dtype != hk->key.dtype ||
             keys[j].key.align != hk->key.align)
             continue;
         for (int t = 0; t < keys[j].nt && nf < 100000; t++) {
@@ -214,15 +215,23 @@ int main(int argc, char **argv) {
         free(hr);
         return 0;
     }
+    /* LOO_WIDE: the keys of the first file are the cache (the built-in defaults' file), and
+     * each key of the other files (every candidate of a wide search timed, on shapes of a
+     * training list: dev/gpu_dev.sh widetrain) is a new shape the selector chooses for from
+     * the first file alone, as a process with no cache file does; the choice's time there
+     * against the best there. A wide search times the model's first 96 or more, so the
+     * selector's choices are timed there unlike a default tuning's 32. */
+    const int wide = getenv("LOO_WIDE") != NULL;
     gt_select_row *rows = malloc(sizeof *rows * 100000);
     double lsum[16] = {0};
     int nfound[16] = {0}, ntotal[16] = {0};
     for (int h = 0; h < nkeys; h++) {
         tkey *hk = &keys[h];
         if (want >= 0 && hk->key.dtype != want) continue;
+        if (wide && hk->file == 0) continue;
         int n = 0;
         for (int j = 0; j < nkeys; j++) {
-            if (j == h || strcmp(keys[j].klass, hk->klass) != 0 ||
+            if (j == h || (wide && keys[j].file != 0) || strcmp(keys[j].klass, hk->klass) != 0 ||
                 strcmp(keys[j].key.device, hk->key.device) != 0)
                 continue;
             add(&rows[n++], &keys[j], keys[j].winner, 1, keys[j].win_us);
@@ -235,7 +244,7 @@ int main(int argc, char **argv) {
         int r = -1;
         gt_modelfix fix;
         memset(&fix, 0, sizeof fix);
-        if (getenv("LOO_FIX")) fit_others(hk, h, 0, &fix);
+        if (getenv("LOO_FIX")) fit_others(hk, h, wide ? 2 : 0, &fix);
         if (model_only) {
             double be = 0;
             for (int t = 0; t < hk->nt; t++) {
