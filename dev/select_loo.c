@@ -42,6 +42,7 @@ typedef struct {
     char winner[GT_SELECT_CONFIG_MAX];
     double win_us;
     int file; /* which file on the command line it came from, 0 first */
+    char id[256]; /* the W line's key text */
 } tkey;
 
 static tkey *keys;
@@ -73,6 +74,18 @@ static void load(const char *path) {
         int nf = 0;
         for (char *p = line, *t; nf < 16 && (t = strsep(&p, "\t"));) fld[nf++] = t;
         if (nf >= 6 && strcmp(fld[0], "W") == 0 && nkeys < MAXKEYS) {
+            /* LOO_WIDE: a key of a later file met again in another later file (wide
+             * tunings of one list by two rankings) gathers both files' timings. */
+            cur = NULL;
+            if (nfiles > 0 && getenv("LOO_WIDE"))
+                for (int j = 0; j < nkeys && !cur; j++)
+                    if (keys[j].file > 0 && strcmp(keys[j].id, fld[1]) == 0) cur = &keys[j];
+            if (cur) {
+                char w[GT_SELECT_CONFIG_MAX];
+                plain(fld[4], w, sizeof w);
+                if (atof(fld[5]) < cur->win_us) snprintf(cur->winner, sizeof cur->winner, "%s", w), cur->win_us = atof(fld[5]);
+                continue;
+            }
             cur = &keys[nkeys];
             memset(cur, 0, sizeof *cur);
             if (gt_key_parse(fld[1], &cur->key, NULL, 0) != 0) {
@@ -83,6 +96,7 @@ static void load(const char *path) {
             plain(fld[4], cur->winner, sizeof cur->winner);
             cur->win_us = atof(fld[5]);
             cur->file = nfiles;
+            snprintf(cur->id, sizeof cur->id, "%s", fld[1]);
             nkeys++;
         } else if (nf >= 4 && strcmp(fld[0], "T") == 0 && cur && cur->nt < MAXT) {
             if (strcmp(fld[2], "not_timed") == 0) continue;
