@@ -257,7 +257,7 @@ int gt_fs_other_hosts(const char *nominal, const char *own_host, gt_fs_file_fn f
     }
     closedir(d);
     free(dir);
-    qsort(v, (size_t)n, sizeof *v, newest_first);
+    if (n > 1) qsort(v, (size_t)n, sizeof *v, newest_first); /* v is NULL where n is 0 */
     int stop = 0;
     for (int i = 0; i < n; i++) {
         if (!stop && !oom && fn) stop = fn(v[i].path, v[i].mtime, user);
