@@ -161,8 +161,13 @@ static void dropin_matches_cublas(void) {
     if (!counts) TAP_SKIP("skipped: the drop-in is not preloaded (LD_PRELOAD)");
     cublasHandle_t h;
     cudaStream_t s;
-    TAP_CHECK(cublasCreate(&h) == CUBLAS_STATUS_SUCCESS && cudaStreamCreate(&s) == cudaSuccess,
-              "cuBLAS handle and stream");
+    const int have_h = cublasCreate(&h) == CUBLAS_STATUS_SUCCESS;
+    const int have_s = have_h && cudaStreamCreate(&s) == cudaSuccess;
+    TAP_CHECK(have_h && have_s, "cuBLAS handle and stream");
+    if (!have_s) {
+        if (have_h) cublasDestroy(h);
+        return;
+    }
     cublasSetStream(h, s);
     /* Tolerances: the same products by other kernels (other summation orders); Hgemm's
      * cuBLAS accumulates in fp16, the drop-in's gemmtune in fp32. */
