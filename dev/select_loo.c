@@ -233,8 +233,10 @@ int main(int argc, char **argv) {
      * each key of the other files (every candidate of a wide search timed, on shapes of a
      * training list: dev/gpu_dev.sh widetrain) is a new shape the selector chooses for from
      * the first file alone, as a process with no cache file does; the choice's time there
-     * against the best there. A wide search times the model's first 96 or more, so the
-     * selector's choices are timed there unlike a default tuning's 32. */
+     * against the best there. A wide search times the model's first 96 or more (a default
+     * tuning 32), so most of the selector's choices are timed there; one that is not is not
+     * counted, so a change of the model is judged only on tunings that its own ranking
+     * also made (dev/judge_patch.sh's JP_WIDE). */
     const int wide = getenv("LOO_WIDE") != NULL;
     gt_select_row *rows = malloc(sizeof *rows * 100000);
     double lsum[16] = {0};
