@@ -131,7 +131,6 @@ static int select_core(const gt_key *key, const gt_klimits *lim, int flags,
     gt_select_info local;
     if (!info) info = &local;
     memset(info, 0, sizeof *info);
-    gt_select_row *rows = malloc(sizeof *rows * (size_t)(nrows > 0 ? nrows : 1));
     gt_cand *cands = NULL;
     gt_space_counts counts;
     const int maxpool = GT_SELECT_POOL + nhave + nrows + 1;
@@ -140,13 +139,11 @@ static int select_core(const gt_key *key, const gt_klimits *lim, int flags,
     scored *sc = malloc(sizeof *sc * (size_t)maxpool);
     /* The held list in memcmp order, for its membership test (gt_kcfg_listed's). */
     gt_kcfg *held = malloc(sizeof *held * (size_t)(nhave > 0 ? nhave : 1));
-    gt_kcfg *rcfg = malloc(sizeof *rcfg * (size_t)(nrows > 0 ? nrows : 1));
-    char *parsed = malloc((size_t)(nrows > 0 ? nrows : 1));
     prow *prows = malloc(sizeof *prows * (size_t)(nrows > 0 ? nrows : 1));
     text_index ti = {0};
     int ret = -1, nsc = 0;
     if (nranked) *nranked = 0;
-    if (!rows || !pool || !res || !sc || !held || !rcfg || !parsed || !prows ||
+    if (!pool || !res || !sc || !held || !prows ||
         index_init(&ti, pool, maxpool) != 0)
         goto done;
     if (nhave > 0) {
@@ -169,11 +166,6 @@ static int select_core(const gt_key *key, const gt_klimits *lim, int flags,
         }
     }
     qsort(prows, (size_t)nrows, sizeof *prows, prow_order);
-    for (int i = 0; i < nrows; i++) {
-        rows[i] = prows[i].r;
-        rcfg[i] = prows[i].c;
-        parsed[i] = (char)prows[i].parsed;
-    }
     /* res[i]: row i's error against the (corrected) model at its own shape, ln(time /
      * estimate), less the mean of that over its shape's timings; NAN where it did not run
      * or has no estimate, and for shapes too far to weigh (under GT_SELECT_MIN_WEIGHT:
@@ -183,16 +175,16 @@ static int select_core(const gt_key *key, const gt_klimits *lim, int flags,
         int j = i, cnt = 0;
         double sum = 0;
         gt_key at = *key;
-        at.m = rows[i].m, at.n = rows[i].n, at.k = rows[i].k, at.beta0 = rows[i].beta0;
-        const int near = weight(key, &rows[i]) >= GT_SELECT_MIN_WEIGHT;
-        for (; j < nrows && same_shape(&rows[i], &rows[j]); j++) {
+        at.m = prows[i].r.m, at.n = prows[i].r.n, at.k = prows[i].r.k, at.beta0 = prows[i].r.beta0;
+        const int near = weight(key, &prows[i].r) >= GT_SELECT_MIN_WEIGHT;
+        for (; j < nrows && same_shape(&prows[i].r, &prows[j].r); j++) {
             res[j] = NAN;
-            if (!near || !rows[j].ok || !(rows[j].time_us > 0) || !parsed[j]) continue;
-            gt_kcfg c = rcfg[j];
-            c.generic = rows[j].generic; /* estimated as it was timed */
+            if (!near || !prows[j].r.ok || !(prows[j].r.time_us > 0) || !prows[j].parsed) continue;
+            gt_kcfg c = prows[j].c;
+            c.generic = prows[j].r.generic; /* estimated as it was timed */
             const double est = gt_space_estimate_us(&c, &at, lim) * gt_modelfix_factor(fix, &c);
             if (!(est > 0)) continue;
-            res[j] = log(rows[j].time_us / est);
+            res[j] = log(prows[j].r.time_us / est);
             sum += res[j];
             cnt++;
         }
@@ -219,11 +211,11 @@ static int select_core(const gt_key *key, const gt_klimits *lim, int flags,
     }
     int held_legal = np;
     for (int i = 0; i < nrows; i++) {
-        if (!rows[i].ok || !parsed[i] || index_find(&ti, rows[i].config) >= 0) continue;
-        if (gt_kcfg_check(&rcfg[i], key, lim, GT_KC_LEGAL)) continue; /* not legal here */
-        pool[np].cfg = rcfg[i];
+        if (!prows[i].r.ok || !prows[i].parsed || index_find(&ti, prows[i].r.config) >= 0) continue;
+        if (gt_kcfg_check(&prows[i].c, key, lim, GT_KC_LEGAL)) continue; /* not legal here */
+        pool[np].cfg = prows[i].c;
         if ((flags & GT_SPACE_SAME_ORDER) && !gt_kcfg_same_order(&pool[np].cfg, key)) continue;
-        snprintf(pool[np].text, sizeof pool[np].text, "%s", rows[i].config);
+        snprintf(pool[np].text, sizeof pool[np].text, "%s", prows[i].r.config);
         index_add(&ti, np++);
     }
     /* A held set too small to stand for the space (binaries of the few shapes this node
@@ -255,14 +247,14 @@ static int select_core(const gt_key *key, const gt_klimits *lim, int flags,
      * its error against the model at each measured shape that timed it (rows are sorted
      * by shape; the first timing of it there is its fastest), summed in the rows' order. */
     for (int i = 0; i < nrows; i++) {
-        const int c = index_find(&ti, rows[i].config);
+        const int c = index_find(&ti, prows[i].r.config);
         if (c < 0) continue;
-        if (!rows[i].ok) pool[c].failed = 1;
+        if (!prows[i].r.ok) pool[c].failed = 1;
         if (isnan(res[i])) continue;
-        if (i > 0 && same_shape(&rows[i - 1], &rows[i]) &&
-            strcmp(rows[i - 1].config, rows[i].config) == 0 && !isnan(res[i - 1]))
+        if (i > 0 && same_shape(&prows[i - 1].r, &prows[i].r) &&
+            strcmp(prows[i - 1].r.config, prows[i].r.config) == 0 && !isnan(res[i - 1]))
             continue; /* a second timing of it on this shape */
-        const double wi = weight(key, &rows[i]);
+        const double wi = weight(key, &prows[i].r);
         pool[c].err += wi * res[i];
         pool[c].weight += wi;
     }
@@ -307,8 +299,8 @@ static int select_core(const gt_key *key, const gt_klimits *lim, int flags,
         for (int i = 0; i < nsc && i < max_ranked; i++) ranked[(*nranked)++] = pool[sc[i].at].cfg;
     }
 done:
-    free(rows), free(cands), free(pool), free(res), free(sc);
-    free(held), free(rcfg), free(parsed), free(prows), free(ti.at);
+    free(cands), free(pool), free(res), free(sc);
+    free(held), free(prows), free(ti.at);
     return ret;
 }
 
