@@ -19,6 +19,9 @@
  *   select_keeps_model_geometry         a near shape's fastest, timed as the model said,
  *                                       does not displace the model's choice where the new
  *                                       shape's geometry (its tiles' fit) ranks it lower
+ *   select_span_not_carried             a tile that covers all of M where it was timed and
+ *                                       not at the new shape: its timing not carried; one
+ *                                       that covers M at both: carried
  *   select_same_order                   with GT_SPACE_SAME_ORDER only configurations
  *                                       bit-identical to the default kernel, measured or not
  *   rank_learns_from_history            the tuner's seeds (gt_select_rank): the nearest
@@ -480,6 +483,53 @@ static void select_prefers_measured(void) {
               info.measured);
 }
 
+/* The first of the model's candidates for at whose block tile has rows rows (rows 0: at
+ * least min_rows), legal for key too; "" when none of the first GT_SELECT_POOL is. */
+static void tile_rows_pick(const gt_key *at, const gt_key *key, int rows, int min_rows, char *text) {
+    gt_cand *c = NULL;
+    gt_space_counts counts;
+    int n = gt_space_build(at, &h100, GT_SELECT_POOL, 0, &c, &counts);
+    text[0] = 0;
+    for (int i = 0; i < n; i++)
+        if ((rows ? c[i].cfg.bm == rows : c[i].cfg.bm >= min_rows) &&
+            gt_kcfg_check(&c[i].cfg, key, &h100, GT_KC_LEGAL) == 0) {
+            gt_kcfg_format(&c[i].cfg, text, GT_SELECT_CONFIG_MAX);
+            break;
+        }
+    free(c);
+}
+
+/* A tile that covers all of M at the measured shape and not at the new one: its error
+ * there is not carried over. 16 x 4096 x 4096 timed a 16-row tile at a quarter of its
+ * estimate; for 32 x 4096 x 4096 (two tile rows, B read twice) the selector does not
+ * count that timing, while a tile of 32 rows or more, which covers M at both, carries
+ * its error as any other. */
+static void select_span_not_carried(void) {
+    gt_key near = key_f32(16, 4096, 4096), key = key_f32(32, 4096, 4096);
+    char x[GT_SELECT_CONFIG_MAX], y[GT_SELECT_CONFIG_MAX], got[GT_SELECT_CONFIG_MAX];
+    tile_rows_pick(&near, &key, 16, 0, x);
+    tile_rows_pick(&key, &near, 0, 32, y);
+    gt_kcfg cx, cy;
+    TAP_CHECK(x[0] && y[0] && parse(x, &cx) == 0 && parse(y, &cy) == 0,
+              "the model gives a 16-row tile ('%s') and one of 32 rows or more ('%s')", x, y);
+    gt_select_row rows[] = {row(16, 4096, 4096, x, 1, gt_space_estimate_us(&cx, &near, &h100) / 4)};
+    gt_select_info info;
+    chosen(&key, rows, 1, got, sizeof got, &info);
+    TAP_CHECK(strcmp(got, x) != 0 && info.measured == 0,
+              "chose '%s' (the 16-row tile '%s' timed where it covered M), %d measured", got, x,
+              info.measured);
+    /* The same timing where the new shape's M fits the tile too: carried, and chosen. */
+    gt_key fits = key_f32(12, 4096, 4096);
+    chosen(&fits, rows, 1, got, sizeof got, &info);
+    TAP_CHECK(strcmp(got, x) == 0 && info.measured == 1, "M = 12: chose '%s', want '%s'", got, x);
+    /* A tile that covers M at both shapes carries its error to 32 x 4096 x 4096. */
+    snprintf(rows[0].config, sizeof rows[0].config, "%s", y);
+    rows[0].time_us = gt_space_estimate_us(&cy, &near, &h100) / 4;
+    chosen(&key, rows, 1, got, sizeof got, &info);
+    TAP_CHECK(strcmp(got, y) == 0 && info.measured == 1, "chose '%s', want the %d-row '%s'", got,
+              cy.bm, y);
+}
+
 /* Async tuning's first call: only configurations bit-identical to the default kernel's,
  * even where a split-K one was measured much faster. */
 static void select_same_order(void) {
@@ -701,6 +751,7 @@ int main(void) {
     TAP_RUN(select_illegal_never_chosen);
     TAP_RUN(select_same_choice_any_order);
     TAP_RUN(select_prefers_measured);
+    TAP_RUN(select_span_not_carried);
     TAP_RUN(select_same_order);
     TAP_RUN(rank_learns_from_history);
     TAP_RUN(tune_order_seeds_first);
