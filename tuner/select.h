@@ -14,7 +14,9 @@
  * that over shape j's timings, w_j = exp(-(d_j / SIGMA)^2) with d_j the distance of
  * (log M, log N, log K) from the new shape, W = sum_j w_j over the shapes that timed c,
  * and U the doubt about a configuration no nearby shape has timed, which fades as
- * measurements gather (shapes of weight under GT_SELECT_MIN_WEIGHT are not read). So the model speaks for how a configuration fits the new shape
+ * measurements gather (shapes of weight under GT_SELECT_MIN_WEIGHT are not read). A
+ * shape where c's block tile covers all of M (or N) and the new shape's does not, or the
+ * reverse, does not count for c: the tile meets the operands differently there. So the model speaks for how a configuration fits the new shape
  * (its tiles, waves and split of K), and measurements for what the model gets wrong about
  * it: a near shape's fastest is not carried to a shape whose geometry it does not fit
  * (choosing a near shape's fastest by its time relative to the others there ran an
