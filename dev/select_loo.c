@@ -237,7 +237,11 @@ int main(int argc, char **argv) {
      * tuning 32), so most of the selector's choices are timed there; one that is not is not
      * counted, so a change of the model is judged only on tunings that its own ranking
      * also made (dev/judge_patch.sh's JP_WIDE). */
+    /* LOO_WIDE=all: the same keys judged, each chosen from the first file and the other
+     * files' other keys as well: what the wide tunings would give if they were shipped
+     * beside the defaults. */
     const int wide = getenv("LOO_WIDE") != NULL;
+    const int wide_all = wide && strcmp(getenv("LOO_WIDE"), "all") == 0;
     gt_select_row *rows = malloc(sizeof *rows * 100000);
     double lsum[16] = {0};
     int nfound[16] = {0}, ntotal[16] = {0};
@@ -247,7 +251,7 @@ int main(int argc, char **argv) {
         if (wide && hk->file == 0) continue;
         int n = 0;
         for (int j = 0; j < nkeys; j++) {
-            if (j == h || (wide && keys[j].file != 0) || strcmp(keys[j].klass, hk->klass) != 0 ||
+            if (j == h || (wide && !wide_all && keys[j].file != 0) || strcmp(keys[j].klass, hk->klass) != 0 ||
                 strcmp(keys[j].key.device, hk->key.device) != 0)
                 continue;
             add(&rows[n++], &keys[j], keys[j].winner, 1, keys[j].win_us);
@@ -260,7 +264,7 @@ int main(int argc, char **argv) {
         int r = -1;
         gt_modelfix fix;
         memset(&fix, 0, sizeof fix);
-        if (getenv("LOO_FIX")) fit_others(hk, h, wide ? 2 : 0, &fix);
+        if (getenv("LOO_FIX")) fit_others(hk, h, wide && !wide_all ? 2 : 0, &fix);
         if (model_only) {
             double be = 0;
             for (int t = 0; t < hk->nt; t++) {

@@ -129,11 +129,16 @@ if [ "$what" = heldout ]; then
   # cuBLAS's default (--no-lt): "shipped", that file on GEMMTUNE_CACHE_PATH and the
   # built-in defaults off; "none", no cache file at all but the built-in defaults (a fresh
   # install); "bare", neither (the cost model alone). $HELDOUT_DTYPES (default f32 bf16);
-  # $HELDOUT_SHIPPED: a file to ship instead of tuning one; $HELDOUT_SHIPS: which runs
+  # $HELDOUT_SHIPPED: a file to ship instead of tuning one; $HELDOUT_SHIPPED_TEXT: a cache
+  # text imported into the file to ship instead (bench/shipped_text.sh's, the suite and the
+  # training list); $HELDOUT_SHIPS: which runs
   # (default "shipped none"); $HELDOUT_NODE: the node's cache of generic kernels, kept
   # between runs (default a fresh one in $OUT, removed after).
   S=${HELDOUT_SHIPPED:-$OUT/shipped.db}
-  if [ -z "${HELDOUT_SHIPPED:-}" ]; then
+  if [ -n "${HELDOUT_SHIPPED_TEXT:-}" ]; then
+    rm -f "$S"*
+    ./$B/gemmtune --cache "$S" import "$HELDOUT_SHIPPED_TEXT" >>"$OUT/heldout.txt" 2>&1 || rc=1
+  elif [ -z "${HELDOUT_SHIPPED:-}" ]; then
     rm -f "$S"*
     for dt in ${HELDOUT_DTYPES:-f32 bf16}; do
       GEMMTUNE_DEFAULTS=0 GEMMTUNE_CACHE=$S ./$B/gemmtune tune --file bench/suite.txt --dtype "$dt" >>"$OUT/heldout.txt" 2>&1 || rc=1
