@@ -212,7 +212,40 @@ static int check_entry(const entry *e, const timings *ts, char *bad_cfg, size_t 
 typedef struct filter {
     const char *device; /* exact device name; NULL: any */
     int dtype;          /* -1: any */
+    int keep;           /* --keep: each key's fastest this many timings that ran; 0: all */
 } filter;
+
+static int by_time(const void *a, const void *b) {
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* --keep: drops every timing that ran but the fastest keep and the winner's (ties by the
+ * rows' order); failed ones stay, so the selector never chooses them. The rest keep their
+ * order. 0, or -1 out of memory. */
+static int keep_fastest(timings *ts, int keep, const char *winner) {
+    int nok = 0;
+    for (int i = 0; i < ts->n; i++) nok += strcmp(ts->v[i].status, "ok") == 0;
+    if (keep <= 0 || nok <= keep) return 0;
+    double *t = malloc(sizeof *t * (size_t)nok);
+    if (!t) return -1;
+    for (int i = 0, j = 0; i < ts->n; i++)
+        if (strcmp(ts->v[i].status, "ok") == 0) t[j++] = ts->v[i].time_us;
+    qsort(t, (size_t)nok, sizeof *t, by_time);
+    const double cut = t[keep - 1];
+    free(t);
+    int j = 0, taken = 0;
+    for (int i = 0; i < ts->n; i++) {
+        if (strcmp(ts->v[i].status, "ok") == 0) {
+            const int fast = ts->v[i].time_us <= cut && taken < keep;
+            if (!fast && strcmp(ts->v[i].config, winner) != 0) continue;
+            taken += fast;
+        }
+        ts->v[j++] = ts->v[i];
+    }
+    ts->n = j;
+    return 0;
+}
 
 typedef struct counts {
     int seen;          /* winner rows read */
@@ -259,6 +292,11 @@ static int copy_entries(const char *verb, const char *inpath, gt_db *in, const c
                     bad[0] ? bad : e->w.config, why);
             c->rejected++;
             continue;
+        }
+        if (keep_fastest(&ts, flt->keep, e->w.config) != 0) {
+            fprintf(stderr, "gemmtune %s: out of memory\n", verb);
+            rc = -1;
+            break;
         }
         int stored = 0;
         if (gt_db_merge(out, &e->key, e->src_hash, e->lib_major, &e->w, ts.v, ts.n, &stored) !=
@@ -524,14 +562,15 @@ static int parse_options(const char *verb, int argc, char **argv, int *dtype) {
 }
 
 /* The options of export and merge: -o FILE, --text (into *text), --device, --dtype,
- * --help. Returns -1 to go on (optind at the first operand), else the exit code (0 after
+ * --keep, --help. Returns -1 to go on (optind at the first operand), else the exit code (0 after
  * --help, 2 on bad usage). */
 static int parse_output_options(const char *verb, int argc, char **argv, const char **outpath,
                                 int *text, filter *flt) {
     static const struct option longs[] = {
         {"output", required_argument, 0, 'o'}, {"device", required_argument, 0, 'D'},
         {"dtype", required_argument, 0, 't'},  {"text", no_argument, 0, 'x'},
-        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+        {"keep", required_argument, 0, 'k'},   {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
     int c;
     optind = 1;
     *text = 0;
@@ -541,6 +580,15 @@ static int parse_output_options(const char *verb, int argc, char **argv, const c
         else if (c == 'D') flt->device = optarg;
         else if (c == 't') {
             if (cli_parse_dtype(verb, optarg, &flt->dtype)) return 2;
+        } else if (c == 'k') {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (end == optarg || *end || v < 1 || v > 1000000) {
+                fprintf(stderr, "gemmtune %s: --keep wants a count of 1 or more, not '%s'\n", verb,
+                        optarg);
+                return 2;
+            }
+            flt->keep = (int)v;
         } else if (c == 'h') return cli_usage(stdout, 0);
         else return 2;
     }
@@ -551,7 +599,7 @@ static int parse_output_options(const char *verb, int argc, char **argv, const c
 
 int cli_export(int argc, char **argv) {
     const char *outpath = NULL;
-    filter flt = {NULL, -1};
+    filter flt = {NULL, -1, 0};
     int text = 0;
     int code = parse_output_options("export", argc, argv, &outpath, &text, &flt);
     if (code >= 0) return code;
@@ -596,7 +644,7 @@ int cli_export(int argc, char **argv) {
 
 int cli_merge(int argc, char **argv) {
     const char *outpath = NULL;
-    filter flt = {NULL, -1};
+    filter flt = {NULL, -1, 0};
     int text = 0;
     int code = parse_output_options("merge", argc, argv, &outpath, &text, &flt);
     if (code >= 0) return code;
@@ -685,7 +733,7 @@ int cli_import(int argc, char **argv) {
     }
     counts cn;
     memset(&cn, 0, sizeof cn);
-    filter all = {NULL, -1};
+    filter all = {NULL, -1, 0};
     int rc = copy_entries("import", path, in, cache, out, &all, &cn);
     gt_db_close(in);
     gt_db_close(out);

@@ -15,7 +15,8 @@
  * untouched); the cache-file verbs on fixture caches written with the library's db API:
  * export (per device, timings carried, no cubins, old sources left out, no temporary file
  * left on failure), merge (per key the faster entry with its provenance, tampered
- * configurations rejected, output never an input, a bad input writes nothing), import
+ * configurations rejected, output never an input, a bad input writes nothing; --keep N:
+ * each key's N fastest timings, the failed ones kept), import
  * (faster replaces, slower kept, bad file leaves the cache's bytes alone), show, prune;
  * tune --shard / --dry-run with Slurm's variables (unset unless a case sets them), and
  * tune --devices (usage without a GPU; on one, every shape tuned and listed).
@@ -1421,6 +1422,49 @@ static void cli_defaults_here(void) {
     result_free(&r);
 }
 
+/* export and merge --keep N: each key's N fastest timings that ran, the winner's and every
+ * failed one, in their order; a bad count refused. */
+static void cli_merge_keep(void) {
+    char in[PATH_MAX], out[PATH_MAX], text[4096];
+    case_path("keep-in.txt", in, sizeof in);
+    case_path("keep-out.txt", out, sizeof out);
+    const char *key = H100_NAME "|sm90|132|f32|NN|64x64x64|a16|b1";
+    snprintf(text, sizeof text,
+             "gemmtune-cache-text\t1\n"
+             "W\t%s\t%s\t%d\t%s\t10.5\t0.05\t13.0\t13000\tnode\t1700000000\t%s\n"
+             "T\t%s\tok\t10.5\t0.05\t-\n"
+             "T\t%s\tok\t11\t0.04\t-\n"
+             "T\t%s\tok\t12\t0.04\t-\n"
+             "T\tf0_64x64x16_w32x16_t4x4_s3_v4_k1_r1\tok\t20\t0.02\t-\n"
+             "T\tf0_32x32x8_w16x8_t2x2_s2_v1_k1_r1\tcompile_failed\t-1\t0\tfixture: no\n",
+             key, gt_kernel_source_hash, GT_VERSION_MAJOR, CFG_64, GT_VERSION_STRING, CFG_64,
+             CFG_128, CFG_128x64);
+    TAP_CHECK(write_file(in, text, strlen(text)) == 0, "write %s", in);
+    result r;
+    run_cmd(&r, NULL, ARGS("merge", in, "-o", out, "--text", "--keep", "2"));
+    CHECK_RUN(&r, r.code == 0 && strstr(r.out, "merged 1 entries"), "merge --keep 2: exit %d", r.code);
+    result_free(&r);
+    char *got = slurp(out);
+    TAP_CHECK(got && lines_starting(got, "T\t") == 3 && strstr(got, "T\t" CFG_64 "\tok") &&
+                  strstr(got, "T\t" CFG_128 "\tok") && !strstr(got, CFG_128x64) &&
+                  !strstr(got, "_s3_v4_k1_r1\tok") && strstr(got, "compile_failed"),
+              "merge --keep 2 kept other timings:\n%s", got ? got : "");
+    free(got);
+    /* Without --keep every timing stays. */
+    unlink(out);
+    run_cmd(&r, NULL, ARGS("merge", in, "-o", out, "--text"));
+    CHECK_RUN(&r, r.code == 0, "merge: exit %d", r.code);
+    result_free(&r);
+    got = slurp(out);
+    TAP_CHECK(got && lines_starting(got, "T\t") == 5, "merge without --keep dropped timings");
+    free(got);
+    unlink(out);
+    run_cmd(&r, NULL, ARGS("merge", in, "-o", out, "--keep", "0"));
+    CHECK_RUN(&r, r.code == 2 && strstr(r.err, "--keep wants a count") && access(out, F_OK) != 0,
+              "--keep 0: exit %d, a file written: %d", r.code, access(out, F_OK) == 0);
+    result_free(&r);
+}
+
 /* ===== merge ===== */
 
 static void cli_merge(void) {
@@ -2373,6 +2417,7 @@ int main(void) {
     TAP_RUN(cli_info_defaults);
     TAP_RUN(cli_defaults_here);
     TAP_RUN(cli_merge);
+    TAP_RUN(cli_merge_keep);
     TAP_RUN(cli_import);
     TAP_RUN(cli_show);
     TAP_RUN(cli_prune);
