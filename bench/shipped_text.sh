@@ -14,4 +14,4 @@ out=$(realpath -m "${1:?usage: bash bench/shipped_text.sh OUT.txt [KEEP]}")
 keep=${2:-32}
 cd "$(dirname "$0")/.."
 GEMMTUNE_DEFAULTS=0 "${GEMMTUNE:-build/gemmtune}" merge data/defaults/h100.txt \
-  bench/runs/2026-11-27-h100-widetrain-{f32,f64,tf32,bf16}.txt -o "$out" --text --keep "$keep" 2>/dev/null
+  bench/runs/2026-11-27-h100-widetrain-{f32,f64,tf32,bf16}.txt -o "$out" --text --keep "$keep"

@@ -224,9 +224,10 @@ static int by_time(const void *a, const void *b) {
  * rows' order); failed ones stay, so the selector never chooses them. The rest keep their
  * order. 0, or -1 out of memory. */
 static int keep_fastest(timings *ts, int keep, const char *winner) {
+    if (keep <= 0) return 0;
     int nok = 0;
     for (int i = 0; i < ts->n; i++) nok += strcmp(ts->v[i].status, "ok") == 0;
-    if (keep <= 0 || nok <= keep) return 0;
+    if (nok <= keep) return 0;
     double *t = malloc(sizeof *t * (size_t)nok);
     if (!t) return -1;
     for (int i = 0, j = 0; i < ts->n; i++)

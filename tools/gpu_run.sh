@@ -136,6 +136,7 @@ if [ "$what" = heldout ]; then
   # between runs (default a fresh one in $OUT, removed after).
   S=${HELDOUT_SHIPPED:-$OUT/shipped.db}
   if [ -n "${HELDOUT_SHIPPED_TEXT:-}" ]; then
+    S=$OUT/shipped.db # never the file HELDOUT_SHIPPED names: it is removed first
     rm -f "$S"*
     ./$B/gemmtune --cache "$S" import "$HELDOUT_SHIPPED_TEXT" >>"$OUT/heldout.txt" 2>&1 || rc=1
   elif [ -z "${HELDOUT_SHIPPED:-}" ]; then
