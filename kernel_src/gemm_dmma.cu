@@ -19,10 +19,9 @@
 //            b[v]: (k t + 4 v, col g), d[v]: (row g + 8 (v / 2), col 2t + v % 2)
 // so an m16n8kK is exactly 2 x K/4 m8n8k4 instructions over fragments n (j, j + 1) and K/4
 // consecutive k slices of 4: the same fragment registers feed every shape. The shape (MMA
-// below): on sm_90 with TN even one of the wide shapes, m16n8k4 or m16n8k8 by the warp
-// tile (DEFAULT_MMA_SM90), which run much faster there than m8n8k4 (SASS DMMA.8x8x4);
-// otherwise m8n8k4. The shape changes the order of the k summation inside the
-// instruction, never the accuracy class.
+// below): on sm_90 with TN even one of the wide shapes, m16n8k8 where it fits, else
+// m16n8k4 (FITS_K8), which run much faster there than m8n8k4 (SASS DMMA.8x8x4);
+// otherwise m8n8k4.
 //
 // Shared memory: dynamic, STAGES stages, each an A tile then a B tile, kept in the
 // operand's global orientation (so 16-byte cp.async copies land unchanged) with 4 doubles
@@ -70,15 +69,31 @@ constexpr bool WIDE_MMA = true;  // m16n8k{4,8}.f64: PTX ISA 7.8, sm_90
 #else
 constexpr bool WIDE_MMA = false;
 #endif
-// The wide shape on sm_90: warp tiles of 32 or more fragments (64x32, 32x64) take m16n8k4,
-// the only wide shape whose two fragment buffers still fit in registers there; smaller
-// ones take m16n8k8 (on an H100 at 4096^3, the faster of the two where both fit).
-constexpr int DEFAULT_MMA_SM90 = TM * TN >= 32 ? 2 : 3;
+// The wide shape on sm_90: m16n8k8, which issues half the instructions of m16n8k4 for the
+// same work (H100, 4096^3: 128 x 128 tiles of 4 x 8 or 8 x 4 fragments 52-53 -> 55-57
+// TFLOP/s; cuBLAS's DGEMM issues m16n8k8 too). Warp tiles of 32 or more fragments fit its
+// two fragment buffers in 255 registers only without split-K, with 16-byte copies, and
+// where each thread's copies per stage are few (8 at most) or need no bounds checks (the
+// tile divides the problem); elsewhere ptxas spills (DMMA kernels that spill are refused,
+// tuner/kern.c), so those take m16n8k4, as generic kernels of such tiles do, and so do
+// blocks of BK 32 under 8 warps (tuner/kcfg.c's dmma_k8_block refuses m16n8k8 there).
+// m16n8k8 gives the bits of two m16n8k4 over its two halves of k, in order
+// (dev/dmma_bits.cu: 270 million results on the H100), so an exact kernel and its generic
+// twin agree whichever shape each takes.
+constexpr bool FITS_K8 = TM * TN < 32 ||
+                         (!GT_GENERIC && SPLIT == 1 && VEC == 2 && (BK != 32 || NT >= 256) &&
+                          ((BM + BN) * BK <= 8 * VEC * NT ||
+                           (shape::M_DIV && shape::N_DIV && shape::K_DIV)));
+constexpr int DEFAULT_MMA_SM90 = FITS_K8 ? 3 : 2;
 // The instruction: 1 m8n8k4, 2 m16n8k4, 3 m16n8k8. The wide shapes need sm_90 and TN even.
 constexpr int MMA = (!WIDE_MMA || TN % 2 != 0) ? 1 : DEFAULT_MMA_SM90;
 constexpr int KG = MMA == 3 ? 2 : 1;  // k slices of 4 per instruction
 constexpr int NG = BK / (4 * KG);                     // instruction groups per K step
 static_assert(NG * 4 * KG == BK, "K step must hold whole instruction groups");
+// GT_MMA_CHECK (tests/test_nvrtc.c): the instruction the caller expects.
+#ifdef GT_MMA_CHECK
+static_assert(GT_MMA_CHECK == MMA, "the instruction shape differs from the caller's");
+#endif
 
 constexpr int NACC = TM * TN * 2;  // accumulators per thread
 

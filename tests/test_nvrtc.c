@@ -358,6 +358,65 @@ static void nvrtc_kernel_options_reach_the_source(void) {
     gt_rtc_result_free(&r);
 }
 
+/* The DMMA family's instruction on sm_90 (gemm_dmma.cu's FITS_K8): m16n8k8 (3) where the
+ * warp tile's two fragment buffers fit, m16n8k4 (2) for warp tiles of 32 fragments where
+ * they would spill (split-K, 8-byte copies, many copies per thread on a tile with edges,
+ * BK 32 under 8 warps) and in generic kernels, m8n8k4 (1) where TN is odd. Each program is
+ * compiled with -DGT_MMA_CHECK=expected, which the kernel static_asserts. */
+static void nvrtc_dmma_instruction(void) {
+    static const struct {
+        long long m, n, k;
+        int align;
+        const char *cfg;
+        int mma;
+    } cases[] = {
+        {4096, 4096, 4096, 16, "f1_128x128x16_w32x64_t4x8_s3_v2_k1_r8", 3},
+        {4096, 4096, 4096, 16, "f1_128x64x16_w64x32_t8x4_s3_v2_k1_r8", 3},
+        {5000, 5000, 5000, 16, "f1_128x128x16_w32x64_t4x8_s3_v2_k1_r8", 3},
+        {5000, 5000, 5000, 16, "f1_128x64x16_w64x32_t8x4_s3_v2_k1_r8", 2},
+        {5000, 5000, 5000, 16, "f1_256x64x16_w64x32_t8x4_s3_v2_k1_r1", 2},
+        {4096, 4096, 4096, 16, "f1_128x128x16_w32x64_t4x8_s3_v2_k4_r1", 2},
+        {4096, 4096, 4096, 16, "f1_128x64x32_w64x32_t8x4_s3_v2_k1_r1", 2},
+        {4096, 4096, 4096, 16, "f1_128x128x32_w32x64_t4x8_s3_v2_k1_r1", 3},
+        {4095, 4095, 4095, 8, "f1_128x128x16_w32x64_t4x8_s3_v1_k1_r8", 2},
+        {4096, 4096, 4096, 16, "f1_128x128x16_w32x64_t4x8_s3_v2_k1_r1_g1", 2},
+        {1000, 999, 1001, 16, "f1_64x64x16_w32x32_t4x4_s3_v2_k2_r1", 3},
+        {1000, 999, 1001, 16, "f1_64x64x16_w32x32_t4x4_s3_v2_k1_r1_g1", 3},
+        {1000, 999, 1001, 16, "f1_48x64x16_w48x16_t6x2_s3_v2_k1_r1", 3},
+        {1000, 999, 1001, 16, "f1_64x48x16_w32x24_t4x3_s3_v2_k1_r1", 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gt_key key;
+        fixture_key(&key, 90, 0, 0, cases[i].m, cases[i].n, cases[i].k, cases[i].align, 1);
+        key.dtype = GT_DT_F64;
+        gt_kcfg c;
+        char why[128];
+        if (gt_kcfg_parse(cases[i].cfg, &c, why, sizeof why) != 0) {
+            TAP_CHECK(0, "%s: %s", cases[i].cfg, why);
+            continue;
+        }
+        gt_program p;
+        gt_kern_program(&c, &key, &p);
+        TAP_CHECK(p.noptions < GT_PROGRAM_MAX_OPTIONS, "%s: no room for one more option", cases[i].cfg);
+        if (p.noptions >= GT_PROGRAM_MAX_OPTIONS) continue;
+        snprintf(p.storage[p.noptions], sizeof p.storage[0], "-DGT_MMA_CHECK=%d", cases[i].mma);
+        p.options[p.noptions] = p.storage[p.noptions];
+        p.noptions++;
+        gt_rtc_result r;
+        gt_status s = gt_load_compile(&p, 90, &r);
+        TAP_CHECK(s == GT_SUCCESS, "%s on %lldx%lldx%lld: not instruction %d: %s", cases[i].cfg,
+                  cases[i].m, cases[i].n, cases[i].k, cases[i].mma, r.error);
+        gt_rtc_result_free(&r);
+        /* and the check itself bites: another instruction must fail to compile */
+        snprintf(p.storage[p.noptions - 1], sizeof p.storage[0], "-DGT_MMA_CHECK=%d",
+                 cases[i].mma == 3 ? 2 : 3);
+        s = gt_load_compile(&p, 90, &r);
+        TAP_CHECK(s != GT_SUCCESS, "%s: GT_MMA_CHECK=%d compiled too", cases[i].cfg,
+                  cases[i].mma == 3 ? 2 : 3);
+        gt_rtc_result_free(&r);
+    }
+}
+
 static void nvrtc_all_candidates_sm80(void) {
     for (int i = 0; i < NSHAPES; i++) compile_set(&shapes[i], 80);
 }
@@ -434,6 +493,7 @@ int main(int argc, char **argv) {
     TAP_RUN(nvrtc_syntax_error_keeps_log);
     TAP_RUN(nvrtc_unsupported_arch_refused);
     TAP_RUN(nvrtc_kernel_options_reach_the_source);
+    TAP_RUN(nvrtc_dmma_instruction);
     TAP_RUN(nvrtc_all_candidates_sm80);
     TAP_RUN(nvrtc_all_candidates_sm90);
     TAP_RUN(nvrtc_tensor_candidates);

@@ -452,10 +452,11 @@ static int workspace_fits(const gt_kcfg *c, const gt_key *k, const gt_klimits *l
            gt_kcfg_split_counters(c, k) <= WS_COUNTERS;
 }
 
-/* On sm_90 a DMMA warp tile of under 32 fragments takes m16n8k8 (gemm_dmma.cu). With BK
- * 32 in blocks of 4 warps it computes wrong results on the H100 (relative error 0.3 to
- * 0.85, every op pair; dev/kcheck.c reproduces it), and right ones with BK 16, 8 warps or
- * another tile. The cause is not found, so the combination is refused. */
+/* On sm_90 a DMMA warp tile of under 32 fragments takes m16n8k8 (gemm_dmma.cu; larger
+ * ones take it only in blocks of 8 warps or more where BK is 32). With BK 32 in blocks of
+ * 4 warps it computed wrong results on the H100 (relative error 0.3 to 0.85, every op
+ * pair; dev/kcheck.c reproduced it), and right ones with BK 16, 8 warps or another tile.
+ * The cause is not found, so the combination is refused. */
 static int dmma_k8_block(const gt_kcfg *c, const gt_key *k, const gt_klimits *l) {
     (void)l;
     return c->fam != GT_FAM_DMMA || k->cc_major < 9 || c->tm * c->tn >= 32 || c->bk != 32 ||
