@@ -6,13 +6,15 @@
 # but ncu)
 #   check     all four op pairs; odd shapes (1000x999x1001, 129x67x33, 257x255x3001),
 #             exact ones (256^3), beta == 0, split-K with odd K; every instruction shape
-#             (on sm_90: m16n8k4 for warp tiles of 32 fragments or more, m16n8k8 below,
+#             (on sm_90: m16n8k8 where its two fragment buffers fit, m16n8k4 for warp tiles
+#             of 32 fragments elsewhere,
 #             m8n8k4 where TN is odd)
 #   perf      4096x4096x4096, NN (and a few configurations for NT, TN, TT)
 #   sanitize  compute-sanitizer memcheck and racecheck on small odd problems
 #   sass      the tensor-core instructions ptxas emitted, per instruction shape (cuobjdump)
 #   cublas    cuBLAS DGEMM 4096^3 through PyTorch, for comparison
-#   ncu       Nsight Compute sections of one 4096^3 configuration (NN and TN)
+#   ncu       Nsight Compute sections of one 4096^3 configuration (NN and TN), and of
+#             cuBLAS's DGEMM at 4096^3 through PyTorch (its kernel's name gives its tile)
 # Output: ${OUT:-./kcheck-out}: kcheck.log (every line), sanitize.log, sass.txt,
 # cublas.txt, ncu.txt, build.log; a summary is printed last. Exit status 1 if any check failed.
 #
@@ -126,9 +128,11 @@ fi
 if want sass; then
     echo "=== sass" | tee -a "$LOG"
     : >"$OUT/sass.txt"
-    # sm_90: m16n8k8 (warp tile 32x32), m16n8k4 (64x32), m8n8k4 (32x24: TN odd)
+    # sm_90: m16n8k8 (warp tiles 32x32 and 64x32), m16n8k4 (64x32 in 2 splits: its two
+    # fragment buffers of m16n8k8 would spill), m8n8k4 (32x24: TN odd)
     i=0
-    for c in "128 64 16 32 32 3 2 1 1 1" "128 128 16 64 32 4 2 1 1 1" "64 48 16 32 24 3 2 1 1 1"; do
+    for c in "128 64 16 32 32 3 2 1 1 1" "128 128 16 64 32 4 2 1 1 1" "128 128 16 64 32 4 2 2 1 1" \
+        "64 48 16 32 24 3 2 1 1 1"; do
         i=$((i + 1))
         KCHECK_NOTIME=1 "$KC" $SRC 256 256 256 N N f64 0 $(cfgwords 0 0 "$c") DUMP=/tmp/kc_$$_$i.cubin >/dev/null
         {
@@ -210,7 +214,23 @@ if want ncu; then
             "$KC" $SRC 4096 4096 4096 $1 $2 f64 0 $(cfgwords $ta $tb "$cfg") >>"$OUT/ncu.txt" 2>&1
         echo "ncu $op rc=$?" | tee -a "$LOG"
     done
-    grep -E "Duration|Throughput|Bandwidth|bank_conflicts|wavefronts|dmma|Warp Cycles|Issued|Achieved Occ|L2 Hit|Stall|lts__t_bytes|dram__bytes|Registers" "$OUT/ncu.txt" | head -80
+    # cuBLAS's DGEMM at 4096^3 (through PyTorch), the same sections and metrics
+    cat >"$OUT/ncu_cublas.py" <<'EOF'
+import torch
+n = 4096
+a = torch.rand(n, n, dtype=torch.float64, device="cuda") * 2 - 1
+b = torch.rand(n, n, dtype=torch.float64, device="cuda") * 2 - 1
+c = torch.empty(n, n, dtype=torch.float64, device="cuda")
+for _ in range(3):
+    torch.matmul(a, b, out=c)
+torch.cuda.synchronize()
+EOF
+    timeout 120 "$NCU" --clock-control none -k regex:"gemm|xmma" -c 1 \
+        --section SpeedOfLight --section WarpStateStats --section Occupancy \
+        --metrics sm__pipe_tensor_op_dmma_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_tensor_op_dmma.sum,smsp__inst_executed.sum \
+        python3 "$OUT/ncu_cublas.py" >>"$OUT/ncu.txt" 2>&1
+    echo "ncu cublas rc=$?" | tee -a "$LOG"
+    grep -E "Duration|Throughput|Bandwidth|bank_conflicts|wavefronts|dmma|Warp Cycles|Issued|Achieved Occ|L2 Hit|Stall|lts__t_bytes|dram__bytes|Registers|inst_executed" "$OUT/ncu.txt" | head -100
 fi
 
 echo "=== summary"
