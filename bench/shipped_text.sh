@@ -9,7 +9,7 @@
 # timings, so shapes timed to different depths would weigh their errors differently.
 #
 # The training tunings were made under kernel source dbb360f2ff3d106d. Between it and
-# f872df751ec091ec only gemm_dmma.cu changed (m16n8k8 for warp tiles of 32 fragments), so
+# be9bfb952e7db0f5 only gemm_dmma.cu changed (m16n8k8 for warp tiles of 32 fragments), so
 # the f32, tf32 and bf16 tunings time the same programs and are stamped with the new hash
 # here; the f64 ones are not (merge leaves them out as of another kernel source) until
 # widetrain runs again. Under any other kernel source the script stops.
@@ -20,7 +20,7 @@ out=$(realpath -m "${1:?usage: bash bench/shipped_text.sh OUT.txt [KEEP]}")
 keep=${2:-32}
 cd "$(dirname "$0")/.."
 gt=${GEMMTUNE:-build/gemmtune}
-from=dbb360f2ff3d106d to=f872df751ec091ec
+from=dbb360f2ff3d106d to=be9bfb952e7db0f5
 now=$({ "$gt" info 2>/dev/null || true; } | sed -n "s/^kernel source hash: //p")
 if [ "$now" != "$to" ]; then
   echo "shipped_text.sh: the kernel source is $now, not $to: the training tunings' stamp is not known to hold" >&2

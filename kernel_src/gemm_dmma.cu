@@ -70,13 +70,14 @@ constexpr bool WIDE_MMA = true;  // m16n8k{4,8}.f64: PTX ISA 7.8, sm_90
 constexpr bool WIDE_MMA = false;
 #endif
 // The wide shape on sm_90: m16n8k8, which issues half the instructions of m16n8k4 for the
-// same work (H100, 4096^3: 128 x 128 tiles of 4 x 8 or 8 x 4 fragments 52-53 -> 55-57
-// TFLOP/s; cuBLAS's DGEMM issues m16n8k8 too). Warp tiles of 32 or more fragments fit its
-// two fragment buffers in 255 registers only without split-K, with 16-byte copies, and
-// where each thread's copies per stage are few (8 at most) or need no bounds checks (the
-// tile divides the problem); elsewhere ptxas spills (DMMA kernels that spill are refused,
-// tuner/kern.c), so those take m16n8k4, as generic kernels of such tiles do, and so do
-// blocks of BK 32 under 8 warps (tuner/kcfg.c's dmma_k8_block refuses m16n8k8 there).
+// same work and runs the same tile 5 to 10% faster (H100, 4096^3, 128 x 128 tiles of 4 x 8
+// or 8 x 4 fragments; cuBLAS's DGEMM issues m16n8k8 too). Warp tiles of 32 or more
+// fragments fit its two fragment buffers in 255 registers only without split-K, with
+// 16-byte copies, and where each thread's copies per stage are few (8 at most) or need no
+// bounds checks (the tile divides the problem); elsewhere ptxas spills (DMMA kernels that
+// spill are refused, tuner/kern.c), so those take m16n8k4, as generic kernels of such
+// tiles do, and so do blocks of BK 32 under 8 warps (tuner/kcfg.c's dmma_k8_block refuses
+// m16n8k8 there).
 // m16n8k8 gives the bits of two m16n8k4 over its two halves of k, in order
 // (dev/dmma_bits.cu: 270 million results on the H100), so an exact kernel and its generic
 // twin agree whichever shape each takes.
