@@ -29,6 +29,9 @@
  *                                       a failed one never, one the model ranks far down
  *                                       brought first by its measurements; no history, no
  *                                       seeds
+ *   rank_spreads_over_groups            at most two seeds of one group (family, block tile,
+ *                                       BK, split), however fast its others were measured:
+ *                                       the third seed is another group's
  *   tune_order_widens_past_one_group    where the space is wider than the list: half in the
  *                                       model's order, a quarter to groups not yet listed
  *   tune_order_seeds_first              the tuner's order (gt_tune_order): seeds, then
@@ -586,6 +589,47 @@ static void rank_learns_from_history(void) {
               "max 1: '%s'", t[0]);
 }
 
+static void rank_spreads_over_groups(void) {
+    gt_key key = key_f32(1024, 1024, 1024);
+    gt_cand *c = NULL;
+    gt_space_counts counts;
+    int n = gt_space_build(&key, &h100, GT_SELECT_POOL, 0, &c, &counts);
+    /* Three of one group from the model's list, and one of another. */
+    int g[3] = {-1, -1, -1}, other = -1;
+    for (int i = 0; i < n && g[2] < 0; i++) {
+        int cnt = 0;
+        for (int j = 0; j < n && cnt < 3; j++)
+            if (gt_kcfg_same_group(&c[i].cfg, &c[j].cfg)) g[cnt++] = j;
+        if (cnt < 3) g[0] = g[1] = g[2] = -1;
+    }
+    for (int i = 0; i < n && g[2] >= 0 && other < 0; i++)
+        if (!gt_kcfg_same_group(&c[i].cfg, &c[g[0]].cfg)) other = i;
+    TAP_CHECK(g[2] >= 0 && other >= 0, "the model's list holds a group of three and another");
+    if (g[2] < 0 || other < 0) {
+        free(c);
+        return;
+    }
+    char t[4][GT_SELECT_CONFIG_MAX];
+    for (int i = 0; i < 3; i++) gt_kcfg_format(&c[g[i]].cfg, t[i], sizeof t[i]);
+    gt_kcfg_format(&c[other].cfg, t[3], sizeof t[3]);
+    /* A near shape timed the group's three fastest, the other 20% behind them. */
+    gt_select_row rows[] = {row(1000, 1000, 1000, t[0], 1, 50), row(1000, 1000, 1000, t[1], 1, 50.5),
+                            row(1000, 1000, 1000, t[2], 1, 51), row(1000, 1000, 1000, t[3], 1, 60)};
+    gt_kcfg out[GT_TUNE_SEEDS];
+    int ns = gt_select_rank(&key, &h100, 0, NULL, rows, 4, out, GT_TUNE_SEEDS);
+    TAP_CHECK(ns == 3, "%d seeds, want 3 (two of the group, then the other)", ns);
+    int in_group = 0, has_other = 0;
+    for (int i = 0; i < ns; i++) {
+        in_group += gt_kcfg_same_group(&out[i], &c[g[0]].cfg);
+        has_other |= memcmp(&out[i], &c[other].cfg, sizeof out[i]) == 0;
+    }
+    TAP_CHECK(in_group == 2 && has_other, "%d seeds of the group (want 2), the other %s", in_group,
+              has_other ? "among them" : "missing");
+    TAP_CHECK(ns == 3 && gt_kcfg_same_group(&out[0], &c[g[0]].cfg) && gt_kcfg_same_group(&out[1], &c[g[0]].cfg),
+              "the group's two come first, by their measurements");
+    free(c);
+}
+
 static void tune_order_seeds_first(void) {
     gt_key key = key_f32(1024, 1024, 1024);
     gt_cand *space = NULL;
@@ -619,11 +663,6 @@ static void tune_order_seeds_first(void) {
     free(space), free(wide);
 }
 
-/* Same family, block tile and split-K (tune.c's groups). */
-static int same_group(const gt_kcfg *a, const gt_kcfg *b) {
-    return a->fam == b->fam && a->bm == b->bm && a->bn == b->bn && a->bk == b->bk &&
-           a->split == b->split && a->tcore == b->tcore;
-}
 
 static void tune_threads_leave_one_for_helpers(void) {
     TAP_CHECK(gt_tune_threads(0, 16, 0) == 16, "16 CPUs, helpers held: %d", gt_tune_threads(0, 16, 0));
@@ -664,7 +703,7 @@ static void tune_order_widens_past_one_group(void) {
     int groups = 0;
     for (int i = 0; i < k; i++) {
         int fresh = 1;
-        for (int j = 0; j < i; j++) fresh &= !same_group(&out[i], &out[j]);
+        for (int j = 0; j < i; j++) fresh &= !gt_kcfg_same_group(&out[i], &out[j]);
         groups += fresh;
     }
     TAP_CHECK(groups == 3, "%d groups among 8, want 3", groups);
@@ -754,6 +793,7 @@ int main(void) {
     TAP_RUN(select_span_not_carried);
     TAP_RUN(select_same_order);
     TAP_RUN(rank_learns_from_history);
+    TAP_RUN(rank_spreads_over_groups);
     TAP_RUN(tune_order_seeds_first);
     TAP_RUN(tune_threads_leave_one_for_helpers);
     TAP_RUN(held_list_is_the_class_generics);

@@ -261,6 +261,11 @@ void gt_kcfg_grid(const gt_kcfg *c, const gt_key *key, unsigned grid[3], unsigne
 /* GT_KCFG_WS_COUNTERS tile counters at a fixed place, then partials [tile][split][BM * BN]
  * (common.cuh, splitk_reduce, which gets the number as GT_WS_COUNTERS). */
 #define WS_COUNTERS GT_KCFG_WS_COUNTERS
+int gt_kcfg_same_group(const gt_kcfg *a, const gt_kcfg *b) {
+    return a->fam == b->fam && a->bm == b->bm && a->bn == b->bn && a->bk == b->bk &&
+           a->split == b->split && a->tcore == b->tcore;
+}
+
 int gt_kcfg_split_group(const gt_kcfg *c) {
     if (c->split <= 8) return c->split < 1 ? 1 : c->split;
     int g = 1;

@@ -156,6 +156,12 @@ void gt_kcfg_grid(const gt_kcfg *c, const gt_key *key, unsigned grid[3], unsigne
  * groups of 4), so that the last block to arrive reads 8 partials instead of 16. The
  * kernels get it as -DGT_SPLIT_GROUP. */
 int gt_kcfg_split_group(const gt_kcfg *c);
+/* 1 where a and b are of one group: the same family, block tile, BK and split-K (and
+ * GEMV's tensor-core choice). A group's members differ in warp layout, stages, vector
+ * width and rasterization, which the cost model ranks close together (often tied); the
+ * tuner's order (tune.c) and its seeds (select.c) each spread their first places over
+ * several groups. */
+int gt_kcfg_same_group(const gt_kcfg *a, const gt_kcfg *b);
 /* Counters a split-K launch uses: one per tile, plus one per group of splits of each
  * tile when the reduction takes two levels; 0 without split-K. */
 long long gt_kcfg_split_counters(const gt_kcfg *c, const gt_key *key);

@@ -303,8 +303,17 @@ static int select_core(const gt_key *key, const gt_klimits *lim, int flags,
         ret = 0;
     }
     if (ranked) {
+        /* At most two of one group (kcfg.h's gt_kcfg_same_group), so that the seeds reach
+         * several tiles: the model's order already times a group's variants. Four seeds
+         * of one 128 x 128 tile in 4 splits took the first compiles of f32 1568 x 256 x
+         * 2304 NN, whose best is a 128 x 64 tile (H100; bench/README.md, issue 27). */
         qsort(sc, (size_t)nsc, sizeof *sc, scored_order);
-        for (int i = 0; i < nsc && i < max_ranked; i++) ranked[(*nranked)++] = pool[sc[i].at].cfg;
+        for (int i = 0; i < nsc && *nranked < max_ranked; i++) {
+            const gt_kcfg *c = &pool[sc[i].at].cfg;
+            int same = 0;
+            for (int j = 0; j < *nranked; j++) same += gt_kcfg_same_group(&ranked[j], c);
+            if (same < 2) ranked[(*nranked)++] = *c;
+        }
     }
 done:
     free(cands), free(pool), free(res), free(sc);

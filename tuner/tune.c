@@ -644,14 +644,6 @@ static int sort_by_time(gt_tune_cand *cands, gt_kern *kerns, gt_rtc_result *imag
 
 /* ===== the run ===== */
 
-/* One group: the same family, block tile and split-K. Its members differ in warp layout,
- * stages, vector width and rasterization, which the cost model ranks close together (often
- * tied), so that its first places can all go to one group. */
-static int same_group(const gt_kcfg *a, const gt_kcfg *b) {
-    return a->fam == b->fam && a->bm == b->bm && a->bn == b->bn && a->bk == b->bk &&
-           a->split == b->split && a->tcore == b->tcore;
-}
-
 int gt_tune_order(const gt_cand *space, int n, const gt_kcfg *seeds, int nseeds, int max,
                   gt_kcfg *out) {
     int k = 0;
@@ -674,7 +666,7 @@ int gt_tune_order(const gt_cand *space, int n, const gt_kcfg *seeds, int nseeds,
     for (int j = i, taken = 0; j < n && k < max && taken < explore; j++) {
         if (used[j]) continue;
         int fresh = 1;
-        for (int q = 0; q < k && fresh; q++) fresh = !same_group(&out[q], &space[j].cfg);
+        for (int q = 0; q < k && fresh; q++) fresh = !gt_kcfg_same_group(&out[q], &space[j].cfg);
         if (fresh) out[k++] = space[j].cfg, used[j] = 1, taken++;
     }
     for (int j = 0; j < n && k < max; j++)
