@@ -36,12 +36,12 @@
 // BN are multiples of 4 and 8, so BK + 4, BM + 4 and BN + 4 are 4 or 12 mod 16).
 //
 // Pipeline: STAGES - 1 K steps in flight through cp.async (zero-fill past M, N, K); one
-// __syncthreads per K step. In exact kernels of most warp tiles (FRAG_DB below),
-// fragments are double-buffered in registers by instruction group: the next group of k
-// slices is read from shared memory while the tensor cores work on the current one;
-// 2 * KG * (TM + TN) doubles (KG = k slices of 4 per instruction: 1 for m8n8k4 and
-// m16n8k4, 2 for m16n8k8). Other kernels read each group just before its instructions
-// (FRAG_DB below says why).
+// __syncthreads per K step. In exact kernels (FRAG_DB below), fragments are
+// double-buffered in registers by instruction group: the next group of k slices is read
+// from shared memory while the tensor cores work on the current one; 2 * KG * (TM + TN)
+// doubles (KG = k slices of 4 per instruction: 1 for m8n8k4 and m16n8k4, 2 for m16n8k8).
+// Generic kernels read each group just before its instructions (FRAG_DB below says why;
+// COVER_FIRST says what the last group of a step waits for).
 // In an exact-shape kernel, where a tile divides the problem, every bounds check folds at
 // compile time; a generic kernel (GT_GENERIC) keeps them all and reads M, N and K from its
 // arguments.
@@ -97,6 +97,20 @@ static_assert(GT_MMA_CHECK == MMA, "the instruction shape differs from the calle
 #endif
 
 constexpr int NACC = TM * TN * 2;  // accumulators per thread
+
+// An instruction group's instructions: unit u of fragment row i is one instruction per k
+// slice (m8n8k4: fragment column u; the wide shapes: the column pair 2u, 2u + 1). The
+// units (t % TM, t % NU), t < max(TM, NU), read every fragment of the group between them
+// (each row i and each unit's columns at least once): the step may issue them before its
+// barrier (COVER_FIRST below says why).
+constexpr int NU = MMA == 1 ? TN : TN / 2;
+constexpr int NCOVER = TM > NU ? TM : NU;
+__device__ constexpr bool covers(int i, int u) {
+    for (int t = 0; t < NCOVER; ++t)
+        if (t % TM == i && t % NU == u) return true;
+    return false;
+}
+enum { ALL = 0, COVER = 1, REST = 2 };
 
 // Shared memory (see the header comment). Element (c, s) of a tile stored with c along
 // the contiguous dimension sits at s * LD + c.
@@ -239,23 +253,30 @@ extern "C" __global__ void __launch_bounds__(gt::NT, GT_MINB)
     for (int e = 0; e < NACC; ++e) acc[e] = 0.0;
 
     // The instructions of fragment row i (m side) of one group: FA(q, j) gives the n-side
-    // fragment j of k slice q, FB(q) the m-side fragment i of k slice q.
-    auto mma_row = [&](int i, auto FA, auto FB) {
+    // fragment j of k slice q, FB(q) the m-side fragment i of k slice q. PART selects
+    // them: ALL, COVER (covers(i, u) below: instructions that read every fragment of the
+    // group between them) or REST (the others).
+    auto mma_row = [&](int i, auto FA, auto FB, auto partc) {
+        constexpr int PART = decltype(partc)::value;
+        auto take = [&](int u) { return PART == ALL || covers(i, u) == (PART == COVER); };
         if constexpr (MMA == 1) {
 #pragma unroll
             for (int q = 0; q < KG; ++q)
 #pragma unroll
-                for (int j = 0; j < TN; ++j) mma884(&acc[(i * TN + j) * 2], FA(q, j), FB(q));
+                for (int j = 0; j < TN; ++j)
+                    if (take(j)) mma884(&acc[(i * TN + j) * 2], FA(q, j), FB(q));
         } else if constexpr (MMA == 2) {
 #pragma unroll
             for (int q = 0; q < KG; ++q)
 #pragma unroll
                 for (int j = 0; j < TN; j += 2)
-                    mma1684(&acc[(i * TN + j) * 2], &acc[(i * TN + j + 1) * 2], FA(q, j),
-                            FA(q, j + 1), FB(q));
+                    if (take(j / 2))
+                        mma1684(&acc[(i * TN + j) * 2], &acc[(i * TN + j + 1) * 2], FA(q, j),
+                                FA(q, j + 1), FB(q));
         } else {
 #pragma unroll
             for (int j = 0; j < TN; j += 2) {
+                if (!take(j / 2)) continue;
                 const double a[4] = {FA(0, j), FA(0, j + 1), FA(1, j), FA(1, j + 1)};
                 const double b[2] = {FB(0), FB(1)};
                 mma1688(&acc[(i * TN + j) * 2], &acc[(i * TN + j + 1) * 2], a, b);
@@ -293,21 +314,29 @@ extern "C" __global__ void __launch_bounds__(gt::NT, GT_MINB)
         return (const double *)(sm + rst * STAGE);
     };
 
-    // Fragments of one instruction group (KG k slices), double-buffered in exact kernels
-    // whose warp tile has an even number of fragment rows (TM) and of instruction pairs
-    // of columns (TN / 2): the next group is read while this one computes. Every other
-    // kernel keeps one buffer:
-    // - a generic kernel, whose bounds checks take the registers the second buffer would
-    //   (double-buffered, most generic kernels with 4 x 8 and 4 x 6 fragments per warp
-    //   spill at 255 registers; single, none does);
-    // - an exact kernel of another warp tile (1 x 2, 3 x 2, 4 x 6, 3 x 8, ...):
-    //   double-buffered, such kernels compute wrong results on the H100, other bits run
-    //   to run, though the source's order of copies, barriers and fragment reads is right;
-    //   the fault follows the generated schedule (moving one instruction changes which
-    //   kernels fail), and in every sweep only these tiles failed. Sweeps of the family
-    //   with this rule find none wrong (dev/dmma_sweep.py; bench/README.md, "Exact DMMA
-    //   kernels with small warp tiles", has the figures and the cost).
-    constexpr bool FRAG_DB = !GT_GENERIC && TM % 2 == 0 && TN % 4 == 0;
+    // Fragments of one instruction group (KG k slices), double-buffered in exact kernels:
+    // the next group is read while this one computes. Generic kernels keep one buffer:
+    // their bounds checks take the registers the second one would (double-buffered, most
+    // generic kernels with 4 x 8 and 4 x 6 fragments per warp spill at 255 registers;
+    // single, none does).
+    //
+    // The last group of a K step is read before the step's barrier and used after it.
+    // Another warp that passes the barrier first refills that stage (the prefetch at the
+    // top of the next step), and its zero-filled copies land at once; a fragment load still
+    // in flight then reads the refilled stage. On the H100 this gave wrong results, other
+    // bits run to run, on tiles with one to three instructions between the loads and the
+    // barrier (1 x 2, 3 x 2, 3 x 8, 4 x 6 fragments; 14 of 889 kernels of
+    // dev/dmma_sweep.py's tiles, none with one buffer). So where COVER_FIRST holds, the
+    // covering instructions of the last group (covers() above: they read every fragment
+    // of it) issue before the barrier, and the scoreboard waits for every load of the
+    // group before them; the rest issue after it, beside the next stage's first loads:
+    // 0 of 889 wrong (dev/dmma_swap.sh; bench/README.md, "DMMA fragments in flight across
+    // the barrier"). Warp tiles with TM even and TN a multiple of 4 issue 8 to 16
+    // instructions between those loads and the barrier, never failed in any sweep, and
+    // keep the schedule without that wait, which runs them 6 to 18% faster on the H100
+    // (4096^3 4 x 8: 2,417 us against 2,734 with the covering instructions first).
+    constexpr bool COVER_FIRST = !(TM % 2 == 0 && TN % 4 == 0);
+    constexpr bool FRAG_DB = !GT_GENERIC;
     double fa[FRAG_DB ? 2 : 1][KG][TM], fb[FRAG_DB ? 2 : 1][KG][TN];
     auto load_frags = [&](auto bc, const double *st, int grp) {
         constexpr int b = decltype(bc)::value;
@@ -319,12 +348,13 @@ extern "C" __global__ void __launch_bounds__(gt::NT, GT_MINB)
             for (int j = 0; j < TN; ++j) fb[b][q][j] = st[off_b(grp * KG + q, j)];
         }
     };
-    auto mma_group = [&](auto bc) {
+    auto mma_group = [&](auto bc, auto partc) {
         constexpr int b = decltype(bc)::value;
 #pragma unroll
         for (int i = 0; i < TM; ++i)
             mma_row(
-                i, [&](int q, int j) { return fb[b][q][j]; }, [&](int q) { return fa[b][q][i]; });
+                i, [&](int q, int j) { return fb[b][q][j]; }, [&](int q) { return fa[b][q][i]; },
+                partc);
     };
     auto step = [&](int kt, auto parc) {
         constexpr int P = decltype(parc)::value;
@@ -334,19 +364,25 @@ extern "C" __global__ void __launch_bounds__(gt::NT, GT_MINB)
 #pragma unroll
             for (int grp = 0; grp < NG; ++grp) {
                 const int buf = (P * NG + grp) & 1;
-                if (grp == NG - 1) {
+                if (grp == NG - 1 && COVER_FIRST) {
+                    with_buf(buf, [&](auto c) { mma_group(c, ic<COVER>()); });
                     const double *nxt = next_stage();
                     with_buf(!buf, [&](auto c) { load_frags(c, nxt, 0); });
+                    with_buf(buf, [&](auto c) { mma_group(c, ic<REST>()); });
+                } else if (grp == NG - 1) {
+                    const double *nxt = next_stage();
+                    with_buf(!buf, [&](auto c) { load_frags(c, nxt, 0); });
+                    with_buf(buf, [&](auto c) { mma_group(c, ic<ALL>()); });
                 } else {
                     with_buf(!buf, [&](auto c) { load_frags(c, cur, grp + 1); });
+                    with_buf(buf, [&](auto c) { mma_group(c, ic<ALL>()); });
                 }
-                with_buf(buf, [&](auto c) { mma_group(c); });
             }
         } else {
 #pragma unroll
             for (int grp = 0; grp < NG; ++grp) {
                 load_frags(ic<0>(), cur, grp);
-                mma_group(ic<0>());
+                mma_group(ic<0>(), ic<ALL>());
             }
             next_stage();
         }
