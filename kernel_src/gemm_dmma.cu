@@ -110,6 +110,20 @@ __device__ constexpr bool covers(int i, int u) {
         if (t % TM == i && t % NU == u) return true;
     return false;
 }
+__device__ constexpr bool covers_all() {
+    for (int i = 0; i < TM; ++i) {
+        bool row = false;
+        for (int u = 0; u < NU; ++u) row = row || covers(i, u);
+        if (!row) return false;
+    }
+    for (int u = 0; u < NU; ++u) {
+        bool unit = false;
+        for (int i = 0; i < TM; ++i) unit = unit || covers(i, u);
+        if (!unit) return false;
+    }
+    return true;
+}
+static_assert(covers_all(), "the covering instructions read every fragment row and column");
 enum { ALL = 0, COVER = 1, REST = 2 };
 
 // Shared memory (see the header comment). Element (c, s) of a tile stored with c along
