@@ -127,7 +127,8 @@ static void generic_wgmma_matches_exact(void) {
 
 /* Configurations that a run of the held-out list (bench/heldout.txt) ran as generic
  * kernels in mode cached, each on its shape, and DMMA tiles whose exact kernels computed
- * wrong results double-buffered (gemm_dmma.cu's FRAG_DB; dev/dmma_sweep.py found them):
+ * wrong results when a fragment load was left in flight across the K step's barrier
+ * (gemm_dmma.cu's COVER_FIRST; dev/dmma_sweep.py found them, dev/dmma_swap.sh the cause):
  * the generic kernel right, and the exact twin giving its bits, each the same run twice. */
 static void twins_of_heldout(void) {
     NEED_GPU();

@@ -121,8 +121,8 @@ static void specialize_setting(void) {
 }
 
 /* Which configurations may give way to their exact twins: every generic one, of every
- * family (DMMA's small warp tiles too, whose exact kernels keep one buffer of fragments),
- * and never one that is exact already. */
+ * family (DMMA's small warp tiles too, whose exact kernels wait for their last group's
+ * fragments before the K step's barrier), and never one that is exact already. */
 static void specialize_rule(void) {
     static const struct { const char *cfg; int may; } cases[] = {
         {"f1_16x64x32_w8x16_t1x2_s4_v2_k2_r1_g1", 1},
