@@ -13,7 +13,8 @@
  *        e.g. "f32 1000x999x77:NT 4 0 f0_64x64x8_w32x16_t4x4_s2_v1_k1_r1"
  * Output: one line per program: the line, then "ok" and "KERNEL=HASH/BYTES" per code
  * section, or "fail: reason". SASS_OPTS=1: print the program's NVRTC options instead (no
- * compile); SASS_LOG=1: NVRTC's log after a failed compile.
+ * compile); SASS_LOG=1: NVRTC's log after a failed compile; SASS_DUMP=FILE: the last
+ * program's cubin, for nvdisasm.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -100,6 +101,12 @@ int main(void) {
         }
         printf("%s ok", line);
         text_hashes(r.image, r.size);
+        const char *dump = getenv("SASS_DUMP");
+        FILE *df = dump ? fopen(dump, "wb") : NULL;
+        if (df) {
+            fwrite(r.image, 1, r.size, df);
+            fclose(df);
+        }
         printf("\n");
         fflush(stdout);
         gt_rtc_result_free(&r);
