@@ -378,15 +378,11 @@ extern "C" __global__ void __launch_bounds__(gt::NT, GT_MINB)
 #pragma unroll
             for (int grp = 0; grp < NG; ++grp) {
                 const int buf = (P * NG + grp) & 1;
-                if (grp == NG - 1 && COVER_FIRST) {
-                    with_buf(buf, [&](auto c) { mma_group(c, ic<COVER>()); });
+                if (grp == NG - 1) {
+                    if constexpr (COVER_FIRST) with_buf(buf, [&](auto c) { mma_group(c, ic<COVER>()); });
                     const double *nxt = next_stage();
                     with_buf(!buf, [&](auto c) { load_frags(c, nxt, 0); });
-                    with_buf(buf, [&](auto c) { mma_group(c, ic<REST>()); });
-                } else if (grp == NG - 1) {
-                    const double *nxt = next_stage();
-                    with_buf(!buf, [&](auto c) { load_frags(c, nxt, 0); });
-                    with_buf(buf, [&](auto c) { mma_group(c, ic<ALL>()); });
+                    with_buf(buf, [&](auto c) { mma_group(c, ic<COVER_FIRST ? REST : ALL>()); });
                 } else {
                     with_buf(!buf, [&](auto c) { load_frags(c, cur, grp + 1); });
                     with_buf(buf, [&](auto c) { mma_group(c, ic<ALL>()); });
