@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""dmma_sweep.py: are the fp64 tensor-core kernels (kernel_src/gemm_dmma.cu) right on every
-tile shape the tuner offers? On a machine with an NVIDIA GPU, each distinct tile of the
+"""dmma_sweep.py: are the fp64 tensor-core kernels (kernel_src/gemm_dmma.cu), or with
+DS_DTYPE=tf32 the tf32 ones of kernel_src/gemm_mma.cu, right on every tile shape the tuner
+offers? On a machine with an NVIDIA GPU, each distinct tile of the
 configurations in CFGFILE (split-K left out: one split) is checked by dev/kcheck.c on each
 shape of $DS_SHAPES, exact kernels (or generic ones with DS_GENERIC=1): two launches from
 the same C, each against the float64 reference, and the two bit for bit. Prints the failed
@@ -12,11 +13,15 @@ pairs and the kernels that spilled.
   python3 dev/dmma_sweep.py /tmp/cfgs.txt
 
 (dev/prebuild_set.c's header builds /tmp/prebuild_set, on a machine without a GPU too.)
+The MMA family in tf32 (DS_DTYPE=tf32; DS_SRC defaults to kernel_src/gemm_mma.cu):
+  for a in 16 4; do for ab in NN NT TN TT; do /tmp/prebuild_set tf32 $ab $a 2; done; done |
+      awk '{print $5}' | sed 's/_g1//' > /tmp/mma_cfgs.txt
 Environment: DS_KC kcheck binary (/tmp/kc), DS_SRC kernel source (kernel_src/gemm_dmma.cu;
 a copy elsewhere needs common.cuh and types.cuh beside it), DS_SHAPES "M N K opA opB;..."
 (seven shapes with and without edges), DS_GENERIC, DS_JOBS (14 processes), KCHECK_SEED.
 The block-count bound is the one tuner/kcfg.c gives small tiles (65536 / (threads * 64),
-at most 8) for warp tiles of up to 8 fragments, else 1."""
+at most 8) for warp tiles of up to 8 fragments, else 1; for MMA, tuner/kcfg.c's
+(65536 / (threads * max(64, 1.5 * its register estimate)), 1 to 8)."""
 import concurrent.futures as cf
 import os
 import re
@@ -24,7 +29,11 @@ import subprocess
 import sys
 
 KC = os.environ.get("DS_KC", "/tmp/kc")
-SRC = os.environ.get("DS_SRC", "kernel_src/gemm_dmma.cu")
+DT = os.environ.get("DS_DTYPE", "f64")
+if DT not in ("f64", "tf32"):
+    sys.exit("DS_DTYPE: f64 or tf32")
+MMA = DT == "tf32"
+SRC = os.environ.get("DS_SRC", "kernel_src/gemm_mma.cu" if MMA else "kernel_src/gemm_dmma.cu")
 GEN = os.environ.get("DS_GENERIC", "0") == "1"
 SHAPES = [s.split() for s in os.environ.get(
     "DS_SHAPES", "7 4096 2048 N T;77 1000 1030 T N;9 15360 5120 N T;100 333 4097 N N;"
@@ -34,16 +43,32 @@ SHAPES = [s.split() for s in os.environ.get(
 def tiles_of(path):
     tiles = set()
     for line in open(path):
-        m = re.match(r"f1_(\d+)x(\d+)x(\d+)_w(\d+)x(\d+)_t(\d+)x(\d+)_s(\d+)_v(\d+)_k", line.strip())
+        m = re.match(r"f%d_(\d+)x(\d+)x(\d+)_w(\d+)x(\d+)_t(\d+)x(\d+)_s(\d+)_v(\d+)_k" % (2 if MMA else 1), line.strip())
         if m:
             tiles.add(tuple(int(x) for x in m.groups()))
     return sorted(tiles)
+
+
+def mma_words(t, ta, tb):
+    """kcheck's words of an MMA tile (gemm_mma.cu: TM m8 and TN n16 fragments, 4 accumulators
+    each; 4-byte elements, k rows padded by 4, m and n rows by 8)."""
+    bm, bn, bk, wm, wn, tm, tn, s, v = t
+    nt = 32 * (bm // wm) * (bn // wn)
+    a = bm * (bk + 4) if ta else bk * (bm + 8)
+    b = bk * (bn + 8) if tb else bn * (bk + 4)
+    est = 4 * tm * tn + 2 * (2 * tm + 4 * tn) + 52 + (bm + bn) * bk // (v * nt)
+    minb = max(1, min(8, 65536 // (nt * max(64, est * 3 // 2))))
+    return ("BM=%d BN=%d BK=%d WM=%d WN=%d TM=%d TN=%d STAGES=%d VEC=%d SPLIT=1 RASTER=1 MINB=%d "
+            "NACC=%d SMEM=%d" % (bm, bn, bk, wm, wn, tm, tn, s, v, minb, tm * tn * 4,
+                                 s * 4 * (a + b))).split() + (["GENERIC=1"] if GEN else [])
 
 
 def words_of(tiles, pairs):
     """kcheck's KEY=VALUE words of each tile for each (TA, TB) of pairs, from
     dev/kcheck_lib.sh's cfgwords (which derives TM, TN, NACC and the shared memory), split-K
     and rasterization 1, the block-count bound described at the top."""
+    if MMA:
+        return {(t, ta, tb): mma_words(t, ta, tb) for t in tiles for ta, tb in pairs}
     lines, keys = [], []
     for t in tiles:
         bm, bn, bk, wm, wn, tm, tn, s, v = t
@@ -73,7 +98,7 @@ def main():
     for sh in SHAPES:
         ta, tb = int(sh[3] == "T"), int(sh[4] == "T")
         for i in range(0, len(tiles), 8):
-            args = [KC, SRC] + sh[:5] + ["f64", "0"]
+            args = [KC, SRC] + sh[:5] + [DT, "0"]
             for t in tiles[i:i + 8]:
                 args += words[(t, ta, tb)] + ["/"]
             jobs.append(args[:-1])
@@ -87,7 +112,7 @@ def main():
     with cf.ThreadPoolExecutor(int(os.environ.get("DS_JOBS", "14"))) as ex:
         for shape, out in ex.map(run, jobs):
             for line in out.splitlines():
-                m = re.search(r"f64 (?:beta0 )?(\S+) (PASS|FAIL)", line)
+                m = re.search(r"%s (?:beta0 )?(\S+) (PASS|FAIL)" % DT, line)
                 if not m:
                     if "FAIL" in line or "rror" in line:
                         print("!!", shape, line[:200])

@@ -2,7 +2,7 @@
  * kcheck.c: correctness and timing harness for one gemmtune kernel source, standalone
  * (CUDA driver API + NVRTC, no part of the library).
  *
- *   kcheck KERNEL.cu M N K opA opB f32|f64 beta0 CONFIG [/ CONFIG]...
+ *   kcheck KERNEL.cu M N K opA opB f32|f64|tf32 beta0 CONFIG [/ CONFIG]...
  *   CONFIG: KEY=VALUE words, e.g. BM=64 BN=64 BK=16 WM=32 WN=32 TM=4 TN=4 STAGES=3 VEC=2
  *           SPLIT=1 RASTER=1 MINB=1 SMEM=bytes NACC=32 (SPLIT_GROUP: split-K's group of
  *           splits, default SPLIT: one level)
@@ -22,7 +22,10 @@
  * with random values in [-1, 1) (never 0; C's padding rows hold a sentinel, and with
  * beta0 C is all NaN so that reading it shows), launch grid (GM*GN, SPLIT) x NT, compare
  * every output with a host float64 reference (relative Frobenius error, max abs error;
- * pass below 1e-12 for f64, 1e-5 for f32; NaN fails; the padding must be untouched),
+ * pass below 1e-12 for f64, 1e-5 for f32; NaN fails; the padding must be untouched;
+ * tf32, for gemm_mma.cu: fp32 storage, GT_DT=2, the reference on the operands truncated
+ * to tf32 as the tensor cores read them, pass below 1e-4 and no element off by more than
+ * 1e-3 sqrt(K), which a k slice read wrong exceeds),
  * launch again from the same C (split-K counters must have been reset: results must be
  * bit-identical), then time 20 launches with CUDA events and print one line:
  *   config, PASS/FAIL, rel err, max abs err, median us, TFLOP/s, registers, local bytes.
@@ -102,9 +105,17 @@ static double rnd(void) {
 }
 
 /* ---- the problem ---- */
+static double tf32_trunc(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    u &= ~0x1fffu;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
 typedef struct {
     long long m, n, k;
-    int ta, tb, f64, beta0;
+    int ta, tb, f64, tf32, beta0;
     double alpha, beta;
     long long lda, ldb, ldc; /* set per VEC */
 } problem;
@@ -238,13 +249,16 @@ static int build_data(world *w, int vec) {
     FILL(w->hC, M, N, p->ldc);
 #undef FILL
 #define GETV(h, i) (p->f64 ? ((double *)(h))[i] : (double)((float *)(h))[i])
+/* An operand as the kernel's arithmetic reads it (tf32: the low 13 mantissa bits dropped). */
+#define GETOP(h, i) (p->tf32 ? tf32_trunc(((float *)(h))[i]) : GETV(h, i))
     for (long long m = 0; m < M; m++)
         for (long long k = 0; k < K; k++)
-            w->at[m * K + k] = p->ta ? GETV(w->hA, k + m * p->lda) : GETV(w->hA, m + k * p->lda);
+            w->at[m * K + k] = p->ta ? GETOP(w->hA, k + m * p->lda) : GETOP(w->hA, m + k * p->lda);
     for (long long n = 0; n < N; n++)
         for (long long k = 0; k < K; k++)
-            w->bt[n * K + k] = p->tb ? GETV(w->hB, n + k * p->ldb) : GETV(w->hB, k + n * p->ldb);
+            w->bt[n * K + k] = p->tb ? GETOP(w->hB, n + k * p->ldb) : GETOP(w->hB, k + n * p->ldb);
     for (long long i = 0; i < p->ldc * N; i++) w->c0d[i] = GETV(w->hC, i);
+#undef GETOP
 #undef GETV
     if (p->beta0) { /* C must never be read: NaN inside the matrix */
         for (long long c = 0; c < N; c++)
@@ -289,7 +303,7 @@ static int run_config(world *w, const kvlist *kv) {
     }
     char shape[128];
     snprintf(shape, sizeof shape, "%lldx%lldx%lld:%c%c %s%s", p->m, p->n, p->k, p->ta ? 'T' : 'N',
-             p->tb ? 'T' : 'N', p->f64 ? "f64" : "f32", p->beta0 ? " beta0" : "");
+             p->tb ? 'T' : 'N', p->f64 ? "f64" : p->tf32 ? "tf32" : "f32", p->beta0 ? " beta0" : "");
 
     long long BM = kv_int(kv, "BM", 0), BN = kv_int(kv, "BN", 0), WM = kv_int(kv, "WM", 0),
               WN = kv_int(kv, "WN", 0), TM = kv_int(kv, "TM", 0), TN = kv_int(kv, "TN", 0);
@@ -314,7 +328,7 @@ static int run_config(world *w, const kvlist *kv) {
     if (!w->have_gpu) snprintf(opt[no++], 96, "--ptxas-options=-v");
     /* One more NVRTC option, e.g. "--ptxas-options=-O1" (experiments on code generation). */
     if (getenv("KCHECK_NVRTC") && *getenv("KCHECK_NVRTC")) snprintf(opt[no++], 96, "%s", getenv("KCHECK_NVRTC"));
-    snprintf(opt[no++], 96, "-DGT_DT=%d", p->f64 ? 1 : 0);
+    snprintf(opt[no++], 96, "-DGT_DT=%d", p->f64 ? 1 : p->tf32 ? 2 : 0);
     /* A generic kernel (GENERIC=1) takes the sizes as its last arguments only. */
     if (!kv_get(kv, "GENERIC") || !strcmp(kv_get(kv, "GENERIC"), "0")) {
         snprintf(opt[no++], 96, "-DGT_M=%lld", p->m);
@@ -459,10 +473,11 @@ static int run_config(world *w, const kvlist *kv) {
             if (fabs(d) > maxabs) maxabs = fabs(d);
         }
     double rel = den > 0 ? sqrt(num / den) : sqrt(num);
-    double tol = p->f64 ? 1e-12 : 1e-5;
+    double tol = p->f64 ? 1e-12 : p->tf32 ? 1e-4 : 1e-5;
     if (nonfinite) fail = 1, why = " (non-finite outputs)";
     else if (bad_pad) fail = 1, why = " (wrote C's padding rows)";
     else if (!(rel < tol)) fail = 1, why = " (error)";
+    else if (p->tf32 && !(maxabs <= 1e-3 * sqrt((double)p->k))) fail = 1, why = " (an element off)";
     else if (memcmp(out1, out2, w->bytesC)) fail = 1, why = " (second launch differs)";
     free(out1), free(out2);
 
@@ -501,7 +516,7 @@ static int run_config(world *w, const kvlist *kv) {
 int main(int argc, char **argv) {
     if (argc < 10) {
         fprintf(stderr,
-                "usage: kcheck KERNEL.cu M N K opA opB f32|f64 beta0 KEY=VAL... [/ KEY=VAL...]...\n");
+                "usage: kcheck KERNEL.cu M N K opA opB f32|f64|tf32 beta0 KEY=VAL... [/ KEY=VAL...]...\n");
         return 2;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -528,7 +543,8 @@ int main(int argc, char **argv) {
     p->tb = argv[6][0] == 'T' || argv[6][0] == 't';
     if (!strcmp(argv[7], "f64")) p->f64 = 1;
     else if (!strcmp(argv[7], "f32")) p->f64 = 0;
-    else die("dtype must be f32 or f64");
+    else if (!strcmp(argv[7], "tf32")) p->f64 = 0, p->tf32 = 1;
+    else die("dtype must be f32, f64 or tf32");
     p->beta0 = atoi(argv[8]) != 0;
     p->alpha = -1.25;
     p->beta = 0.75;
