@@ -1414,6 +1414,43 @@ static void kcfg_space_tile_only_constraints(void) {
               differ, checked);
 }
 
+/* The selective constraints' verdicts hold across STAGES and VEC (space.h): the space
+ * tests them once per tile shape, BK, split and raster. */
+static void kcfg_space_selective_constraints(void) {
+    static const long long dims[] = {1, 17, 96, 255, 1000, 3000, 4096, 65536};
+    static const int dts[] = {GT_DT_F32, GT_DT_F64, GT_DT_TF32, GT_DT_BF16, GT_DT_F32_3XTF32};
+    static const char *const vary[] = {"STAGES", "VEC"};
+    int found = 0, differ = 0, checked = 0, passed = 0;
+    for (int t = 0; t < gt_space_nselective; t++) found += constraint(gt_space_selective[t]) != NULL;
+    TAP_CHECK(found == gt_space_nselective, "%d of %d selective names are constraints", found,
+              gt_space_nselective);
+    for (int it = 0; it < 20000; it++) {
+        gt_key key;
+        int arch = rng() % 2 ? 90 : 80;
+        make_key_dt(&key, arch, dts[rng() % 5], rng() % 2, rng() % 2, dims[rng() % 8],
+                    dims[rng() % 8], dims[rng() % 8], rng() % 2 ? 16 : 4, rng() % 2);
+        gt_kcfg c, d;
+        random_combination(&c);
+        d = c;
+        for (size_t v = 0; v < sizeof vary / sizeof vary[0]; v++)
+            for (int i = 0; i < gt_nkparams; i++)
+                if (strcmp(gt_kparams[i].name, vary[v]) == 0)
+                    gt_kcfg_set(&d, i, gt_kparams[i].values[rng() % (unsigned)gt_kparams[i].nvalues]);
+        for (int t = 0; t < gt_space_nselective; t++) {
+            const gt_kconstraint *k = constraint(gt_space_selective[t]);
+            if (!k) continue;
+            checked++;
+            int vc = k->ok(&c, &key, limits_of(arch)), vd = k->ok(&d, &key, limits_of(arch));
+            passed += vc;
+            if (vc != vd && differ++ < 5)
+                TAP_CHECK(0, "%s: %s and %s differ", k->name, fmt(&c).s, fmt(&d).s);
+        }
+    }
+    /* Both verdicts occur, so the comparison sees each side. */
+    TAP_CHECK(differ == 0 && checked > 50000 && passed > 0 && passed < checked,
+              "%d of %d verdicts changed with STAGES and VEC (%d passed)", differ, checked, passed);
+}
+
 static void kcfg_space_odd_thread_tiles(void) {
     /* 40 x 1920 x 4096: 40 rows are 8 lanes x 5, so a thread tile of 5 rows is ranked
      * among the best. */
@@ -2100,6 +2137,7 @@ int main(void) {
     TAP_RUN(kcfg_space_split_k);
     TAP_RUN(kcfg_space_model_measured);
     TAP_RUN(kcfg_space_tile_only_constraints);
+    TAP_RUN(kcfg_space_selective_constraints);
     TAP_RUN(kcfg_space_odd_thread_tiles);
     TAP_RUN(kcfg_space_tiny_and_big);
     TAP_RUN(kcfg_space_mma);

@@ -351,7 +351,7 @@ typedef struct {
     gt_cand *cands;
     int n, cap;
     gt_space_counts *counts;
-    /* gt_space_tile_only and `selective` (below), looked up once per build. */
+    /* gt_space_tile_only and gt_space_selective (below), looked up once per build. */
     const gt_kconstraint *tile[8], *fast[4];
 } builder;
 
@@ -372,11 +372,13 @@ const int gt_space_ntile_only = (int)(sizeof gt_space_tile_only / sizeof gt_spac
 
 /* Cheap constraints that reject most variants (split-K and grouping where they cannot
  * help, BK outside the family's steps), tried before the full check: a variant failing
- * one fails gt_kcfg_check too, so the result is the same, only sooner. */
-static const char *const selective[] = {"split_needed", "raster_useful", "k_step",
-                                        "split_has_work"};
+ * one fails gt_kcfg_check too, so the result is the same, only sooner (space.h). */
+const char *const gt_space_selective[] = {"split_needed", "raster_useful", "k_step",
+                                          "split_has_work"};
+const int gt_space_nselective = (int)(sizeof gt_space_selective / sizeof gt_space_selective[0]);
 
-_Static_assert(sizeof selective / sizeof selective[0] == 4, "builder.fast holds 4");
+_Static_assert(sizeof gt_space_selective / sizeof gt_space_selective[0] == 4,
+               "builder.fast holds 4");
 _Static_assert(sizeof gt_space_tile_only / sizeof gt_space_tile_only[0] <= 8,
                "builder.tile holds 8");
 
@@ -418,6 +420,18 @@ static int add_variants(builder *b, gt_kcfg c) {
         b->counts->pruned += variants;
         return 0;
     }
+    /* fast_ok[ik][il][ir]: the selective constraints pass for that BK, split and raster;
+     * they read no other variant field, so each combination is tested once per tile
+     * shape, not once per stage count and vector as well. */
+    unsigned char fast_ok[GT_KPARAM_MAX_VALUES][GT_KPARAM_MAX_VALUES]
+                         [GT_KPARAM_MAX_VALUES];
+    for (int ik = 0; ik < pk->nvalues; ik++)
+        for (int il = 0; il < pl->nvalues; il++)
+            for (int ir = 0; ir < pr->nvalues; ir++) {
+                c.bk = pk->values[ik], c.split = pl->values[il], c.raster = pr->values[ir];
+                fast_ok[ik][il][ir] =
+                    !any_fails(b, b->fast, gt_space_nselective, &c);
+            }
     for (int iv = 0; iv < (packed ? 2 : 1); iv++)
     for (int ik = 0; ik < pk->nvalues; ik++)
         for (int is = 0; is < ps->nvalues; is++)
@@ -430,8 +444,8 @@ static int add_variants(builder *b, gt_kcfg c) {
                     c.split = pl->values[il];
                     c.raster = pr->values[ir];
                     b->counts->generated++;
-                    if (((b->flags & GT_SPACE_SAME_ORDER) && !gt_kcfg_same_order(&c, b->key)) ||
-                        any_fails(b, b->fast, (int)(sizeof selective / sizeof selective[0]), &c) ||
+                    if (!fast_ok[ik][il][ir] ||
+                        ((b->flags & GT_SPACE_SAME_ORDER) && !gt_kcfg_same_order(&c, b->key)) ||
                         gt_kcfg_check(&c, b->key, b->lim, GT_KC_LEGAL | GT_KC_PRUNE)) {
                         b->counts->pruned++;
                         continue;
@@ -480,7 +494,7 @@ int gt_space_build_fixed(const gt_key *key, const gt_klimits *lim, int max, int 
     memset(counts, 0, sizeof *counts);
     builder b = {.key = key, .lim = lim, .flags = flags, .fix = fix, .counts = counts};
     lookup(gt_space_tile_only, gt_space_ntile_only, b.tile);
-    lookup(selective, (int)(sizeof selective / sizeof selective[0]), b.fast);
+    lookup(gt_space_selective, gt_space_nselective, b.fast);
     static const int warps[] = {1, 2, 4};
     const gt_kparam *ptm = &gt_kparams[param_index("TM")], *ptn = &gt_kparams[param_index("TN")];
     for (int fam = GT_FAM_SIMT; fam <= GT_FAM_GEMV; fam++) {

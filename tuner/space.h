@@ -45,6 +45,12 @@ enum { GT_SPACE_SAME_ORDER = 1 };
  * field changes their verdict. */
 extern const char *const gt_space_tile_only[];
 extern const int gt_space_ntile_only;
+/* The cheap constraints (by name) that reject most variants, tried before the full
+ * check; they read the tile shape, BK, split and raster only, so gt_space_build tests
+ * them once per such combination, not per stage count and vector as well. test_kcfg
+ * checks that STAGES and VEC never change their verdict. */
+extern const char *const gt_space_selective[];
+extern const int gt_space_nselective;
 int gt_space_build(const gt_key *key, const gt_klimits *lim, int max, int flags, gt_cand **out,
                    gt_space_counts *counts);
 /* gt_space_build with the model's estimates corrected by fix (modelfix.h; NULL: none):
