@@ -1379,17 +1379,20 @@ static void kcfg_space_model_measured(void) {
               "K 4096 %.2f (1.00)", r3000, r4096);
 }
 
-/* The constraints the space tests once per tile shape (space.h) must not read BK,
- * stages, split, raster or the vector width: for random table combinations on assorted
- * keys, changing those fields never changes their verdict. */
-static void kcfg_space_tile_only_constraints(void) {
+/* For random table combinations on assorted keys: how many verdicts of the constraints
+ * named in names[0..n) change when the fields named in vary[0..nvary) take other values
+ * (the first five reported), how many were checked, and how many passed. */
+typedef struct {
+    int differ, checked, passed;
+} verdicts;
+static verdicts verdicts_under(const char *const *names, int n, const char *const *vary,
+                               int nvary) {
     static const long long dims[] = {1, 17, 96, 255, 1000, 3000, 4096, 65536};
     static const int dts[] = {GT_DT_F32, GT_DT_F64, GT_DT_TF32, GT_DT_BF16, GT_DT_F32_3XTF32};
-    static const char *const vary[] = {"BK", "STAGES", "SPLIT", "RASTER", "VEC"};
-    int found = 0, differ = 0, checked = 0;
-    for (int t = 0; t < gt_space_ntile_only; t++) found += constraint(gt_space_tile_only[t]) != NULL;
-    TAP_CHECK(found == gt_space_ntile_only, "%d of %d tile-only names are constraints", found,
-              gt_space_ntile_only);
+    verdicts r = {0, 0, 0};
+    int found = 0;
+    for (int t = 0; t < n; t++) found += constraint(names[t]) != NULL;
+    TAP_CHECK(found == n, "%d of %d names are constraints", found, n);
     for (int it = 0; it < 20000; it++) {
         gt_key key;
         int arch = rng() % 2 ? 90 : 80;
@@ -1398,57 +1401,41 @@ static void kcfg_space_tile_only_constraints(void) {
         gt_kcfg c, d;
         random_combination(&c);
         d = c;
-        for (size_t v = 0; v < sizeof vary / sizeof vary[0]; v++)
+        for (int v = 0; v < nvary; v++)
             for (int i = 0; i < gt_nkparams; i++)
                 if (strcmp(gt_kparams[i].name, vary[v]) == 0)
                     gt_kcfg_set(&d, i, gt_kparams[i].values[rng() % (unsigned)gt_kparams[i].nvalues]);
-        for (int t = 0; t < gt_space_ntile_only; t++) {
-            const gt_kconstraint *k = constraint(gt_space_tile_only[t]);
+        for (int t = 0; t < n; t++) {
+            const gt_kconstraint *k = constraint(names[t]);
             if (!k) continue;
-            checked++;
-            if (k->ok(&c, &key, limits_of(arch)) != k->ok(&d, &key, limits_of(arch)) && differ++ < 5)
+            r.checked++;
+            int vc = k->ok(&c, &key, limits_of(arch)), vd = k->ok(&d, &key, limits_of(arch));
+            r.passed += vc;
+            if (vc != vd && r.differ++ < 5)
                 TAP_CHECK(0, "%s: %s and %s differ", k->name, fmt(&c).s, fmt(&d).s);
         }
     }
-    TAP_CHECK(differ == 0 && checked > 100000, "%d of %d verdicts changed with the variant fields",
-              differ, checked);
+    return r;
+}
+
+/* The constraints the space tests once per tile shape (space.h) must not read BK,
+ * stages, split, raster or the vector width. */
+static void kcfg_space_tile_only_constraints(void) {
+    static const char *const vary[] = {"BK", "STAGES", "SPLIT", "RASTER", "VEC"};
+    verdicts r = verdicts_under(gt_space_tile_only, gt_space_ntile_only, vary, 5);
+    TAP_CHECK(r.differ == 0 && r.checked > 100000, "%d of %d verdicts changed with the variant fields",
+              r.differ, r.checked);
 }
 
 /* The selective constraints' verdicts hold across STAGES and VEC (space.h): the space
  * tests them once per tile shape, BK, split and raster. */
 static void kcfg_space_selective_constraints(void) {
-    static const long long dims[] = {1, 17, 96, 255, 1000, 3000, 4096, 65536};
-    static const int dts[] = {GT_DT_F32, GT_DT_F64, GT_DT_TF32, GT_DT_BF16, GT_DT_F32_3XTF32};
     static const char *const vary[] = {"STAGES", "VEC"};
-    int found = 0, differ = 0, checked = 0, passed = 0;
-    for (int t = 0; t < gt_space_nselective; t++) found += constraint(gt_space_selective[t]) != NULL;
-    TAP_CHECK(found == gt_space_nselective, "%d of %d selective names are constraints", found,
-              gt_space_nselective);
-    for (int it = 0; it < 20000; it++) {
-        gt_key key;
-        int arch = rng() % 2 ? 90 : 80;
-        make_key_dt(&key, arch, dts[rng() % 5], rng() % 2, rng() % 2, dims[rng() % 8],
-                    dims[rng() % 8], dims[rng() % 8], rng() % 2 ? 16 : 4, rng() % 2);
-        gt_kcfg c, d;
-        random_combination(&c);
-        d = c;
-        for (size_t v = 0; v < sizeof vary / sizeof vary[0]; v++)
-            for (int i = 0; i < gt_nkparams; i++)
-                if (strcmp(gt_kparams[i].name, vary[v]) == 0)
-                    gt_kcfg_set(&d, i, gt_kparams[i].values[rng() % (unsigned)gt_kparams[i].nvalues]);
-        for (int t = 0; t < gt_space_nselective; t++) {
-            const gt_kconstraint *k = constraint(gt_space_selective[t]);
-            if (!k) continue;
-            checked++;
-            int vc = k->ok(&c, &key, limits_of(arch)), vd = k->ok(&d, &key, limits_of(arch));
-            passed += vc;
-            if (vc != vd && differ++ < 5)
-                TAP_CHECK(0, "%s: %s and %s differ", k->name, fmt(&c).s, fmt(&d).s);
-        }
-    }
+    verdicts r = verdicts_under(gt_space_selective, gt_space_nselective, vary, 2);
     /* Both verdicts occur, so the comparison sees each side. */
-    TAP_CHECK(differ == 0 && checked > 50000 && passed > 0 && passed < checked,
-              "%d of %d verdicts changed with STAGES and VEC (%d passed)", differ, checked, passed);
+    TAP_CHECK(r.differ == 0 && r.checked > 50000 && r.passed > 0 && r.passed < r.checked,
+              "%d of %d verdicts changed with STAGES and VEC (%d passed)", r.differ, r.checked,
+              r.passed);
 }
 
 static void kcfg_space_odd_thread_tiles(void) {
