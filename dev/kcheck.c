@@ -32,7 +32,8 @@
  * Exit status: 0 all passed, 1 a check failed, 2 usage or setup error.
  *
  * Environment: KCHECK_NOTIME=1 skips the timing (e.g. under compute-sanitizer);
- * KCHECK_REPS=n timed launches (default 20); KCHECK_NVRTC=option one more NVRTC option; KCHECK_ARCH=nn compiles for sm_nn without a
+ * KCHECK_REPS=n timed launches (default 20); KCHECK_FLUSH=1 reads 256 MiB of other data
+ * before each timed launch (L2 clean, the operands in DRAM: timings as calls meet the GPU); KCHECK_NVRTC=option one more NVRTC option; KCHECK_ARCH=nn compiles for sm_nn without a
  * GPU and prints ptxas's resource report (compile-only mode); KCHECK_SEED=n.
  *
  * Build: cc -O2 -std=c11 dev/kcheck.c -I/usr/local/cuda/include -L/usr/local/cuda/lib64
@@ -199,6 +200,8 @@ typedef struct {
     size_t bytesA, bytesB, bytesC;
     CUdeviceptr dA, dB, dC, dC0;
     double *at, *bt, *c0d;      /* reference inputs (double) */
+    CUdeviceptr flush_buf, flush_sink; /* KCHECK_FLUSH */
+    long long flush_n;
 } world;
 
 static long long round_up(long long x, long long v) { return (x + v - 1) / v * v; }
@@ -293,6 +296,43 @@ static int build_data(world *w, int vec) {
 }
 
 /* Returns 0 pass, 1 fail, -1 setup error. */
+/* KCHECK_FLUSH=1: before each timed launch, a kernel reads 256 MiB of other data (over
+ * twice the L2 of any GPU kcheck runs on), leaving L2 clean and the operands in DRAM only,
+ * as gemmtune-bench's default flush does. Compiled once per process. */
+static const char flush_src[] =
+    "extern \"C\" __global__ void flush(const int4 *p, long long n, int *sink) {\n"
+    "    int acc = 0;\n"
+    "    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;\n"
+    "         i += (long long)gridDim.x * blockDim.x) { int4 v = __ldcg(p + i); acc ^= v.x ^ v.w; }\n"
+    "    if (acc == 0x7fffffff) *sink = acc;\n"
+    "}\n";
+static CUfunction flush_kernel(world *w, int arch) {
+    static CUfunction fn = NULL;
+    if (fn) return fn;
+    nvrtcProgram prog;
+    char a[32];
+    snprintf(a, sizeof a, "-arch=sm_%d", arch);
+    const char *o[1] = {a};
+    if (nvrtcCreateProgram(&prog, flush_src, "flush.cu", 0, NULL, NULL) != NVRTC_SUCCESS ||
+        nvrtcCompileProgram(prog, 1, o) != NVRTC_SUCCESS)
+        die("flush kernel: compile failed");
+    size_t n = 0;
+    nvrtcGetCUBINSize(prog, &n);
+    char *cubin = malloc(n);
+    nvrtcGetCUBIN(prog, cubin);
+    nvrtcDestroyProgram(&prog);
+    CUmodule mod;
+    if (cuModuleLoadData(&mod, cubin) != CUDA_SUCCESS) die("flush kernel: load failed");
+    free(cubin);
+    if (cuModuleGetFunction(&fn, mod, "flush") != CUDA_SUCCESS) die("flush kernel: no function");
+    w->flush_n = (256LL << 20) / 16;
+    if (cuMemAlloc(&w->flush_buf, (size_t)w->flush_n * 16) != CUDA_SUCCESS ||
+        cuMemsetD8(w->flush_buf, 1, (size_t)w->flush_n * 16) != CUDA_SUCCESS ||
+        cuMemAlloc(&w->flush_sink, 4) != CUDA_SUCCESS)
+        die("flush kernel: 256 MiB buffer");
+    return fn;
+}
+
 static int run_config(world *w, const kvlist *kv) {
     problem *p = &w->p;
     char cfgs[1024] = "";
@@ -483,6 +523,8 @@ static int run_config(world *w, const kvlist *kv) {
 
     /* ---- timing ---- */
     double med_us = 0;
+    const char *fl = getenv("KCHECK_FLUSH");
+    CUfunction flush_fn = (fl && atoi(fl)) ? flush_kernel(w, arch) : NULL;
     const char *nt = getenv("KCHECK_NOTIME");
     if (!(nt && atoi(nt))) {
         int reps = getenv("KCHECK_REPS") ? atoi(getenv("KCHECK_REPS")) : 20;
@@ -492,6 +534,10 @@ static int run_config(world *w, const kvlist *kv) {
         for (int i = 0; i < 2 * reps; i++) CU(cuEventCreate(&ev[i], CU_EVENT_DEFAULT));
         for (int i = 0; i < 3; i++) CU(cuLaunchKernel(fn, gx, gy, 1, (unsigned)NT, 1, 1, (unsigned)SMEM, 0, args, NULL));
         for (int i = 0; i < reps; i++) {
+            if (flush_fn) {
+                void *fa[] = {&w->flush_buf, &w->flush_n, &w->flush_sink};
+                CU(cuLaunchKernel(flush_fn, 264, 1, 1, 512, 1, 1, 0, 0, fa, NULL));
+            }
             CU(cuEventRecord(ev[2 * i], 0));
             CU(cuLaunchKernel(fn, gx, gy, 1, (unsigned)NT, 1, 1, (unsigned)SMEM, 0, args, NULL));
             CU(cuEventRecord(ev[2 * i + 1], 0));

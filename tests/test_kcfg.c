@@ -1377,6 +1377,27 @@ static void kcfg_space_model_measured(void) {
     TAP_CHECK(r3000 > 1.25 && r4096 < 1.1,
               "bf16 11008x4096xK TN, 128x256 alone / clustered: K 3000 %.2f (measured 1.49), "
               "K 4096 %.2f (1.00)", r3000, r4096);
+    /* DMMA's round trips (H100, f64 1024 x 128 x 1024 NN, 32 x 32 tiles of 8 x 16 warps,
+     * one block per SM, L2 emptied before each run): 16-deep K steps in 4 stages 23.5 us,
+     * 32-deep 18.7 us. A DMMA block has STAGES - 1 steps in flight, so its K loop takes at
+     * least K / BK / (STAGES - 1) round trips of about 1 us; SIMT's registers hold one
+     * more step, and its thin tiles are not held to that floor. */
+    gt_kcfg d16 = CFG(GT_FAM_DMMA, 32, 32, 16, 8, 16, 1, 2, 4, 2, 1, 1), d32 = d16;
+    d32.bk = 32;
+    gt_key kthin;
+    make_key_dt(&kthin, 90, GT_DT_F64, 0, 0, 1024, 128, 1024, 16, 1);
+    const double e16 = gt_space_estimate_us(&d16, &kthin, &h100),
+                 e32 = gt_space_estimate_us(&d32, &kthin, &h100);
+    TAP_CHECK(e16 >= 1024.0 / 16 / 3 && e32 < e16,
+              "f64 1024x128x1024 NN, DMMA 32x32 in 4 stages: BK 16 %.1f us (at least 64 / 3 round "
+              "trips; measured 23.5), BK 32 %.1f us (18.7)", e16, e32);
+    gt_kcfg s16 = CFG(GT_FAM_SIMT, 32, 32, 16, 16, 8, 2, 2, 2, 1, 1, 1);
+    gt_key kthin32 = kthin;
+    kthin32.dtype = GT_DT_F32;
+    const double es = gt_space_estimate_us(&s16, &kthin32, &h100);
+    TAP_CHECK(isfinite(es) && es < 1024.0 / 16,
+              "f32 1024x128x1024 NN, SIMT 32x32x16 in 2 stages: %.1f us, not held to 64 round trips",
+              es);
 }
 
 /* For random table combinations on assorted keys: how many verdicts of the constraints

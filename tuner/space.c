@@ -38,6 +38,13 @@
 /* Split-K's reduction per SM (bytes/us; about 16 bytes a clock): see below. */
 #define SM_REDUCE_BYTES_PER_US 2.8e4
 #define OVERLAP_LOSS 0.25
+/* One round trip of a K step's copies (global memory to shared, then the barrier that
+ * publishes them), in microseconds, for DMMA's floor below: about what f64 1024 x 128 x
+ * 1024 NN's 32 x 32 tiles take per step beyond their steps in flight with L2 emptied
+ * (H100: 16-deep steps in 3 stages 0.86 us, in 4 stages 1.1 us), and the value that
+ * dev/select_loo.c (LOO_WIDE, LOO_FIX) liked best over the training list's wide
+ * tunings, 0.5 to 1.2 tried. */
+#define STEP_LATENCY_US 1.0
 /* MMA's copies narrower than cp.async's 4 bytes (16-bit elements in the 2-byte class) are
  * single-element loads through registers, and their count bounds the kernel: about this
  * many warp-wide loads per SM per microsecond. H100, every MMA candidate of nine bf16
@@ -282,7 +289,18 @@ double gt_space_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_klimit
     /* Arithmetic and copies overlap only in part (each block first waits for its data,
      * and the last ones compute alone): where memory bounds, a faster kernel still
      * gains. f64 65536 x 64 x 64 (22 us of bytes): DMMA took 29 us, DFMA 44 (H100). */
-    return fmax(compute, memory) + OVERLAP_LOSS * fmin(compute, memory) + reduce_us + pack_us +
+    double loop = fmax(compute, memory) + OVERLAP_LOSS * fmin(compute, memory);
+    /* Little's law per block, DMMA: its copies go straight to shared memory (cp.async), so
+     * STAGES - 1 K steps are all a block has in flight, and its K loop takes at least its
+     * steps / (STAGES - 1) round trips however few bytes each moves. A floor under the
+     * whole loop, not a memory term: a tile whose arithmetic covers its round trips pays
+     * nothing for them. Thin tiles on few blocks per SM are bound by it (f64 1024 x 128 x
+     * 1024 NN, 32 x 32 tiles, one block per SM, L2 emptied first: 16-deep steps in 4
+     * stages 23.5 us, 32-deep 18.7, H100). */
+    if (c->fam == GT_FAM_DMMA)
+        loop = fmax(loop, waves * (kps / c->bk) / (c->stages > 1 ? c->stages - 1 : 1) *
+                              STEP_LATENCY_US);
+    return loop + reduce_us + pack_us +
            LAUNCH_US * (1.0 + (c->split > 1 ? 0.5 : 0.0) + (packs ? 1.0 : 0.0));
 }
 
