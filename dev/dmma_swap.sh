@@ -15,7 +15,8 @@
 # Usage: bash dev/dmma_swap.sh BEFORE.cu   (BEFORE.cu: gemm_dmma.cu before the change, e.g.
 #        git show 0eaeaeb:kernel_src/gemm_dmma.cu > /tmp/before.cu); OUT: logs, default
 #        ./dmmaswap-out. DSW_SEEDS: sweep seeds (default "1"); DSW_SWEEPS: which sources
-#        to sweep (default "before_db after_db"; empty: none).
+#        to sweep (default "before_db after_db"; empty: none). Needs dev/sass.c built
+#        (its header; /tmp/sass, or DSW_SASS), which dev/dmma_sweep.py reads too (DS_SASS).
 set -uo pipefail
 before_src=$(realpath "${1:?usage: bash dev/dmma_swap.sh BEFORE.cu}")
 cd "$(dirname "$0")/.."
@@ -41,18 +42,19 @@ cfgs=${DSW_CFGS:-}
 for seed in ${DSW_SEEDS:-1}; do
   for d in ${DSW_SWEEPS:-before_db after_db}; do
     echo "=== sweep $d, seed $seed" | tee -a "$OUT/sweep.txt"
-    KCHECK_SEED=$seed DS_SRC="$tmp/$d/gemm_dmma.cu" python3 dev/dmma_sweep.py "$cfgs" 2>&1 | tail -25 | tee -a "$OUT/sweep.txt"
+    KCHECK_SEED=$seed DS_SASS="${DSW_SASS:-/tmp/sass}" DS_SRC="$tmp/$d/gemm_dmma.cu" python3 dev/dmma_sweep.py "$cfgs" 2>&1 | tail -25 | tee -a "$OUT/sweep.txt"
   done
 done
 # Timing: "M N K opA opB | BM BN BK WM WN STAGES VEC SPLIT RASTER"; the block-count bound
-# as dev/dmma_sweep.py gives it (tuner/kcfg.c's for small tiles).
+# the library gives the configuration (dev/sass.c's SASS_OPTS, $DSW_SASS, default /tmp/sass).
 while IFS='|' read -r shape cfg; do
   [ -n "$shape" ] || continue
   set -- $cfg
-  nt=$((32 * ($1 / $4) * ($2 / $5))) minb=1
-  if [ $(($4 / 8 * $5 / 8)) -le 8 ]; then minb=$((65536 / (nt * 64))); [ $minb -gt 8 ] && minb=8; [ $minb -lt 1 ] && minb=1; fi
-  cfg="$cfg $minb"
+  text=f1_$1x$2x$3_w$4x$5_t$(($4 / 8))x$(($5 / 8))_s$6_v$7_k$8_r$9
   set -- $shape
+  minb=$(echo "f64 $1x$2x$3:$4$5 16 0 $text" | SASS_OPTS=1 "${DSW_SASS:-/tmp/sass}" | grep -o 'GT_MINB=[0-9]*' | cut -d= -f2)
+  [ -n "$minb" ] || { echo "dmma_swap.sh: no launch bound for $text (${DSW_SASS:-/tmp/sass})"; rc=1; continue; }
+  cfg="$cfg $minb"
   ta=0 tb=0; [ "$4" = T ] && ta=1; [ "$5" = T ] && tb=1
   for d in before after_db; do
     src=$tmp/$d/gemm_dmma.cu; [ "$d" = after_db ] && src=kernel_src/gemm_dmma.cu && d=after

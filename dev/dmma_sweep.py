@@ -8,6 +8,7 @@ the same C, each against the float64 reference, and the two bit for bit. Prints 
 pairs and the kernels that spilled.
 
   CUDA=/usr/local/cuda; . dev/kcheck_lib.sh; kcheck_build /tmp/kc /tmp/kc.log
+  (dev/sass.c's build line, after tools/build.sh or tools/gpu_build.sh: /tmp/sass)
   /tmp/prebuild_set f64 NT 16 1 | awk '/^f64/ {print $5}' | sed 's/_g1//' > /tmp/cfgs.txt
   /tmp/prebuild_set f64 NT 8 1 | awk '/^f64/ {print $5}' | sed 's/_g1//' >> /tmp/cfgs.txt
   python3 dev/dmma_sweep.py /tmp/cfgs.txt
@@ -16,12 +17,12 @@ pairs and the kernels that spilled.
 The MMA family in tf32 (DS_DTYPE=tf32; DS_SRC defaults to kernel_src/gemm_mma.cu):
   for a in 16 4; do for ab in NN NT TN TT; do /tmp/prebuild_set tf32 $ab $a 2; done; done |
       awk '{print $5}' | sed 's/_g1//' > /tmp/mma_cfgs.txt
-Environment: DS_KC kcheck binary (/tmp/kc), DS_SRC kernel source (kernel_src/gemm_dmma.cu;
+Environment: DS_KC kcheck binary (/tmp/kc), DS_SASS dev/sass.c's binary (/tmp/sass, built
+as its header says: it gives each configuration's macros as the library sets them), DS_SRC
+kernel source (kernel_src/gemm_dmma.cu;
 a copy elsewhere needs common.cuh and types.cuh beside it), DS_SHAPES "M N K opA opB;..."
-(seven shapes with and without edges), DS_GENERIC, DS_JOBS (14 processes), KCHECK_SEED.
-The block-count bound is the one tuner/kcfg.c gives small tiles (65536 / (threads * 64),
-at most 8) for warp tiles of up to 8 fragments, else 1; for MMA, tuner/kcfg.c's
-(65536 / (threads * max(64, 1.5 * its register estimate)), 1 to 8)."""
+(seven shapes with and without edges), DS_GENERIC, DS_JOBS (14 processes), KCHECK_SEED,
+DS_DRY=1 (print the kcheck commands, run none)."""
 import concurrent.futures as cf
 import os
 import re
@@ -29,6 +30,7 @@ import subprocess
 import sys
 
 KC = os.environ.get("DS_KC", "/tmp/kc")
+SASS = os.environ.get("DS_SASS", "/tmp/sass")
 DT = os.environ.get("DS_DTYPE", "f64")
 if DT not in ("f64", "tf32"):
     sys.exit("DS_DTYPE: f64 or tf32")
@@ -49,42 +51,42 @@ def tiles_of(path):
     return sorted(tiles)
 
 
-def mma_words(t, ta, tb):
-    """kcheck's words of an MMA tile (gemm_mma.cu: TM m8 and TN n16 fragments, 4 accumulators
-    each; 4-byte elements, k rows padded by 4, m and n rows by 8)."""
-    bm, bn, bk, wm, wn, tm, tn, s, v = t
-    nt = 32 * (bm // wm) * (bn // wn)
-    a = bm * (bk + 4) if ta else bk * (bm + 8)
-    b = bk * (bn + 8) if tb else bn * (bk + 4)
-    est = 4 * tm * tn + 2 * (2 * tm + 4 * tn) + 52 + (bm + bn) * bk // (v * nt)
-    minb = max(1, min(8, 65536 // (nt * max(64, est * 3 // 2))))
-    return ("BM=%d BN=%d BK=%d WM=%d WN=%d TM=%d TN=%d STAGES=%d VEC=%d SPLIT=1 RASTER=1 MINB=%d "
-            "NACC=%d SMEM=%d" % (bm, bn, bk, wm, wn, tm, tn, s, v, minb, tm * tn * 4,
-                                 s * 4 * (a + b))).split() + (["GENERIC=1"] if GEN else [])
+# The library's macros that kcheck sets itself from its command line, or that these
+# families do not read (ALIGN: SIMT's packing).
+KC_OWN = {"DT", "M", "N", "K", "OPA", "OPB", "BETA0", "ALIGN", "WS_COUNTERS"}
 
 
 def words_of(tiles, pairs):
-    """kcheck's KEY=VALUE words of each tile for each (TA, TB) of pairs, from
-    dev/kcheck_lib.sh's cfgwords (which derives TM, TN, NACC and the shared memory), split-K
-    and rasterization 1, the block-count bound described at the top."""
-    if MMA:
-        return {(t, ta, tb): mma_words(t, ta, tb) for t in tiles for ta, tb in pairs}
+    """kcheck's KEY=VALUE words of each tile for each (TA, TB) of pairs: the library's own
+    NVRTC options of the configuration (dev/sass.c's SASS_OPTS, $DS_SASS), so that the
+    launch bound (GT_MINB), the shared memory (GT_SMEM_CHECK, kcheck's SMEM) and every
+    other macro are what tuner/kcfg.c gives the kernel; split-K and rasterization 1."""
+    fam = 2 if MMA else 1
     lines, keys = [], []
     for t in tiles:
         bm, bn, bk, wm, wn, tm, tn, s, v = t
-        nt = 32 * (bm // wm) * (bn // wn)
-        minb = max(1, min(8, 65536 // (nt * 64))) if tm * tn <= 8 else 1
+        cfg = "f%d_%dx%dx%d_w%dx%d_t%dx%d_s%d_v%d_k1_r1%s" % (fam, bm, bn, bk, wm, wn, tm, tn, s, v,
+                                                            "_g1" if GEN else "")
         for ta, tb in pairs:
-            lines.append("%d %d %d %d %d %d %d %d %d 1 1 %d" % (ta, tb, bm, bn, bk, wm, wn, s, v, minb))
+            lines.append("%s 1024x1024x1024:%s%s 16 0 %s" % (DT, "NT"[ta], "NT"[tb], cfg))
             keys.append((t, ta, tb))
-    out = subprocess.run(["bash", "-c", '. dev/kcheck_lib.sh; while read ta tb cfg; do '
-                          'cfgwords "$ta" "$tb" "$cfg"; done'], input="\n".join(lines) + "\n",
-                         capture_output=True, text=True, check=True).stdout.split("\n")
+    out = subprocess.run([SASS], input="\n".join(lines) + "\n", capture_output=True, text=True,
+                         env=dict(os.environ, SASS_OPTS="1"), check=True).stdout.splitlines()
+    if len(out) != len(keys):
+        sys.exit("%s gave %d lines for %d configurations" % (SASS, len(out), len(keys)))
     words = {}
-    for k, line in zip(keys, out):
-        words[k] = line.split() + (["GENERIC=1"] if GEN else [])
-    if len(words) != len(keys):
-        sys.exit("cfgwords gave %d lines for %d configurations" % (len(words), len(keys)))
+    for k, line, asked in zip(keys, out, lines):
+        if " fail: " in line or not line.startswith("-D"):
+            sys.exit("%s: %s" % (asked, line))
+        w = []
+        for opt in line.split():
+            name, _, val = opt[len("-DGT_"):].partition("=")
+            if name in KC_OWN:
+                continue
+            w.append("SMEM=" + val if name == "SMEM_CHECK" else name + "=" + val)
+        t = k[0]
+        w.append("NACC=%d" % (t[5] * t[6] * (4 if MMA else 2)))
+        words[k] = w
     return words
 
 
@@ -102,6 +104,11 @@ def main():
             for t in tiles[i:i + 8]:
                 args += words[(t, ta, tb)] + ["/"]
             jobs.append(args[:-1])
+
+    if os.environ.get("DS_DRY") == "1":
+        for args in jobs:
+            print(" ".join(args))
+        return 0
 
     def run(args):
         env = dict(os.environ, KCHECK_NOTIME="1")
