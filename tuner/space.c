@@ -39,12 +39,12 @@
 #define SM_REDUCE_BYTES_PER_US 2.8e4
 #define OVERLAP_LOSS 0.25
 /* One round trip of a K step's copies (global memory to shared, then the barrier that
- * publishes them), in microseconds, for DMMA's floor below: about what f64 1024 x 128 x
- * 1024 NN's 32 x 32 tiles take per step beyond their steps in flight with L2 emptied
- * (H100: 16-deep steps in 3 stages 0.86 us, in 4 stages 1.1 us), and the value that
- * dev/select_loo.c (LOO_WIDE, LOO_FIX) liked best over the training list's wide
- * tunings, 0.5 to 1.2 tried. */
+ * publishes them), in microseconds, for DMMA's floor below: what f64 1024 x 128 x 1024
+ * NN's 32 x 32 tiles show with L2 emptied (time x (STAGES - 1) / K steps: 0.86 us in 3
+ * stages, 1.1 in 4; H100). May be set at compile time, for dev/select_loo.c's trials. */
+#ifndef STEP_LATENCY_US
 #define STEP_LATENCY_US 1.0
+#endif
 /* MMA's copies narrower than cp.async's 4 bytes (16-bit elements in the 2-byte class) are
  * single-element loads through registers, and their count bounds the kernel: about this
  * many warp-wide loads per SM per microsecond. H100, every MMA candidate of nine bf16
