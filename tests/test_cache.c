@@ -1661,6 +1661,87 @@ static const char V1_FILE[] =
     "INSERT INTO timings VALUES('NVIDIA Test GPU 80GB', 90, 132, 'f32', 'N', 'T', 64, 128, "
     "256, 16, 0, 'src0123abcd', 0, 'v1cfg', 'ok', 42.5, 3.25, '');";
 
+/* The size of path's -wal file; -1 when there is none. */
+static long long wal_size(const char *path) {
+    char wal[PATH_MAX + 8];
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    struct stat st;
+    return stat(wal, &st) == 0 ? (long long)st.st_size : -1;
+}
+
+/* A writer leaves the WAL empty after each commit (a new process then has no WAL to
+ * recover at its first call), unless a reader is in it: then the store neither waits
+ * nor fails, and a later commit empties it. */
+static void test_wal_emptied(void) {
+    char dir[DIR_MAX], path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/cache.db", case_dir("walempty", dir, sizeof dir));
+    gt_db *db = open_ok(path, 0, 0);
+    if (!db) return;
+    gt_key key;
+    make_key(&key, 31);
+    gt_db_winner w;
+    make_winner(&w, "cfg_wal", 1);
+    TAP_CHECK(gt_db_store(db, &key, HASH, 0, &w, NULL, 0) == GT_SUCCESS, "store: %s",
+              gt_db_errmsg(db));
+    TAP_CHECK(wal_size(path) == 0, "WAL after a store: %lld bytes", wal_size(path));
+    enum { N = 300000 };
+    unsigned char *img = malloc(N);
+    if (!img) TAP_SKIP("out of memory");
+    fill_random(img, N, 31);
+    gt_db_bin_key bk;
+    bin_key(&bk, HASH, PROG, 90, "13.0", "13000");
+    TAP_CHECK(gt_db_cubin_put(db, &bk, img, N) == GT_SUCCESS, "put: %s", gt_db_errmsg(db));
+    TAP_CHECK(wal_size(path) == 0, "WAL after a 300 kB binary: %lld bytes", wal_size(path));
+
+    /* A reader of another connection holds a snapshot: the commit goes through at once and
+     * the WAL keeps its frames. */
+    sqlite3 *c = NULL;
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_open(path, &c);
+    if (rc == SQLITE_OK) rc = sqlite3_exec(c, "BEGIN", NULL, NULL, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_prepare_v2(c, "SELECT count(*) FROM winners", -1, &st, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_step(st) == SQLITE_ROW ? SQLITE_OK : SQLITE_ERROR;
+    TAP_CHECK(rc == SQLITE_OK, "reader: %s", sqlite3_errmsg(c));
+    make_key(&key, 32);
+    const double t0 = now_s();
+    TAP_CHECK(gt_db_store(db, &key, HASH, 0, &w, NULL, 0) == GT_SUCCESS,
+              "store beside a reader: %s", gt_db_errmsg(db));
+    const double dt = now_s() - t0;
+    TAP_CHECK(dt < 1.0, "store beside a reader took %.3f s", dt);
+    TAP_CHECK(wal_size(path) > 0, "the reader's WAL was cut under it");
+    sqlite3_finalize(st);
+    sqlite3_exec(c, "COMMIT", NULL, NULL, NULL);
+    sqlite3_close(c);
+    make_key(&key, 33);
+    TAP_CHECK(gt_db_store(db, &key, HASH, 0, &w, NULL, 0) == GT_SUCCESS, "store: %s",
+              gt_db_errmsg(db));
+    TAP_CHECK(wal_size(path) == 0, "WAL after the reader left: %lld bytes", wal_size(path));
+    gt_db_close(db);
+
+    /* Everything committed is in the file. */
+    db = open_ok(path, 1, 0);
+    if (db) {
+        gt_db_winner got;
+        int found = 0, all = 1;
+        for (int i = 31; i <= 33; i++) {
+            make_key(&key, i);
+            all &= gt_db_lookup(db, &key, HASH, 0, &got, &found) == GT_SUCCESS && found;
+        }
+        void *image = NULL;
+        size_t size = 0;
+        TAP_CHECK(all, "a winner is missing after the checkpoints");
+        TAP_CHECK(gt_db_cubin_count(db) == 1, "binaries: %lld", (long long)gt_db_cubin_count(db));
+        gt_db_close(db);
+        db = open_ok(path, 0, 0);
+        TAP_CHECK(db && gt_db_cubin_get(db, &bk, &image, &size, &found) == GT_SUCCESS && found &&
+                      size == N && memcmp(image, img, N) == 0,
+                  "binary differs after the checkpoints (%zu bytes)", size);
+        free(image);
+        if (db) gt_db_close(db);
+    }
+    free(img);
+}
+
 /* 17. A file of schema version 1 is migrated when writable and keeps its rows;
  * read-only, it is refused and left as it was. */
 static void test_migrate_v1(void) {
@@ -2282,6 +2363,7 @@ int main(void) {
     TAP_RUN(test_prune);
     TAP_RUN(test_neighbors);
     TAP_RUN(test_cubins);
+    TAP_RUN(test_wal_emptied);
     TAP_RUN(test_class_timings);
     TAP_RUN(test_migrate_v1);
     TAP_RUN(test_full_disk);
