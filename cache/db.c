@@ -78,6 +78,8 @@
  * =================================================================================== */
 
 #define DEFAULT_BUSY_TIMEOUT_MS 5000
+#define GENERATION_KEY "generation" /* meta: gt_db_generation's count */
+#define STATE_PREFIX "state:"       /* meta: gt_db_state_put's entries */
 #define ERRMSG_MAX 1024
 
 struct gt_db {
@@ -87,6 +89,7 @@ struct gt_db {
     int readonly;
     int host;               /* a host handle (invariant 7) */
     int winners_dirty;      /* host handle: this transaction changed the winners */
+    int rows_changed;       /* this transaction changes winners or timings: counted */
     int lockfd;             /* host handle: the held host-wide lock, -1 when not held */
     char lockname[64];      /* host handle: the host-wide lock's name */
     int busy_timeout_ms;
@@ -1029,6 +1032,15 @@ static void empty_wal(gt_db *db) {
 static gt_status finish_write(gt_db *db, gt_status s, const char *what) {
     if (s == GT_SUCCESS && db->host && db->winners_dirty) s = put_digest(db);
     db->winners_dirty = 0;
+    if (s == GT_SUCCESS && db->rows_changed) {
+        /* gt_db_generation's count, in the transaction that changes the rows. */
+        int rc = sqlite3_exec(db->conn,
+                              "INSERT INTO meta(key, value) VALUES('" GENERATION_KEY "', 1) "
+                              "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1",
+                              NULL, NULL, NULL);
+        if (rc != SQLITE_OK) s = fail_rc(db, rc, "cannot count the change");
+    }
+    db->rows_changed = 0;
     if (s == GT_SUCCESS) {
         int rc = sqlite3_exec(db->conn, "COMMIT", NULL, NULL, NULL);
         if (rc != SQLITE_OK) {
@@ -1608,6 +1620,7 @@ static gt_status store_impl(gt_db *db, const gt_key *key, const char *src_hash, 
         if (kept) *kept = *winner;
     }
     if (s == GT_SUCCESS) s = put_timings(db, key, src_hash, lib_major, timings, ntimings, kt);
+    db->rows_changed = 1;
     s = finish_write(db, s, kt);
     unlock_db(db);
     return s;
@@ -1899,6 +1912,7 @@ gt_status gt_db_merge(gt_db *db, const gt_key *key, const char *src_hash, int li
     if (s == GT_SUCCESS && write)
         s = put_timings(db, key, src_hash, lib_major, timings, ntimings, kt);
     /* Nothing written when the file kept its own: the commit then only ends the read. */
+    db->rows_changed = write;
     s = finish_write(db, s, kt);
     if (s == GT_SUCCESS && stored) *stored = write;
     unlock_db(db);
@@ -1928,6 +1942,7 @@ gt_status gt_db_prune(gt_db *db, const char *src_hash, int lib_major, const char
         s = run_delete(db, "DELETE FROM winners WHERE src_hash <> ?1 OR lib_major <> ?2",
                        src_hash, lib_major, nvrtc, driver, &nw, "cannot prune the winners");
     if (s == GT_SUCCESS && nw > 0) db->winners_dirty = 1;
+    db->rows_changed = 1;
     if (s == GT_SUCCESS)
         s = run_delete(db, "DELETE FROM timings WHERE src_hash <> ?1 OR lib_major <> ?2",
                        src_hash, lib_major, nvrtc, driver, NULL, "cannot prune the timings");
@@ -2121,6 +2136,105 @@ int64_t gt_db_cubin_count(gt_db *db) {
     if (rc != SQLITE_ROW) fail_rc(db, rc, "cannot count the cubins");
     unlock_db(db);
     return n;
+}
+
+/* ===================================================================================
+ * Generation and kept states
+ *
+ * meta 'generation' counts the transactions that changed winners or timings (a store, a
+ * merge that wrote, a prune), inside each: two reads that see one count see the same
+ * rows. A state derived from those rows (the selector's class data, src/dispatch.c) is
+ * kept in meta as 'state:NAME', a BLOB, with the fingerprint of what it came from inside
+ * it (the caller's format): a new process reads it in one row instead of deriving it
+ * again. No schema version goes with either (as with claims): a file without them reads
+ * as generation 0 and no state.
+ * =================================================================================== */
+
+gt_status gt_db_generation(gt_db *db, long long *gen) {
+    if (!db || !gen) return GT_INVALID_VALUE;
+    *gen = 0;
+    gt_status s = lock_db(db);
+    if (s != GT_SUCCESS) return s;
+    sqlite3_stmt *st = NULL;
+    int rc = first_row(db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = '" GENERATION_KEY "'",
+                       &st);
+    if (rc == SQLITE_ROW) *gen = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) s = fail_rc(db, rc, "cannot read the generation");
+    unlock_db(db);
+    return s;
+}
+
+/* meta's key of state name into buf; 0 when it fits. */
+static int state_key(char *buf, size_t size, const char *name) {
+    int n = snprintf(buf, size, STATE_PREFIX "%s", name);
+    return n > 0 && (size_t)n < size ? 0 : -1;
+}
+
+gt_status gt_db_state_get(gt_db *db, const char *name, void **data, size_t *size, int *found) {
+    if (data) *data = NULL;
+    if (size) *size = 0;
+    if (found) *found = 0;
+    if (!db || !name || !data || !size || !found) return GT_INVALID_VALUE;
+    char key[320];
+    if (state_key(key, sizeof key, name) != 0) {
+        set_error(db, "cache file '%s': state name too long", db->path);
+        return GT_INVALID_VALUE;
+    }
+    gt_status s = lock_db(db);
+    if (s != GT_SUCCESS) return s;
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db->conn, "SELECT value FROM meta WHERE key = ?1", -1, &st, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK) rc = step_first(db, st);
+    if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_BLOB) {
+        const int n = sqlite3_column_bytes(st, 0);
+        const void *p = sqlite3_column_blob(st, 0);
+        if (n > 0 && p && (*data = malloc((size_t)n))) {
+            memcpy(*data, p, (size_t)n);
+            *size = (size_t)n;
+            *found = 1;
+        } else if (n > 0) {
+            set_error(db, "cache file '%s': out of memory", db->path);
+            s = GT_OUT_OF_MEMORY;
+        }
+    } else if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+        s = fail_rc(db, rc, "cannot read a kept state");
+    }
+    sqlite3_finalize(st);
+    unlock_db(db);
+    return s;
+}
+
+gt_status gt_db_state_put(gt_db *db, const char *name, const void *data, size_t size) {
+    if (!db || !name || !data || size == 0 || size > INT_MAX) return GT_INVALID_VALUE;
+    char key[320];
+    if (state_key(key, sizeof key, name) != 0) {
+        set_error(db, "cache file '%s': state name too long", db->path);
+        return GT_INVALID_VALUE;
+    }
+    gt_status s = lock_db(db);
+    if (s != GT_SUCCESS) return s;
+    s = refuse_readonly(db, "keep a state");
+    if (s != GT_SUCCESS) {
+        unlock_db(db);
+        return s;
+    }
+    int rc = begin_immediate(db);
+    if (rc != SQLITE_OK) s = fail_rc(db, rc, "cannot keep a state");
+    sqlite3_stmt *st = NULL;
+    if (s == GT_SUCCESS) {
+        rc = sqlite3_prepare_v2(db->conn, "INSERT OR REPLACE INTO meta(key, value) VALUES(?1, ?2)",
+                                -1, &st, NULL);
+        if (rc == SQLITE_OK) rc = sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+        if (rc == SQLITE_OK) rc = sqlite3_bind_blob(st, 2, data, (int)size, SQLITE_STATIC);
+        if (rc == SQLITE_OK) rc = sqlite3_step(st);
+        if (rc != SQLITE_DONE) s = fail_rc(db, rc, "cannot keep a state");
+        sqlite3_finalize(st);
+    }
+    s = finish_write(db, s, "a kept state");
+    unlock_db(db);
+    return s;
 }
 
 int gt_db_file_schema_version(gt_db *db) {

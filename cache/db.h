@@ -242,6 +242,18 @@ gt_status gt_db_cubin_programs(gt_db *db, const gt_db_bin_key *bk, gt_db_program
  * included; -1 on error. */
 int64_t gt_db_cubin_count(gt_db *db);
 
+/* Generation and kept states (the file's meta table; no schema version goes with them).
+ * gt_db_generation: how many transactions have changed winners or timings in the file
+ * (stores, merges that wrote, prunes), 0 for a file that never counted; two reads with
+ * one count see the same winners and timings. gt_db_state_put keeps size bytes under
+ * name (at most 300 characters), replacing what was there, in a transaction of its own
+ * that does not count as a change; refused on a read-only handle. gt_db_state_get gives
+ * a malloc'd copy in *data (the caller frees it) with *found = 1, or *found = 0. What a
+ * state holds, and whether it still holds, is the caller's to say. */
+gt_status gt_db_generation(gt_db *db, long long *gen);
+gt_status gt_db_state_put(gt_db *db, const char *name, const void *data, size_t size);
+gt_status gt_db_state_get(gt_db *db, const char *name, void **data, size_t *size, int *found);
+
 /* The schema version stored in the file. */
 int gt_db_file_schema_version(gt_db *db);
 

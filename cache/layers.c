@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include "defaults_data.h"
 #include "defaults_image.h"
@@ -56,6 +58,7 @@ static const gt_text_file *defaults_files = gt_defaults_files;
 static int defaults_nfiles = -1;      /* -1: gt_defaults_files_count */
 static int defaults_state = GT_DEFAULTS_NONE;
 static int defaults_loaded;
+static int defaults_imaged; /* the layer is the built-in image, read in place */
 
 /* ===================================================================================
  * Opening
@@ -189,6 +192,7 @@ static void open_defaults(void) {
     int n;
     const gt_text_file *files = defaults_texts(&n);
     defaults_loaded = 0;
+    defaults_imaged = 0;
     const char *v = gt_env(GT_ENV_DEFAULTS);
     if (v && strcmp(v, "0") == 0) {
         defaults_state = GT_DEFAULTS_OFF;
@@ -213,6 +217,7 @@ static void open_defaults(void) {
         if (gt_db_open_image("built-in defaults", gt_defaults_image, gt_defaults_image_size,
                              &db, msg, sizeof msg) == GT_SUCCESS) {
             defaults_loaded = gt_defaults_image_files;
+            defaults_imaged = 1;
             memset(held, 1, (size_t)(defaults_loaded < nheld ? defaults_loaded : nheld));
             gt_log(GT_LOG_DEBUG, "built-in defaults: an image of %d files (%zu bytes) read in place",
                    gt_defaults_image_files, gt_defaults_image_size);
@@ -273,6 +278,8 @@ void gt_layers_open(void) {
     }
     nlayers = 0;
     hosts_unread = 0;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     open_user();
     const char *sp = gt_env(GT_ENV_CACHE_PATH);
     if (sp) {
@@ -293,6 +300,10 @@ void gt_layers_open(void) {
         free(copy);
     }
     open_defaults();
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    /* A process's first call waits for this; its share of that call is in the log. */
+    gt_log(GT_LOG_INFO, "cache layers: %d opened in %.2f ms", nlayers,
+           (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-6);
     atomic_store(&opened, 1);
     pthread_mutex_unlock(&open_lock);
 }
@@ -563,3 +574,66 @@ void gt_layers_bin_programs(const gt_db_bin_key *bk, gt_db_program_fn fn, void *
     if (m) gt_db_cubin_programs(m, bk, fn, user);
 }
 
+
+/* ===================================================================================
+ * Kept states: what the layers' rows give, kept in the user cache for new processes
+ * =================================================================================== */
+
+int gt_layers_fingerprint(char *buf, size_t size) {
+    gt_layers_open();
+    if (!buf || size == 0) return -1;
+    buf[0] = 0;
+    /* Rows only this process holds are in no file. */
+    if (memory(0) || !readable(0)) return -1;
+    size_t used = 0;
+    for (int i = 0; i < nlayers; i++) {
+        const layer *l = &layers[i];
+        char part[200];
+        if (!readable(i)) {
+            snprintf(part, sizeof part, "x;");
+        } else if (l->role == ROLE_USER) {
+            long long gen;
+            if (gt_db_generation(l->db, &gen) != GT_SUCCESS) return -1;
+            snprintf(part, sizeof part, "u%lld;", gen);
+        } else if (l->role == ROLE_DEFAULTS) {
+            /* A test's texts, or texts loaded where no image could be read: not named. */
+            if (!defaults_imaged) return -1;
+            snprintf(part, sizeof part, "d%zu.%llx;", gt_defaults_image_size,
+                     gt_defaults_image_sum);
+        } else {
+            /* A read-only file (shipped, another host's): its identity and last change. */
+            struct stat st;
+            if (stat(l->path, &st) != 0) return -1;
+            snprintf(part, sizeof part, "f%llx.%llx.%lld.%lld.%ld;",
+                     (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
+                     (long long)st.st_size, (long long)st.st_mtim.tv_sec,
+                     (long)st.st_mtim.tv_nsec);
+        }
+        const size_t n = strlen(part);
+        if (used + n >= size) return -1;
+        memcpy(buf + used, part, n + 1);
+        used += n;
+    }
+    return 0;
+}
+
+void *gt_layers_state_get(const char *name, size_t *size) {
+    gt_layers_open();
+    *size = 0;
+    layer *l = readable(0);
+    void *data = NULL;
+    int found = 0;
+    if (!l || gt_db_state_get(l->db, name, &data, size, &found) != GT_SUCCESS || !found) {
+        free(data);
+        *size = 0;
+        return NULL;
+    }
+    return data;
+}
+
+void gt_layers_state_put(const char *name, const void *data, size_t size) {
+    gt_layers_open();
+    layer *l = writable_user();
+    if (l && gt_db_state_put(l->db, name, data, size) != GT_SUCCESS)
+        gt_log(GT_LOG_DEBUG, "a kept state is not stored: %s", gt_db_errmsg(l->db));
+}

@@ -118,6 +118,19 @@ int gt_layers_neighbors(int i, const gt_key *key, const char *src_hash, int lib_
  * layer is then bypassed and reported once; fn may have seen some of its rows). */
 int gt_layers_class_timings(int i, const gt_key *key, const char *src_hash, int lib_major,
                             int any_ops, gt_db_class_timing_fn fn, void *user);
+/* Kept states (a class's selector data, src/dispatch.c): a text naming what every
+ * layer holds now, into buf: the user cache's generation (gt_db_generation), each
+ * read-only file's device, inode, size and modification time, the built-in image's size
+ * and sum, and a bypassed layer as such; two equal texts mean the same rows. 0, or -1
+ * where no text can say it (rows held in memory only, the user cache unusable, test
+ * texts as the defaults, buf too small). */
+int gt_layers_fingerprint(char *buf, size_t size);
+/* The user cache's state under name (gt_db_state_get): malloc'd, *size bytes; NULL when
+ * it holds none or cannot be read. */
+void *gt_layers_state_get(const char *name, size_t *size);
+/* Keeps a state in the user cache where it is writable; a failure is only logged
+ * (debug): the state is derived again next time. */
+void gt_layers_state_put(const char *name, const void *data, size_t size);
 /* Stores a winner and its candidates' timings in the user cache, else in memory
  * (invariant 4). */
 void gt_layers_store(const gt_key *key, const char *src_hash, int lib_major,

@@ -7,6 +7,13 @@
  * correction from one walk of the layers' timings, the held list, the choice), then whole gemm_tuned calls of four shapes of
  * that class that no cache holds (the first one now without the steps above), then the
  * four again in a second child that makes the calls without the steps first.
+ * Before the children the parent closes the cache (gt_dispatch_release), as the gemmtune
+ * prebuild that made the set exits: each child is then the file's only process, as an
+ * application's ranks are after a prebuild. FCG_CHILDREN (default 3) children run, in
+ * the order calls, steps, calls, warm, calls, steps, warm, ...; a warm child loads and
+ * runs an unrelated module (an empty kernel from PTX) first, so that its first call
+ * does not pay the process's first module load and launch, which any CUDA library
+ * pays. Children log at GEMMTUNE_LOG's level (info gives each first call's steps).
  *
  * Build (from the repository root, after tools/build.sh or tools/gpu_build.sh, B its
  * build folder):
@@ -38,10 +45,28 @@ static const long long shapes[4][3] = {{6272, 128, 1152}, {1568, 256, 2304}, {39
 
 static double ms_since(double t0) { return (gt_measure_now_s() - t0) * 1e3; }
 
-static int child(int steps) {
+/* An empty kernel: loading and running it warms the driver's module loader. */
+static const char empty_ptx[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
+                                ".visible .entry empty_kernel()\n{\nret;\n}\n";
+
+static int warm_loader(void) {
+    CUmodule mod;
+    CUfunction f;
+    const double t = gt_measure_now_s();
+    if (gt_cu.module_load_data(&mod, empty_ptx) != CUDA_SUCCESS ||
+        gt_cu.module_get_function(&f, mod, "empty_kernel") != CUDA_SUCCESS ||
+        gt_cu.launch_kernel(f, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL) != CUDA_SUCCESS ||
+        gt_cu.ctx_synchronize() != CUDA_SUCCESS)
+        return -1;
+    printf("  an unrelated module loaded and run first: %.2f ms\n", ms_since(t));
+    return 0;
+}
+
+static int child(int steps, int warm) {
     CUcontext ctx;
     int pushed;
     if (gt_cu_load() != GT_SUCCESS || gt_cu_enter(NULL, &ctx, &pushed) != GT_SUCCESS) return 3;
+    if (warm && warm_loader() != 0) return 4;
     prob p[4];
     for (int i = 0; i < 4; i++)
         prob_init(&p[i], GT_DT_F32, 0, 0, shapes[i][0], shapes[i][1], shapes[i][2], 0, 0, 0, 1.0, 0.0);
@@ -91,7 +116,7 @@ static int child(int steps) {
 }
 
 int main(int argc, char **argv) {
-    if (argc > 1) return child(strcmp(argv[1], "--steps") == 0);
+    if (argc > 1) return child(strcmp(argv[1], "--steps") == 0, strcmp(argv[1], "--warm") == 0);
     CUcontext ctx;
     int pushed;
     if (gt_cu_load() != GT_SUCCESS || gt_cu_enter(NULL, &ctx, &pushed) != GT_SUCCESS)
@@ -110,9 +135,12 @@ int main(int argc, char **argv) {
     printf("prebuild f32 NN a16 b1: %d configurations, %d built, %d held\n", rep.configs, rep.built,
            rep.held);
     fflush(stdout);
+    gt_dispatch_release();
     char cmd[1024];
-    for (int r = 0; r < 3; r++) {
-        const char *how = r == 1 ? "--steps" : "--calls";
+    const char *nc = getenv("FCG_CHILDREN");
+    const int children = nc && atoi(nc) > 0 ? atoi(nc) : 3;
+    for (int r = 0; r < children; r++) {
+        const char *how = r % 4 == 1 ? "--steps" : r % 4 == 3 ? "--warm" : "--calls";
         printf("child %d, %s:\n", r + 1, how + 2);
         fflush(stdout);
         snprintf(cmd, sizeof cmd, "GEMMTUNE_MODE=cached /proc/%d/exe %s", (int)getpid(), how);

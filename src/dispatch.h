@@ -56,9 +56,14 @@ int gt_dispatch_class_rows(const gt_key *key, gt_select_row **rows);
 
 /* gt_dispatch_class_rows and, where fix is not NULL, gt_dispatch_model_fix into *fix
  * (lim: the device's limits, for the fit's estimates), from one walk of the layers'
- * timings where neither is kept: what a class's first call in mode cached needs. */
+ * timings where neither is kept: what a class's first call in mode cached needs. Where
+ * both are derived, they are kept in the user cache for later processes, which read them
+ * there while the layers hold the same rows (dispatch.c, "a class's data kept in the user
+ * cache"). */
 int gt_dispatch_class_data(const gt_key *key, const gt_klimits *lim, gt_select_row **rows,
                            gt_modelfix *fix);
+/* How many times this process read a class's data kept by another (for tests). */
+unsigned long gt_dispatch_states_read(void);
 
 /* The cost model's correction for key's device, data type and alignment class
  * (tuner/modelfix.h), fitted to every timing the cache layers hold for them (all op pairs):

@@ -1661,6 +1661,65 @@ static const char V1_FILE[] =
     "INSERT INTO timings VALUES('NVIDIA Test GPU 80GB', 90, 132, 'f32', 'N', 'T', 64, 128, "
     "256, 16, 0, 'src0123abcd', 0, 'v1cfg', 'ok', 42.5, 3.25, '');";
 
+/* The generation counts the transactions that change winners or timings, and nothing
+ * else; a kept state comes back as stored, replaced by the next; a read-only handle keeps
+ * none. */
+static void test_generation_states(void) {
+    char dir[DIR_MAX], path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/cache.db", case_dir("generation", dir, sizeof dir));
+    gt_db *db = open_ok(path, 0, 0);
+    if (!db) return;
+    long long g = -1;
+    TAP_CHECK(gt_db_generation(db, &g) == GT_SUCCESS && g == 0, "fresh file: generation %lld", g);
+    gt_key key;
+    make_key(&key, 41);
+    gt_db_winner w;
+    make_winner(&w, "cfg_gen", 1);
+    gt_db_timing t[2];
+    memset(t, 0, sizeof t);
+    snprintf(t[0].config, sizeof t[0].config, "cfg_gen");
+    snprintf(t[0].status, sizeof t[0].status, "ok");
+    t[0].time_us = 10;
+    TAP_CHECK(gt_db_store(db, &key, HASH, 0, &w, t, 1) == GT_SUCCESS, "store: %s", gt_db_errmsg(db));
+    TAP_CHECK(gt_db_generation(db, &g) == GT_SUCCESS && g == 1, "after a store: %lld", g);
+    unsigned char img[100];
+    fill_random(img, sizeof img, 41);
+    gt_db_bin_key bk;
+    bin_key(&bk, HASH, PROG, 90, "13.0", "13000");
+    TAP_CHECK(gt_db_cubin_put(db, &bk, img, sizeof img) == GT_SUCCESS, "put");
+    const char state1[] = "the first state", state2[] = "another";
+    TAP_CHECK(gt_db_state_put(db, "class|x", state1, sizeof state1) == GT_SUCCESS, "state put: %s",
+              gt_db_errmsg(db));
+    TAP_CHECK(gt_db_generation(db, &g) == GT_SUCCESS && g == 1,
+              "a binary and a state changed the generation: %lld", g);
+    void *data = NULL;
+    size_t size = 0;
+    int found = 0;
+    TAP_CHECK(gt_db_state_get(db, "class|x", &data, &size, &found) == GT_SUCCESS && found &&
+                  size == sizeof state1 && memcmp(data, state1, size) == 0,
+              "state get: found %d, %zu bytes", found, size);
+    free(data);
+    TAP_CHECK(gt_db_state_put(db, "class|x", state2, sizeof state2) == GT_SUCCESS, "replace");
+    TAP_CHECK(gt_db_state_get(db, "class|x", &data, &size, &found) == GT_SUCCESS && found &&
+                  size == sizeof state2 && memcmp(data, state2, size) == 0,
+              "replaced state: %zu bytes", size);
+    free(data);
+    TAP_CHECK(gt_db_state_get(db, "class|y", &data, &size, &found) == GT_SUCCESS && !found &&
+                  !data && size == 0,
+              "a state never kept: found %d", found);
+    int64_t nw = 0, nc = 0;
+    TAP_CHECK(gt_db_prune(db, "other", 0, NULL, NULL, &nw, &nc) == GT_SUCCESS, "prune");
+    TAP_CHECK(gt_db_generation(db, &g) == GT_SUCCESS && g == 2, "after a prune: %lld", g);
+    gt_db_close(db);
+    db = open_ok(path, 1, 0);
+    if (db) {
+        TAP_CHECK(gt_db_state_put(db, "class|x", state1, sizeof state1) == GT_CACHE_ERROR,
+                  "a read-only handle kept a state");
+        TAP_CHECK(gt_db_generation(db, &g) == GT_SUCCESS && g == 2, "read-only: %lld", g);
+        gt_db_close(db);
+    }
+}
+
 /* The size of path's -wal file; -1 when there is none. */
 static long long wal_size(const char *path) {
     char wal[PATH_MAX + 8];
@@ -2364,6 +2423,7 @@ int main(void) {
     TAP_RUN(test_neighbors);
     TAP_RUN(test_cubins);
     TAP_RUN(test_wal_emptied);
+    TAP_RUN(test_generation_states);
     TAP_RUN(test_class_timings);
     TAP_RUN(test_migrate_v1);
     TAP_RUN(test_full_disk);

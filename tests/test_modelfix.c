@@ -28,11 +28,16 @@
  *                                 gt_dispatch_model_fix read apart (rows text for text, the
  *                                 fit bit for bit, all four op pairs in it); a kept fit is
  *                                 returned as kept
+ *   class_data_kept               the first process keeps a class's rows and fit in the
+ *                                 user cache and the next reads them, the same; a stored
+ *                                 shape, other limits, a shipped file added or changed,
+ *                                 a damaged state: derived again
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include <math.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -205,8 +210,9 @@ static void fix_changes_the_choice(void) {
     free(c), free(rows);
 }
 
-/* Stores rows of one shape (key) as a tuning in the layers' user cache. */
-static void store_shape(const gt_key *key, int per) {
+/* Stores rows of one shape (key) as a tuning in db, or in the layers' user cache where
+ * db is NULL. */
+static void store_shape_in(gt_db *db, const gt_key *key, int per) {
     gt_cand *c = NULL;
     gt_space_counts counts;
     int got = gt_space_build(key, &h100, per, 0, &c, &counts);
@@ -220,9 +226,12 @@ static void store_shape(const gt_key *key, int per) {
     }
     snprintf(w.config, sizeof w.config, "%s", t[0].config);
     w.time_us = t[0].time_us;
-    gt_layers_store(key, gt_kernel_source_hash, GT_VERSION_MAJOR, &w, t, got);
+    if (db) gt_db_store(db, key, gt_kernel_source_hash, GT_VERSION_MAJOR, &w, t, got);
+    else gt_layers_store(key, gt_kernel_source_hash, GT_VERSION_MAJOR, &w, t, got);
     free(c), free(t);
 }
+
+static void store_shape(const gt_key *key, int per) { store_shape_in(NULL, key, per); }
 
 /* Removes a cache file and its WAL's side files. */
 static void remove_cache(const char *path) {
@@ -390,6 +399,111 @@ static void class_data_one_walk(void) {
     remove_cache(path);
 }
 
+/* One class read by gt_dispatch_class_data as a new process would (the layers reopened):
+ * rows as text and the fit; *read: whether it came from a kept state. */
+static char *class_read(const gt_key *key, const gt_klimits *lim, gt_modelfix *fix, int *n,
+                        int *read) {
+    gt_dispatch_release();
+    gt_layers_open();
+    const unsigned long before = gt_dispatch_states_read();
+    gt_select_row *rows = NULL;
+    memset(fix, 0, sizeof *fix);
+    *n = gt_dispatch_class_data(key, lim, &rows, fix);
+    *read = gt_dispatch_states_read() != before;
+    return rows_format(rows, *n);
+}
+
+static int same_fit(const gt_modelfix *a, const gt_modelfix *b) {
+    return a->nfeat == b->nfeat && a->shapes == b->shapes && a->rows == b->rows &&
+           memcmp(a->id, b->id, sizeof a->id) == 0 && memcmp(a->w, b->w, sizeof a->w) == 0;
+}
+
+static void class_data_kept(void) {
+    char path[] = "/tmp/gt_classkept_XXXXXX", shipped[] = "/tmp/gt_classkept_ship_XXXXXX";
+    TAP_CHECK(temp_cache_open(path, 0) == 0, "mkstemp");
+    int fd = mkstemp(shipped);
+    if (fd >= 0) close(fd), unlink(shipped);
+    for (int s = 0; s < 10; s++) {
+        gt_key key;
+        fixture_key(&key, 90, s % 2, (s / 2) % 2, train[s][0], train[s][1], train[s][2], 16, 1);
+        store_shape(&key, 12);
+    }
+    gt_key nn;
+    fixture_key(&nn, 90, 0, 0, 777, 555, 333, 16, 1);
+    gt_modelfix f1, f2;
+    int n1, n2, r1, r2;
+    /* Derived and kept by the first process, read by the next: the same rows and fit. */
+    char *t1 = class_read(&nn, &h100, &f1, &n1, &r1);
+    char *t2 = class_read(&nn, &h100, &f2, &n2, &r2);
+    TAP_CHECK(!r1 && r2, "first process read a state: %d; second: %d (want 0 and 1)", r1, r2);
+    TAP_CHECK(n1 == 39 && n2 == n1 && t1 && t2 && strcmp(t1, t2) == 0 && f1.nfeat > 0 &&
+                  same_fit(&f1, &f2),
+              "kept state: %d rows, derived %d; rows %s; fit %s", n2, n1,
+              t1 && t2 && strcmp(t1, t2) == 0 ? "the same" : "differ",
+              same_fit(&f1, &f2) ? "the same" : "differs");
+    /* A shape of the class stored: the next process derives the data with it. */
+    gt_key more;
+    fixture_key(&more, 90, 0, 0, 640, 480, 2000, 16, 1);
+    gt_dispatch_release();
+    gt_layers_open();
+    store_shape(&more, 12);
+    free(t2);
+    t2 = class_read(&nn, &h100, &f2, &n2, &r2);
+    TAP_CHECK(!r2 && n2 == n1 + 13, "after a store: read a state %d, %d rows (want 0, %d)", r2,
+              n2, n1 + 13);
+    free(t1);
+    t1 = class_read(&nn, &h100, &f1, &n1, &r1);
+    TAP_CHECK(r1 && n1 == n2 && t1 && t2 && strcmp(t1, t2) == 0 && same_fit(&f1, &f2),
+              "the state kept after the store: read %d, %d rows", r1, n1);
+    /* Other limits: not the kept state. */
+    gt_klimits other = h100;
+    other.sm_count = 114;
+    free(t1);
+    t1 = class_read(&nn, &other, &f1, &n1, &r1);
+    TAP_CHECK(!r1, "a state kept for other limits was read");
+    /* A shipped file joins the layers, then changes: each time derived anew, then kept. */
+    gt_db *db = NULL;
+    char msg[600];
+    gt_key sh;
+    fixture_key(&sh, 90, 0, 0, 300, 3000, 700, 16, 1);
+    if (gt_db_open(shipped, 0, 0, &db, msg, sizeof msg) == GT_SUCCESS) {
+        store_shape_in(db, &sh, 12);
+        gt_db_close(db);
+    }
+    setenv("GEMMTUNE_CACHE_PATH", shipped, 1);
+    free(t1);
+    t1 = class_read(&nn, &h100, &f1, &n1, &r1);
+    TAP_CHECK(!r1 && n1 == n2 + 13, "a shipped file added: read %d, %d rows (want 0, %d)", r1, n1,
+              n2 + 13);
+    free(t1);
+    t1 = class_read(&nn, &h100, &f1, &n1, &r1);
+    TAP_CHECK(r1 && n1 == n2 + 13, "with the shipped file: read %d, %d rows", r1, n1);
+    fixture_key(&sh, 90, 0, 0, 301, 3001, 701, 16, 1);
+    if (gt_db_open(shipped, 0, 0, &db, msg, sizeof msg) == GT_SUCCESS) {
+        store_shape_in(db, &sh, 12);
+        gt_db_close(db);
+    }
+    free(t1);
+    t1 = class_read(&nn, &h100, &f1, &n1, &r1);
+    TAP_CHECK(!r1 && n1 == n2 + 26, "the shipped file changed: read %d, %d rows (want 0, %d)", r1,
+              n1, n2 + 26);
+    /* A damaged state is derived again, never used. */
+    sqlite3 *c = NULL;
+    if (sqlite3_open(path, &c) == SQLITE_OK)
+        sqlite3_exec(c, "UPDATE meta SET value = x'67746336' WHERE key LIKE 'state:%'", NULL, NULL,
+                     NULL);
+    sqlite3_close(c);
+    free(t2);
+    t2 = class_read(&nn, &h100, &f2, &n2, &r2);
+    TAP_CHECK(!r2 && n2 == n1 && t1 && t2 && strcmp(t1, t2) == 0, "a damaged state: read %d, %d rows",
+              r2, n2);
+    free(t1), free(t2);
+    setenv("GEMMTUNE_CACHE_PATH", "", 1);
+    gt_layers_close();
+    remove_cache(path);
+    remove_cache(shipped);
+}
+
 int main(void) {
     TAP_RUN(fix_needs_enough_shapes);
     TAP_RUN(fix_learns_a_feature);
@@ -399,5 +513,6 @@ int main(void) {
     TAP_RUN(fix_from_the_cache_layers);
     TAP_RUN(rows_kept_until_layers_change);
     TAP_RUN(class_data_one_walk);
+    TAP_RUN(class_data_kept);
     return tap_done();
 }

@@ -726,13 +726,33 @@ const gt_kconstraint *gt_kcfg_check(const gt_kcfg *c, const gt_key *key, const g
 }
 /* ===== text form ===== */
 
+/* Appends len bytes of t at buf + *n as snprintf would: what fits before the last byte
+ * of size, *n counting all of it. */
+static void put_text(char *buf, size_t size, size_t *n, const char *t, size_t len) {
+    if (*n + 1 < size) {
+        const size_t room = size - *n - 1;
+        memcpy(buf + *n, t, len < room ? len : room);
+    }
+    *n += len;
+}
+
+/* Written by hand, not by snprintf: a first call's choice formats hundreds of
+ * configurations, and snprintf's per-parameter cost was half of it. */
 int gt_kcfg_format(const gt_kcfg *c, char *buf, size_t size) {
     size_t n = 0;
     for (int i = 0; i < gt_nkparams; i++) {
-        if (gt_kparams[i].optional && gt_kcfg_get(c, i) == gt_kparams[i].values[0]) continue;
-        n += (size_t)snprintf(buf + (n < size ? n : size), n < size ? size - n : 0, "%s%d",
-                              gt_kparams[i].sep, gt_kcfg_get(c, i));
+        const int v = gt_kcfg_get(c, i);
+        if (gt_kparams[i].optional && v == gt_kparams[i].values[0]) continue;
+        put_text(buf, size, &n, gt_kparams[i].sep, strlen(gt_kparams[i].sep));
+        char digits[16];
+        int d = (int)sizeof digits;
+        long long u = v < 0 ? -(long long)v : v;
+        do digits[--d] = (char)('0' + u % 10), u /= 10;
+        while (u);
+        if (v < 0) digits[--d] = '-';
+        put_text(buf, size, &n, digits + d, sizeof digits - (size_t)d);
     }
+    if (size) buf[n < size ? n : size - 1] = 0;
     return (int)n;
 }
 
@@ -761,8 +781,10 @@ int gt_kcfg_parse(const char *text, gt_kcfg *c, char *why, size_t whysize) {
             snprintf(why, whysize, "'%s': %s needs a number", text, gt_kparams[i].name);
             return -1;
         }
-        char *end;
-        long v = strtol(p, &end, 10);
+        const char *end = p;
+        long v = 0;
+        for (; *end >= '0' && *end <= '9'; end++)
+            if (v < 100000000) v = v * 10 + (*end - '0'); /* longer is refused below */
         int found = 0;
         for (int j = 0; j < gt_kparams[i].nvalues; j++) found |= gt_kparams[i].values[j] == v;
         /* One text per configuration: no leading zeros, an optional parameter's first
