@@ -82,6 +82,10 @@
 #define STATE_PREFIX "state:"       /* meta: gt_db_state_put's entries */
 #define ERRMSG_MAX 1024
 
+/* The handle's statements (stmt_sql). */
+enum { ST_LOOKUP, ST_PUT_WINNER, ST_PUT_TIMING, ST_LIST, ST_TIMINGS, ST_DEL_TIMINGS,
+       ST_NEIGHBORS, ST_CLASS_TIMINGS, ST_CUBIN_GET, ST_CUBIN_PUT, ST_COUNT };
+
 struct gt_db {
     sqlite3 *conn;
     pthread_mutex_t lock;   /* error-checking: a callback that re-enters is refused,
@@ -96,16 +100,7 @@ struct gt_db {
     int64_t max_mb;         /* GEMMTUNE_CACHE_MAX_MB applied at open; 0 when none */
     int last_rc;            /* SQLite code of the last failure, for open's fallbacks */
     char *path;
-    sqlite3_stmt *st_lookup;
-    sqlite3_stmt *st_put_winner;
-    sqlite3_stmt *st_put_timing;
-    sqlite3_stmt *st_list;
-    sqlite3_stmt *st_timings;
-    sqlite3_stmt *st_del_timings;
-    sqlite3_stmt *st_neighbors;
-    sqlite3_stmt *st_class_timings;
-    sqlite3_stmt *st_cubin_get;
-    sqlite3_stmt *st_cubin_put;
+    sqlite3_stmt *st[ST_COUNT]; /* prepared at their first use (use()) */
     char errmsg[ERRMSG_MAX];
 };
 
@@ -593,81 +588,83 @@ static gt_status prepare(gt_db *db, const char *sql, sqlite3_stmt **st) {
     return GT_SUCCESS;
 }
 
-static gt_status prepare_all(gt_db *db) {
-    gt_status s = prepare(db,
-                          "SELECT config, time_us, tflops, tuned_at, nvrtc, driver, host, "
+/* The statements' texts. ST_NEIGHBORS is the key minus m, n, k and beta0: those
+ * parameters (?7..?9, ?11) are left out of the text, so bind_key() still fills the rest by
+ * number; same columns as ST_LIST, for decode_winner(). ST_TIMINGS: fastest successful
+ * candidate first, failed ones after, in a stable order. ST_CLASS_TIMINGS: every
+ * candidate row of the key's device, dtype and alignment class, the key's op pair or any
+ * with ?14 = 1; neither ordered nor joined to the winners (sorting doubles the read's
+ * time, and timings are written and pruned only with their winner). */
+static const char *const stmt_sql[ST_COUNT] = {
+    [ST_LOOKUP] = "SELECT config, time_us, tflops, tuned_at, nvrtc, driver, host, "
                           "libver FROM winners WHERE " KEY_WHERE,
-                          &db->st_lookup);
-    if (s == GT_SUCCESS)
-        s = prepare(db,
-                    "INSERT OR REPLACE INTO winners(" KEY_COLS ", config, time_us, tflops, "
+    [ST_PUT_WINNER] = "INSERT OR REPLACE INTO winners(" KEY_COLS ", config, time_us, tflops, "
                     "tuned_at, nvrtc, driver, host, libver) VALUES(" KEY_PARAMS ", ?14, ?15, "
                     "?16, ?17, ?18, ?19, ?20, ?21)",
-                    &db->st_put_winner);
-    if (s == GT_SUCCESS)
-        s = prepare(db,
-                    "INSERT OR REPLACE INTO timings(" KEY_COLS ", config, status, time_us, "
+    [ST_PUT_TIMING] = "INSERT OR REPLACE INTO timings(" KEY_COLS ", config, status, time_us, "
                     "tflops, message) VALUES(" KEY_PARAMS ", ?14, ?15, ?16, ?17, ?18)",
-                    &db->st_put_timing);
-    if (s == GT_SUCCESS)
-        s = prepare(db,
-                    "SELECT " KEY_COLS ", config, time_us, tflops, tuned_at, nvrtc, driver, "
+    [ST_LIST] = "SELECT " KEY_COLS ", config, time_us, tflops, tuned_at, nvrtc, driver, "
                     "host, libver FROM winners ORDER BY device, dtype, m, n, k, opa, opb, "
                     "cc, sms, align, beta0, src_hash, lib_major",
-                    &db->st_list);
-    /* Fastest successful candidate first; failed ones after, in a stable order. */
-    if (s == GT_SUCCESS)
-        s = prepare(db,
-                    "SELECT config, status, time_us, tflops, message FROM timings WHERE " KEY_WHERE
+    [ST_TIMINGS] = "SELECT config, status, time_us, tflops, message FROM timings WHERE " KEY_WHERE
                     " ORDER BY status <> 'ok', CASE WHEN status = 'ok' THEN time_us END, "
                     "config",
-                    &db->st_timings);
-    if (s == GT_SUCCESS)
-        s = prepare(db, "DELETE FROM timings WHERE " KEY_WHERE, &db->st_del_timings);
-    /* The key minus m, n, k and beta0: those parameters (?7..?9, ?11) are left out of
-     * the text, so bind_key() still fills the rest by number. Same columns as st_list,
-     * for decode_winner(). */
-    if (s == GT_SUCCESS)
-        s = prepare(db,
-                    "SELECT " KEY_COLS ", config, time_us, tflops, tuned_at, nvrtc, driver, "
+    [ST_DEL_TIMINGS] = "DELETE FROM timings WHERE " KEY_WHERE,
+    [ST_NEIGHBORS] = "SELECT " KEY_COLS ", config, time_us, tflops, tuned_at, nvrtc, driver, "
                     "host, libver FROM winners WHERE device = ?1 AND cc = ?2 AND sms = ?3 AND "
                     "dtype = ?4 AND opa = ?5 AND opb = ?6 AND align = ?10 AND src_hash = ?12 "
                     "AND lib_major = ?13 ORDER BY m, n, k, beta0",
-                    &db->st_neighbors);
-    /* Every candidate row of the key's device, dtype and alignment class: the key's op
-     * pair, or any with ?14 = 1. Neither ordered nor joined to the winners: sorting
-     * doubles the read's time, and timings are written and pruned only with their
-     * winner (gt_db_store, gt_db_merge, gt_db_prune). */
-    if (s == GT_SUCCESS)
-        s = prepare(db,
-                    "SELECT opa, opb, m, n, k, beta0, config, status, time_us, tflops, message "
+    [ST_CLASS_TIMINGS] = "SELECT opa, opb, m, n, k, beta0, config, status, time_us, tflops, message "
                     "FROM timings WHERE device = ?1 AND cc = ?2 AND sms = ?3 AND dtype = ?4 AND "
                     "(?14 = 1 OR (opa = ?5 AND opb = ?6)) AND align = ?10 AND src_hash = ?12 AND "
                     "lib_major = ?13",
-                    &db->st_class_timings);
-    if (s == GT_SUCCESS)
-        s = prepare(db,
-                    "SELECT image, size FROM cubins WHERE src_hash = ?1 AND program = ?2 AND "
+    [ST_CUBIN_GET] = "SELECT image, size FROM cubins WHERE src_hash = ?1 AND program = ?2 AND "
                     "arch = ?3 AND nvrtc = ?4 AND driver = ?5",
-                    &db->st_cubin_get);
-    if (s == GT_SUCCESS)
-        s = prepare(db,
-                    "INSERT OR REPLACE INTO cubins(src_hash, program, arch, nvrtc, driver, "
+    [ST_CUBIN_PUT] = "INSERT OR REPLACE INTO cubins(src_hash, program, arch, nvrtc, driver, "
                     "image, size, stored_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                    &db->st_cubin_put);
+};
+
+/* Statement i of db, prepared at its first use: a process's first call uses two or three
+ * of the ten, and preparing all of them at open took a quarter of a millisecond of it.
+ * NULL after a message where it cannot be prepared (SQLite's calls on a NULL statement
+ * return SQLITE_MISUSE, which the caller reports). */
+static sqlite3_stmt *use(gt_db *db, int i) {
+    if (!db->st[i] && prepare(db, stmt_sql[i], &db->st[i]) != GT_SUCCESS) db->st[i] = NULL;
+    return db->st[i];
+}
+
+/* What every statement reads and writes is there: one statement naming each column of
+ * the three tables, prepared (not run) at open, so that a file whose tables do not match
+ * this library's schema is refused there, as before the statements were prepared
+ * lazily. */
+static gt_status check_schema(gt_db *db) {
+    sqlite3_stmt *st = NULL;
+    gt_status s = prepare(db,
+                          "SELECT w.device, w.cc, w.sms, w.dtype, w.opa, w.opb, w.m, w.n, w.k, "
+                          "w.align, w.beta0, w.src_hash, w.lib_major, w.config, w.time_us, "
+                          "w.tflops, w.tuned_at, w.nvrtc, w.driver, w.host, w.libver, "
+                          "t.device, t.cc, t.sms, t.dtype, t.opa, t.opb, t.m, t.n, t.k, t.align, "
+                          "t.beta0, t.src_hash, t.lib_major, t.config, t.status, t.time_us, "
+                          "t.tflops, t.message, c.src_hash, c.program, c.arch, c.nvrtc, "
+                          "c.driver, c.image, c.size, c.stored_at "
+                          "FROM winners w, timings t, cubins c LIMIT 0",
+                          &st);
+    sqlite3_finalize(st);
     return s;
 }
 
-/* Reads every row of the tables once. Opening only touches the first page; this walk
- * makes a file whose later pages are damaged or missing fail at open, as db.h promises,
- * rather than at the first lookup. A cache holds thousands of rows, so it is cheap.
- * count(*) walks the b-tree pages of cubins but not the overflow pages of their images
- * (megabytes): a damaged image is found when it is read, and reported then. */
+/* Reads every row of the entry tables once. Opening only touches the first page; this
+ * walk makes a file whose later pages are damaged or missing fail at open, as db.h
+ * promises, rather than at the first lookup. Those tables hold thousands of rows, so it
+ * is cheap. Not the cubins: each row fills a page of its own (a node's prebuilt set is
+ * thousands: 0.5 ms of a process's first call on this development machine for 5,000),
+ * and a damaged binary, or a damaged page of their table, is found when read and
+ * reported then (gt_db_cubin_get), as a damaged image always was. */
 static gt_status check_tables(gt_db *db) {
     sqlite3_stmt *st = NULL;
     int rc = first_row(db,
                        "SELECT (SELECT count(*) FROM winners), (SELECT count(*) FROM timings), "
-                       "(SELECT count(*) FROM meta), (SELECT count(*) FROM cubins)",
+                       "(SELECT count(*) FROM meta)",
                        &st);
     sqlite3_finalize(st);
     if (rc != SQLITE_ROW) return fail_rc(db, rc, "cannot read the tables");
@@ -675,20 +672,10 @@ static gt_status check_tables(gt_db *db) {
 }
 
 static void finalize_all(gt_db *db) {
-    sqlite3_finalize(db->st_lookup);
-    sqlite3_finalize(db->st_put_winner);
-    sqlite3_finalize(db->st_put_timing);
-    sqlite3_finalize(db->st_list);
-    sqlite3_finalize(db->st_timings);
-    sqlite3_finalize(db->st_del_timings);
-    sqlite3_finalize(db->st_neighbors);
-    sqlite3_finalize(db->st_class_timings);
-    sqlite3_finalize(db->st_cubin_get);
-    sqlite3_finalize(db->st_cubin_put);
-    db->st_lookup = db->st_put_winner = db->st_put_timing = db->st_list = db->st_timings =
-        NULL;
-    db->st_del_timings = db->st_neighbors = db->st_class_timings = db->st_cubin_get =
-        db->st_cubin_put = NULL;
+    for (int i = 0; i < ST_COUNT; i++) {
+        sqlite3_finalize(db->st[i]);
+        db->st[i] = NULL;
+    }
 }
 
 static void destroy(gt_db *db) {
@@ -806,6 +793,7 @@ static int bind_field(sqlite3_stmt *st, int i, const char *text, size_t size) {
 }
 
 static void done_stmt(sqlite3_stmt *st) {
+    if (!st) return;
     sqlite3_reset(st);
     sqlite3_clear_bindings(st);
 }
@@ -964,7 +952,7 @@ static gt_status put_digest(gt_db *db) {
  * kt is the key's text for the message. */
 static gt_status put_winner(gt_db *db, const gt_key *key, const char *src_hash, int lib_major,
                             const gt_db_winner *winner, const char *kt) {
-    sqlite3_stmt *st = db->st_put_winner;
+    sqlite3_stmt *st = use(db, ST_PUT_WINNER);
     int rc = bind_key(st, key, src_hash, lib_major);
     if (rc == SQLITE_OK) rc = bind_field(st, 14, winner->config, sizeof winner->config);
     if (rc == SQLITE_OK) rc = sqlite3_bind_double(st, 15, winner->time_us);
@@ -994,7 +982,7 @@ static gt_status put_timings(gt_db *db, const gt_key *key, const char *src_hash,
     gt_status s = GT_SUCCESS;
     for (int i = 0; s == GT_SUCCESS && i < ntimings; i++) {
         const gt_db_timing *t = &timings[i];
-        sqlite3_stmt *st = db->st_put_timing;
+        sqlite3_stmt *st = use(db, ST_PUT_TIMING);
         int rc = bind_key(st, key, src_hash, lib_major);
         if (rc == SQLITE_OK) rc = bind_field(st, 14, t->config, sizeof t->config);
         if (rc == SQLITE_OK) rc = bind_field(st, 15, t->status, sizeof t->status);
@@ -1262,7 +1250,7 @@ static gt_status open_file(const char *path, int readonly, int host, int busy_ti
     if (s == GT_SUCCESS && !db->readonly && version < GT_DB_SCHEMA_VERSION) s = migrate(db);
     /* The cap is on a file; the in-memory cache holds what a process could not write. */
     if (s == GT_SUCCESS && !db->readonly && strcmp(path, ":memory:") != 0) s = apply_max_size(db);
-    if (s == GT_SUCCESS) s = prepare_all(db);
+    if (s == GT_SUCCESS) s = check_schema(db);
     if (s == GT_SUCCESS) s = check_tables(db);
     drop_host_lock(db);
     return finish_open(db, s, out, msg, msgsize);
@@ -1424,10 +1412,8 @@ gt_status gt_db_open_snapshot(const char *path, int timings, gt_db **out, char *
         sleep_ms(wait_ms < 128 ? wait_ms : 128);
     }
     free(uri);
-    if (s == GT_SUCCESS) {
-        db->readonly = 1;
-        s = prepare_all(db);
-    }
+    /* The copy's schema is this library's own (migrate): no check_schema. */
+    if (s == GT_SUCCESS) db->readonly = 1;
     return finish_open(db, s, out, msg, msgsize);
 }
 
@@ -1511,9 +1497,9 @@ gt_status gt_db_open_image(const char *name, const unsigned char *image, size_t 
                   version, GT_DB_SCHEMA_VERSION);
         s = GT_CACHE_ERROR;
     }
-    /* No walk of the tables (check_tables): the image is the caller's bytes in memory, not
-     * a file that may be damaged, and the walk would touch every page of it. */
-    if (s == GT_SUCCESS) s = prepare_all(db);
+    /* No walk of the tables (check_tables) nor check of their columns (check_schema): the
+     * image is the caller's bytes in memory, built by this library, not a file that may
+     * be damaged, and the walk would touch every page of it. */
     return finish_open(db, s, out, msg, msgsize);
 }
 
@@ -1534,7 +1520,7 @@ const char *gt_db_errmsg(gt_db *db) { return db ? db->errmsg : "no cache handle"
  * 0 when there is none, -1 (the error recorded) when the read failed. */
 static int winner_in_txn(gt_db *db, const gt_key *key, const char *src_hash, int lib_major,
                          gt_db_winner *out) {
-    sqlite3_stmt *st = db->st_lookup;
+    sqlite3_stmt *st = use(db, ST_LOOKUP);
     int rc = bind_key(st, key, src_hash, lib_major);
     if (rc == SQLITE_OK) rc = step_first(db, st);
     int found = rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
@@ -1757,7 +1743,7 @@ gt_status gt_db_list(gt_db *db, gt_db_winner_fn fn, void *user) {
         unlock_db(db);
         return GT_INVALID_VALUE;
     }
-    sqlite3_stmt *st = db->st_list;
+    sqlite3_stmt *st = use(db, ST_LIST);
     int rc = walk_winners(db, st, fn, user);
     if (rc != SQLITE_DONE) s = fail_rc(db, rc, "cannot list the winners");
     done_stmt(st);
@@ -1836,8 +1822,9 @@ gt_status gt_db_timings(gt_db *db, const gt_key *key, const char *src_hash, int 
     gt_status s = lock_keyed(db, key, src_hash, "timings", fn ? NULL : "fn");
     if (s != GT_SUCCESS) return s;
     key_timings k = {fn, user};
-    int rc = bind_key(db->st_timings, key, src_hash, lib_major);
-    return walk_timings(db, db->st_timings, rc, key, 0, one_key_timing, &k, "the timings of");
+    sqlite3_stmt *st = use(db, ST_TIMINGS);
+    int rc = bind_key(st, key, src_hash, lib_major);
+    return walk_timings(db, st, rc, key, 0, one_key_timing, &k, "the timings of");
 }
 
 gt_status gt_db_class_timings(gt_db *db, const gt_key *key, const char *src_hash, int lib_major,
@@ -1845,7 +1832,7 @@ gt_status gt_db_class_timings(gt_db *db, const gt_key *key, const char *src_hash
     if (!db) return GT_INVALID_VALUE;
     gt_status s = lock_keyed(db, key, src_hash, "class timings", fn ? NULL : "fn");
     if (s != GT_SUCCESS) return s;
-    sqlite3_stmt *st = db->st_class_timings;
+    sqlite3_stmt *st = use(db, ST_CLASS_TIMINGS);
     int rc = bind_key(st, key, src_hash, lib_major);
     if (rc == SQLITE_OK) rc = sqlite3_bind_int(st, 14, any_ops ? 1 : 0);
     return walk_timings(db, st, rc, key, 6, fn, user, "the timings of the class of");
@@ -1881,7 +1868,7 @@ gt_status gt_db_merge(gt_db *db, const gt_key *key, const char *src_hash, int li
     }
     int write = 0;
     if (s == GT_SUCCESS) {
-        sqlite3_stmt *st = db->st_lookup;
+        sqlite3_stmt *st = use(db, ST_LOOKUP);
         rc = bind_key(st, key, src_hash, lib_major);
         if (rc == SQLITE_OK) rc = sqlite3_step(st);
         if (rc == SQLITE_DONE) {
@@ -1900,7 +1887,7 @@ gt_status gt_db_merge(gt_db *db, const gt_key *key, const char *src_hash, int li
     if (s == GT_SUCCESS && write) s = put_winner(db, key, src_hash, lib_major, winner, kt);
     if (s == GT_SUCCESS && write) {
         /* The old timings belong to the old winner's run: keep one run's rows together. */
-        sqlite3_stmt *st = db->st_del_timings;
+        sqlite3_stmt *st = use(db, ST_DEL_TIMINGS);
         rc = bind_key(st, key, src_hash, lib_major);
         if (rc == SQLITE_OK) rc = sqlite3_step(st);
         if (rc != SQLITE_DONE) {
@@ -1967,7 +1954,7 @@ gt_status gt_db_neighbors(gt_db *db, const gt_key *key, const char *src_hash, in
     if (!db) return GT_INVALID_VALUE;
     gt_status s = lock_keyed(db, key, src_hash, "neighbors", fn ? NULL : "fn");
     if (s != GT_SUCCESS) return s;
-    sqlite3_stmt *st = db->st_neighbors;
+    sqlite3_stmt *st = use(db, ST_NEIGHBORS);
     int rc = bind_key(st, key, src_hash, lib_major);
     if (rc == SQLITE_OK) rc = walk_winners(db, st, fn, user);
     if (rc != SQLITE_DONE) {
@@ -2000,7 +1987,7 @@ gt_status gt_db_cubin_get(gt_db *db, const gt_db_bin_key *bk, void **image, size
         unlock_db(db);
         return s;
     }
-    sqlite3_stmt *st = db->st_cubin_get;
+    sqlite3_stmt *st = use(db, ST_CUBIN_GET);
     int rc = bind_bin_key(st, bk);
     if (rc == SQLITE_OK) rc = step_first(db, st);
     char what[320];
@@ -2055,7 +2042,7 @@ gt_status gt_db_cubin_put(gt_db *db, const gt_db_bin_key *bk, const void *image,
     snprintf(what, sizeof what, "the cubin of '%s' for sm_%d", bk->program, bk->arch);
     int rc = begin_immediate(db);
     if (rc == SQLITE_OK) {
-        sqlite3_stmt *st = db->st_cubin_put;
+        sqlite3_stmt *st = use(db, ST_CUBIN_PUT);
         rc = bind_bin_key(st, bk);
         /* STATIC: the statement is stepped and reset before this call returns. */
         if (rc == SQLITE_OK) rc = sqlite3_bind_blob64(st, 6, image, size, SQLITE_STATIC);
