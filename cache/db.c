@@ -1639,11 +1639,16 @@ gt_status gt_db_store_first(gt_db *db, const gt_key *key, const char *src_hash, 
  * being never upgraded).
  * =================================================================================== */
 
-static void claim_name(const gt_key *key, const char *src_hash, int lib_major, char *buf,
-                       size_t size) {
+void gt_db_entry_name(const gt_key *key, const char *src_hash, int lib_major, char *buf,
+                      size_t size) {
     char kt[256];
     gt_key_format(key, kt, sizeof kt);
     snprintf(buf, size, "%s|%s|%d", kt, src_hash, lib_major);
+}
+
+static void claim_name(const gt_key *key, const char *src_hash, int lib_major, char *buf,
+                       size_t size) {
+    gt_db_entry_name(key, src_hash, lib_major, buf, size);
 }
 
 static double wall_s(void) {

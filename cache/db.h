@@ -242,6 +242,12 @@ gt_status gt_db_cubin_programs(gt_db *db, const gt_db_bin_key *bk, gt_db_program
  * included; -1 on error. */
 int64_t gt_db_cubin_count(gt_db *db);
 
+/* The text that names an entry (key, src_hash, lib_major: the columns a lookup
+ * matches): gt_key_format's text, '|', src_hash, '|', lib_major. Two entries have the
+ * same text exactly when a lookup of one finds the other. */
+void gt_db_entry_name(const gt_key *key, const char *src_hash, int lib_major, char *buf,
+                      size_t size);
+
 /* Generation and kept states (the file's meta table; no schema version goes with them).
  * gt_db_generation: how many transactions have changed winners or timings in the file
  * (stores, merges that wrote, prunes), 0 for a file that never counted; two reads with

@@ -33,6 +33,7 @@ typedef struct layer {
     int role;
     int writable;
     atomic_int failed;     /* a use failed: bypassed */
+    atomic_int deferred;   /* the built-in image, not opened yet (open_deferred) */
 } layer;
 
 static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -185,9 +186,44 @@ static const gt_text_file *defaults_texts(int *n) {
     return defaults_nfiles < 0 ? gt_defaults_files : defaults_files;
 }
 
-/* The last layer: every built-in text loaded into one in-memory cache, then sealed
- * (invariant 5). A text that fails is reported and left out; the layer is added when one
- * loads. */
+/* Every built-in text loaded into one in-memory cache, then sealed (invariant 5): the
+ * handle, or NULL (said) where none loads. A text that fails is reported and left out;
+ * held[i] is set for each text i < nheld that loads, defaults_loaded counts them. */
+static gt_db *load_texts(const gt_text_file *files, int n, unsigned char *held, int nheld) {
+    char msg[1200];
+    gt_db *db = NULL;
+    defaults_loaded = 0;
+    if (gt_db_open(":memory:", 0, 0, &db, msg, sizeof msg) != GT_SUCCESS) {
+        gt_log(GT_LOG_WARN, "built-in defaults bypassed: %s", msg);
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) {
+        gt_text_counts c;
+        const char *name = files[i].name ? files[i].name : "?";
+        if (gt_text_load(db, files[i].text, files[i].size, name, &c, msg, sizeof msg) !=
+            GT_SUCCESS) {
+            gt_log(GT_LOG_WARN, "built-in defaults: %s left out: %s", name, msg);
+            continue;
+        }
+        gt_log(GT_LOG_DEBUG, "built-in defaults: %s: %lld winners, %lld timings", name,
+               c.winners, c.timings);
+        if (i < nheld) held[i] = 1;
+        defaults_loaded++;
+    }
+    if (!defaults_loaded) {
+        gt_db_close(db);
+        return NULL;
+    }
+    gt_db_seal(db);
+    return db;
+}
+
+/* The last layer. The built-in texts come as an image of the cache they load into
+ * (data/image.c), read in place and opened at the layer's first read (open_deferred): a
+ * process's first call that finds its class's data kept (src/dispatch.c) and a shape the
+ * image does not hold (gt_defaults_image_keys) never opens it, which saves a millisecond
+ * of it on the H100's host. A test's texts are loaded now. The layer is added when it
+ * can be read. */
 static void open_defaults(void) {
     int n;
     const gt_text_file *files = defaults_texts(&n);
@@ -206,50 +242,17 @@ static void open_defaults(void) {
         return;
     }
     defaults_state = GT_DEFAULTS_FAILED;
-    char msg[1200];
     gt_db *db = NULL;
     /* Which texts the layer holds (the first 64 are named), for its name. */
     unsigned char held[64] = {0};
     const int nheld = n < (int)sizeof held ? n : (int)sizeof held;
-    /* The built-in texts come as an image of the cache they load into (data/image.c),
-     * read in place; a test's texts, or an SQLite that cannot read images, are loaded. */
-    if (defaults_nfiles < 0 && gt_defaults_image_size > 0) {
-        if (gt_db_open_image("built-in defaults", gt_defaults_image, gt_defaults_image_size,
-                             &db, msg, sizeof msg) == GT_SUCCESS) {
-            defaults_loaded = gt_defaults_image_files;
-            defaults_imaged = 1;
-            memset(held, 1, (size_t)(defaults_loaded < nheld ? defaults_loaded : nheld));
-            gt_log(GT_LOG_DEBUG, "built-in defaults: an image of %d files (%zu bytes) read in place",
-                   gt_defaults_image_files, gt_defaults_image_size);
-        } else {
-            gt_log(GT_LOG_DEBUG, "built-in defaults: the image is not read (%s); loading the texts",
-                   msg);
-            db = NULL;
-        }
-    }
-    if (!db) {
-        if (gt_db_open(":memory:", 0, 0, &db, msg, sizeof msg) != GT_SUCCESS) {
-            gt_log(GT_LOG_WARN, "built-in defaults bypassed: %s", msg);
-            return;
-        }
-        for (int i = 0; i < n; i++) {
-            gt_text_counts c;
-            const char *name = files[i].name ? files[i].name : "?";
-            if (gt_text_load(db, files[i].text, files[i].size, name, &c, msg, sizeof msg) !=
-                GT_SUCCESS) {
-                gt_log(GT_LOG_WARN, "built-in defaults: %s left out: %s", name, msg);
-                continue;
-            }
-            gt_log(GT_LOG_DEBUG, "built-in defaults: %s: %lld winners, %lld timings", name,
-                   c.winners, c.timings);
-            if (i < nheld) held[i] = 1;
-            defaults_loaded++;
-        }
-        if (!defaults_loaded) {
-            gt_db_close(db);
-            return;
-        }
-        gt_db_seal(db);
+    const int deferred = defaults_nfiles < 0 && gt_defaults_image_size > 0;
+    if (deferred) {
+        defaults_loaded = gt_defaults_image_files;
+        defaults_imaged = 1;
+        memset(held, 1, (size_t)(defaults_loaded < nheld ? defaults_loaded : nheld));
+    } else if (!(db = load_texts(files, n, held, nheld))) {
+        return;
     }
     layer *l = &layers[nlayers++];
     memset(l, 0, sizeof *l);
@@ -261,7 +264,50 @@ static void open_defaults(void) {
     if (used < sizeof l->path) snprintf(l->path + used, sizeof l->path - used, ")");
     l->db = db;
     l->role = ROLE_DEFAULTS;
+    atomic_store(&l->deferred, deferred);
     defaults_state = GT_DEFAULTS_LOADED;
+}
+
+/* Opens the built-in image of layer l, once, at its first read; where SQLite cannot read
+ * it, the texts are loaded instead, and where none loads the layer is bypassed. */
+static void open_deferred(layer *l) {
+    pthread_mutex_lock(&open_lock);
+    if (atomic_load(&l->deferred)) {
+        char msg[1200];
+        gt_db *db = NULL;
+        if (gt_db_open_image("built-in defaults", gt_defaults_image, gt_defaults_image_size, &db,
+                             msg, sizeof msg) == GT_SUCCESS) {
+            gt_log(GT_LOG_DEBUG, "built-in defaults: an image of %d files (%zu bytes) read in place",
+                   gt_defaults_image_files, gt_defaults_image_size);
+        } else {
+            gt_log(GT_LOG_DEBUG, "built-in defaults: the image is not read (%s); loading the texts",
+                   msg);
+            int n;
+            const gt_text_file *files = defaults_texts(&n);
+            unsigned char held[64];
+            defaults_imaged = 0;
+            db = load_texts(files, n, held, (int)sizeof held);
+            if (!db) defaults_state = GT_DEFAULTS_FAILED;
+        }
+        l->db = db;
+        if (!db) atomic_store(&l->failed, 1);
+        atomic_store(&l->deferred, 0);
+    }
+    pthread_mutex_unlock(&open_lock);
+}
+
+/* 1 when the built-in image may hold key's entry: its name is among the image's. */
+static int in_image(const gt_key *key, const char *src_hash, int lib_major) {
+    char name[400];
+    gt_db_entry_name(key, src_hash, lib_major, name, sizeof name);
+    int lo = 0, hi = gt_defaults_image_nkeys - 1;
+    while (lo <= hi) {
+        const int mid = lo + (hi - lo) / 2, c = strcmp(gt_defaults_image_keys[mid], name);
+        if (c == 0) return 1;
+        if (c < 0) lo = mid + 1;
+        else hi = mid - 1;
+    }
+    return 0;
 }
 
 /* Counts the changes of what the layers hold, but for binaries: a winner and timings
@@ -332,6 +378,7 @@ void gt_layers_close(void) {
 static layer *readable(int i) {
     if (i < 0 || i >= nlayers) return NULL;
     layer *l = &layers[i];
+    if (atomic_load(&l->deferred)) open_deferred(l);
     return l->db && !atomic_load(&l->failed) ? l : NULL;
 }
 
@@ -420,6 +467,8 @@ int gt_layers_in_memory(void) { return memory(0) != NULL; }
 
 int gt_layers_defaults(int *files, int *loaded) {
     gt_layers_open();
+    layer *l = nth(ROLE_DEFAULTS, 0);
+    if (l && atomic_load(&l->deferred)) open_deferred(l);
     pthread_mutex_lock(&open_lock);
     int n, state = defaults_state;
     defaults_texts(&n);
@@ -441,7 +490,8 @@ const char *gt_layers_defaults_name(int i) {
 gt_status gt_layers_defaults_list(gt_db_winner_fn fn, void *user) {
     gt_layers_open();
     layer *l = nth(ROLE_DEFAULTS, 0);
-    if (!l || !l->db) return GT_SUCCESS;
+    if (l && atomic_load(&l->deferred)) open_deferred(l);
+    if (!l || !l->db || atomic_load(&l->failed)) return GT_SUCCESS;
     gt_status s = gt_db_list(l->db, fn, user);
     if (s != GT_SUCCESS) failed(l);
     return s;
@@ -457,6 +507,11 @@ void gt_layers_set_defaults(const gt_text_file *files, int n) {
 
 int gt_layers_lookup(int i, const gt_key *key, const char *src_hash, int lib_major,
                      gt_db_winner *w) {
+    /* An entry the built-in image does not name is not looked for there: the image stays
+     * unopened. */
+    if (i > 0 && i < nlayers && atomic_load(&layers[i].deferred) &&
+        !in_image(key, src_hash, lib_major))
+        return 0;
     layer *l = readable(i);
     int found = 0;
     if (l && gt_db_lookup(l->db, key, src_hash, lib_major, w, &found) != GT_SUCCESS) {
@@ -589,17 +644,18 @@ int gt_layers_fingerprint(char *buf, size_t size) {
     for (int i = 0; i < nlayers; i++) {
         const layer *l = &layers[i];
         char part[200];
-        if (!readable(i)) {
+        if (l->role == ROLE_DEFAULTS && !atomic_load(&l->failed)) {
+            /* A test's texts, or texts loaded where no image could be read: not named.
+             * The image is named without being opened. */
+            if (!defaults_imaged) return -1;
+            snprintf(part, sizeof part, "d%zu.%llx;", gt_defaults_image_size,
+                     gt_defaults_image_sum);
+        } else if (!readable(i)) {
             snprintf(part, sizeof part, "x;");
         } else if (l->role == ROLE_USER) {
             long long gen;
             if (gt_db_generation(l->db, &gen) != GT_SUCCESS) return -1;
             snprintf(part, sizeof part, "u%lld;", gen);
-        } else if (l->role == ROLE_DEFAULTS) {
-            /* A test's texts, or texts loaded where no image could be read: not named. */
-            if (!defaults_imaged) return -1;
-            snprintf(part, sizeof part, "d%zu.%llx;", gt_defaults_image_size,
-                     gt_defaults_image_sum);
         } else {
             /* A read-only file (shipped, another host's): its identity and last change. */
             struct stat st;

@@ -943,10 +943,37 @@ static void defaults_image_same(void) {
     gt_set_log_callback(image_said, &said);
     gt_set_log_level(4);
     gt_layers_open();
+    /* Not at the layers' opening, nor for an entry the image does not name: at the first
+     * read that needs it (cache/layers.c, open_deferred). */
+    const int said_at_open = said;
+    gt_key nk;
+    fixture_key(&nk, 90, 0, 0, 641, 643, 647, 16, 1);
+    gt_db_winner got;
+    const int last = gt_layers_count() - 1;
+    const int nfound = gt_layers_lookup(last, &nk, gt_kernel_source_hash, 0, &got);
+    const int said_after_miss = said;
+    /* An entry it names: opened, and found. */
+    int hit = 0;
+    if (gt_defaults_image_nkeys > 0) {
+        char name[400], *bar;
+        snprintf(name, sizeof name, "%s", gt_defaults_image_keys[0]);
+        bar = strrchr(name, '|');
+        int major = bar ? atoi(bar + 1) : -1;
+        if (bar) *bar = 0;
+        bar = strrchr(name, '|');
+        gt_key ik;
+        if (bar && (*bar = 0, gt_key_parse(name, &ik, NULL, 0) == 0))
+            hit = gt_layers_lookup(last, &ik, bar + 1, major, &got);
+    }
+    int files = -1, loaded = -1;
+    const int state = gt_layers_defaults(&files, &loaded);
     gt_set_log_level(0);
     gt_set_log_callback(NULL, NULL);
-    int files = -1, loaded = -1;
-    TAP_CHECK(gt_layers_defaults(&files, &loaded) == GT_DEFAULTS_LOADED && loaded == files && said == 1,
+    TAP_CHECK(said_at_open == 0 && !nfound && said_after_miss == 0,
+              "the image opened at the layers' opening (%d) or for an entry it lacks (%d, found %d)",
+              said_at_open, said_after_miss, nfound);
+    TAP_CHECK(gt_defaults_image_nkeys == 0 || hit, "an entry the image names was not found");
+    TAP_CHECK(state == GT_DEFAULTS_LOADED && loaded == files && said == 1,
               "the layer did not open the image (%d of %d loaded, said %d)", loaded, files, said);
     gt_layers_close();
     /* A damaged image is refused with a message, never read. */
