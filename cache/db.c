@@ -94,6 +94,7 @@ struct gt_db {
     int host;               /* a host handle (invariant 7) */
     int winners_dirty;      /* host handle: this transaction changed the winners */
     int rows_changed;       /* this transaction changes winners or timings: counted */
+    int keep_wal;           /* this transaction leaves the WAL as it is (empty_wal) */
     int lockfd;             /* host handle: the held host-wide lock, -1 when not held */
     char lockname[64];      /* host handle: the host-wide lock's name */
     int busy_timeout_ms;
@@ -1000,8 +1001,9 @@ static gt_status put_timings(gt_db *db, const gt_key *key, const char *src_hash,
     return s;
 }
 
-/* After a commit on a WAL file: the WAL's pages moved into the file and the WAL cut to
- * nothing, when no reader is in it (no wait: a busy WAL is left to the next commit).
+/* After a commit on a WAL file (but a kept state's: gt_db_state_put): the WAL's pages
+ * moved into the file and the WAL cut to nothing, when no reader is in it (no wait: a
+ * busy WAL is left to the next commit).
  * Why: a process that opens the file while no other has it open rebuilds the WAL's
  * index from every frame of the WAL (SQLite's recovery), and processes exit without
  * closing, so without this each process's first call after a writer (a tune, a
@@ -1038,7 +1040,8 @@ static gt_status finish_write(gt_db *db, gt_status s, const char *what) {
         }
     }
     if (s != GT_SUCCESS) rollback(db);
-    else empty_wal(db);
+    else if (!db->keep_wal) empty_wal(db);
+    db->keep_wal = 0;
     return s;
 }
 
@@ -2224,6 +2227,11 @@ gt_status gt_db_state_put(gt_db *db, const char *name, const void *data, size_t 
         if (rc != SQLITE_DONE) s = fail_rc(db, rc, "cannot keep a state");
         sqlite3_finalize(st);
     }
+    /* A state is written on a call's path (a class's first call that derived its data):
+     * its few pages stay in the WAL, without the checkpoint's sync of the whole file,
+     * which after the file was copied wrote hundreds of megabytes there; the next
+     * commit of a tuning or a binary empties the WAL. */
+    db->keep_wal = 1;
     s = finish_write(db, s, "a kept state");
     unlock_db(db);
     return s;

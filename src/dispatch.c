@@ -571,6 +571,8 @@ int gt_dispatch_class_data(const gt_key *key, const gt_klimits *lim, gt_select_r
     if (keepable) {
         gt_select_row *kept = NULL;
         const int n = state_read(name, fp, &kept, fix);
+        gt_log(GT_LOG_DEBUG, "%s: %s (%s)", name,
+               n >= 0 ? "the kept data read" : "no kept data fits: derived from the layers", fp);
         if (n >= 0) {
             atomic_fetch_add(&states_read, 1);
             keep_fix(key, tunes, fix);
