@@ -95,6 +95,7 @@ struct gt_db {
     int winners_dirty;      /* host handle: this transaction changed the winners */
     int rows_changed;       /* this transaction changes winners or timings: counted */
     int keep_wal;           /* this transaction leaves the WAL as it is (empty_wal) */
+    int wal_pages;          /* pages in the WAL after the last commit (wal_count) */
     int lockfd;             /* host handle: the held host-wide lock, -1 when not held */
     char lockname[64];      /* host handle: the host-wide lock's name */
     int busy_timeout_ms;
@@ -1001,19 +1002,33 @@ static gt_status put_timings(gt_db *db, const gt_key *key, const char *src_hash,
     return s;
 }
 
-/* After a commit on a WAL file (but a kept state's: gt_db_state_put): the WAL's pages
- * moved into the file and the WAL cut to nothing, when no reader is in it (no wait: a
- * busy WAL is left to the next commit).
- * Why: a process that opens the file while no other has it open rebuilds the WAL's
- * index from every frame of the WAL (SQLite's recovery), and processes exit without
- * closing, so without this each process's first call after a writer (a tune, a
- * prebuild, a worker's exact twin) reads up to the 4 MB that SQLite's own checkpoints
- * leave in it: about 1 ms of a first call's 5 ms budget. Failure is harmless: the WAL
- * stays as SQLite keeps it. */
+/* The WAL kept short. A process that opens a WAL file while no other has it open
+ * rebuilds the WAL's index from every frame (SQLite's recovery), and processes exit
+ * without closing, so a process's first call after a writer (a tune, a prebuild, a
+ * worker's exact twin) read up to the 4 MB that SQLite's own checkpoints leave there:
+ * about 1 ms of a first call's 5 ms on this development machine. So the handle counts the
+ * WAL's pages (wal_count, which replaces SQLite's automatic checkpoint) and, after a
+ * commit that leaves WAL_EMPTY_PAGES or more (256 kB of 4 kB pages: recovering that
+ * costs about 0.1 ms here, 0.6 MB cost 0.3 ms), moves them into the file and cuts the
+ * WAL to nothing, when no reader is in it (no wait: a busy WAL is left to the next
+ * commit). Not after every commit: a checkpoint syncs the file while the handle is
+ * locked, which on the H100's host took half a second after a large copy of the file,
+ * and a kept state's commit (on a call's path, gt_db_state_put) never does. A failure is
+ * harmless: the WAL stays as it is. */
+#define WAL_EMPTY_PAGES 64
+
+static int wal_count(void *user, sqlite3 *conn, const char *name, int pages) {
+    (void)conn, (void)name;
+    ((gt_db *)user)->wal_pages = pages;
+    return SQLITE_OK;
+}
+
 static void empty_wal(gt_db *db) {
-    if (db->readonly || db->host || strcmp(db->path, ":memory:") == 0) return;
+    if (db->readonly || db->host || db->wal_pages < WAL_EMPTY_PAGES) return;
     sqlite3_busy_timeout(db->conn, 0);
-    sqlite3_wal_checkpoint_v2(db->conn, "main", SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+    if (sqlite3_wal_checkpoint_v2(db->conn, "main", SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL) ==
+        SQLITE_OK)
+        db->wal_pages = 0;
     sqlite3_busy_timeout(db->conn, db->busy_timeout_ms);
 }
 
@@ -1245,6 +1260,8 @@ static gt_status open_file(const char *path, int readonly, int host, int busy_ti
         if (rc != SQLITE_OK)
             s = fail_rc(db, rc, db->host ? "cannot set the rollback journal"
                                          : "cannot switch to WAL mode");
+        else if (!db->host)
+            sqlite3_wal_hook(db->conn, wal_count, db);
     }
     if (s == GT_SUCCESS) {
         int rc = exec_retry(db, db->host ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");

@@ -657,13 +657,19 @@ int gt_layers_fingerprint(char *buf, size_t size) {
             if (gt_db_generation(l->db, &gen) != GT_SUCCESS) return -1;
             snprintf(part, sizeof part, "u%lld;", gen);
         } else {
-            /* A read-only file (shipped, another host's): its identity and last change. */
-            struct stat st;
+            /* A read-only file (shipped, another host's): its identity and last change,
+             * and its WAL's where it has one (commits that no checkpoint has moved into
+             * the file yet change only that). */
+            struct stat st, wst;
+            char wal[PATH_MAX_LEN + 8];
             if (stat(l->path, &st) != 0) return -1;
-            snprintf(part, sizeof part, "f%llx.%llx.%lld.%lld.%ld;",
+            snprintf(wal, sizeof wal, "%s-wal", l->path);
+            if (stat(wal, &wst) != 0) memset(&wst, 0, sizeof wst);
+            snprintf(part, sizeof part, "f%llx.%llx.%lld.%lld.%ld.%lld.%lld.%ld;",
                      (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
                      (long long)st.st_size, (long long)st.st_mtim.tv_sec,
-                     (long)st.st_mtim.tv_nsec);
+                     (long)st.st_mtim.tv_nsec, (long long)wst.st_size,
+                     (long long)wst.st_mtim.tv_sec, (long)wst.st_mtim.tv_nsec);
         }
         const size_t n = strlen(part);
         if (used + n >= size) return -1;

@@ -120,7 +120,8 @@ int gt_layers_class_timings(int i, const gt_key *key, const char *src_hash, int 
                             int any_ops, gt_db_class_timing_fn fn, void *user);
 /* Kept states (a class's selector data, src/dispatch.c): a text naming what every
  * layer holds now, into buf: the user cache's generation (gt_db_generation), each
- * read-only file's device, inode, size and modification time, the built-in image's size
+ * read-only file's device, inode, size and modification time (and its WAL's size and
+ * time), the built-in image's size
  * and sum, and a bypassed layer as such; two equal texts mean the same rows. 0, or -1
  * where no text can say it (rows held in memory only, the user cache unusable, test
  * texts as the defaults, buf too small). */
