@@ -2177,10 +2177,13 @@ gt_status gt_db_generation(gt_db *db, long long *gen) {
     return s;
 }
 
-/* meta's key of state name into buf; 0 when it fits. */
-static int state_key(char *buf, size_t size, const char *name) {
+/* meta's key of state name into buf; GT_INVALID_VALUE, with the message, when it does
+ * not fit. */
+static gt_status state_key(gt_db *db, char *buf, size_t size, const char *name) {
     int n = snprintf(buf, size, STATE_PREFIX "%s", name);
-    return n > 0 && (size_t)n < size ? 0 : -1;
+    if (n > 0 && (size_t)n < size) return GT_SUCCESS;
+    set_error(db, "cache file '%s': state name too long", db->path);
+    return GT_INVALID_VALUE;
 }
 
 gt_status gt_db_state_get(gt_db *db, const char *name, void **data, size_t *size, int *found) {
@@ -2189,11 +2192,8 @@ gt_status gt_db_state_get(gt_db *db, const char *name, void **data, size_t *size
     if (found) *found = 0;
     if (!db || !name || !data || !size || !found) return GT_INVALID_VALUE;
     char key[320];
-    if (state_key(key, sizeof key, name) != 0) {
-        set_error(db, "cache file '%s': state name too long", db->path);
-        return GT_INVALID_VALUE;
-    }
-    gt_status s = lock_db(db);
+    gt_status s = state_key(db, key, sizeof key, name);
+    if (s == GT_SUCCESS) s = lock_db(db);
     if (s != GT_SUCCESS) return s;
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(db->conn, "SELECT value FROM meta WHERE key = ?1", -1, &st, NULL);
@@ -2221,11 +2221,8 @@ gt_status gt_db_state_get(gt_db *db, const char *name, void **data, size_t *size
 gt_status gt_db_state_put(gt_db *db, const char *name, const void *data, size_t size) {
     if (!db || !name || !data || size == 0 || size > INT_MAX) return GT_INVALID_VALUE;
     char key[320];
-    if (state_key(key, sizeof key, name) != 0) {
-        set_error(db, "cache file '%s': state name too long", db->path);
-        return GT_INVALID_VALUE;
-    }
-    gt_status s = lock_db(db);
+    gt_status s = state_key(db, key, sizeof key, name);
+    if (s == GT_SUCCESS) s = lock_db(db);
     if (s != GT_SUCCESS) return s;
     s = refuse_readonly(db, "keep a state");
     if (s != GT_SUCCESS) {

@@ -355,14 +355,20 @@ static void reopen(void) {
     gt_layers_open();
 }
 
-static void class_data_one_walk(void) {
-    char path[] = "/tmp/gt_classdata_XXXXXX";
-    TAP_CHECK(temp_cache_open(path, 0) == 0, "mkstemp");
+/* The ten training shapes over the four op pairs of the 16-byte class, 12 timings each,
+ * into the layers' user cache. */
+static void store_training_classes(void) {
     for (int s = 0; s < 10; s++) {
         gt_key key;
         fixture_key(&key, 90, s % 2, (s / 2) % 2, train[s][0], train[s][1], train[s][2], 16, 1);
         store_shape(&key, 12);
     }
+}
+
+static void class_data_one_walk(void) {
+    char path[] = "/tmp/gt_classdata_XXXXXX";
+    TAP_CHECK(temp_cache_open(path, 0) == 0, "mkstemp");
+    store_training_classes();
     gt_key nn;
     fixture_key(&nn, 90, 0, 0, 777, 555, 333, 16, 1);
     reopen();
@@ -423,11 +429,7 @@ static void class_data_kept(void) {
     TAP_CHECK(temp_cache_open(path, 0) == 0, "mkstemp");
     int fd = mkstemp(shipped);
     if (fd >= 0) close(fd), unlink(shipped);
-    for (int s = 0; s < 10; s++) {
-        gt_key key;
-        fixture_key(&key, 90, s % 2, (s / 2) % 2, train[s][0], train[s][1], train[s][2], 16, 1);
-        store_shape(&key, 12);
-    }
+    store_training_classes();
     gt_key nn;
     fixture_key(&nn, 90, 0, 0, 777, 555, 333, 16, 1);
     gt_modelfix f1, f2;
