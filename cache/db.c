@@ -2162,17 +2162,20 @@ int64_t gt_db_cubin_count(gt_db *db) {
  * as generation 0 and no state.
  * =================================================================================== */
 
-gt_status gt_db_generation(gt_db *db, long long *gen) {
+gt_status gt_db_generation(gt_db *db, long long gen[3]) {
     if (!db || !gen) return GT_INVALID_VALUE;
-    *gen = 0;
+    gen[0] = gen[1] = gen[2] = 0;
     gt_status s = lock_db(db);
     if (s != GT_SUCCESS) return s;
     sqlite3_stmt *st = NULL;
-    int rc = first_row(db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = '" GENERATION_KEY "'",
+    int rc = first_row(db,
+                       "SELECT (SELECT CAST(value AS INTEGER) FROM meta WHERE key = '" GENERATION_KEY
+                       "'), (SELECT max(rowid) FROM winners), (SELECT max(rowid) FROM timings)",
                        &st);
-    if (rc == SQLITE_ROW) *gen = sqlite3_column_int64(st, 0);
+    if (rc == SQLITE_ROW)
+        for (int i = 0; i < 3; i++) gen[i] = sqlite3_column_int64(st, i);
     sqlite3_finalize(st);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE) s = fail_rc(db, rc, "cannot read the generation");
+    if (rc != SQLITE_ROW) s = fail_rc(db, rc, "cannot read the generation");
     unlock_db(db);
     return s;
 }

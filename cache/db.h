@@ -249,14 +249,16 @@ void gt_db_entry_name(const gt_key *key, const char *src_hash, int lib_major, ch
                       size_t size);
 
 /* Generation and kept states (the file's meta table; no schema version goes with them).
- * gt_db_generation: how many transactions have changed winners or timings in the file
- * (stores, merges that wrote, prunes), 0 for a file that never counted; two reads with
- * one count see the same winners and timings. gt_db_state_put keeps size bytes under
+ * gt_db_generation: gen[0], how many transactions have changed winners or timings in
+ * the file (stores, merges that wrote, prunes), 0 for a file that never counted; gen[1]
+ * and gen[2], the highest rowid of winners and of timings (0 when empty), which a writer
+ * that does not count (an older library) moves too. Two reads with the same three see the
+ * same winners and timings. gt_db_state_put keeps size bytes under
  * name (at most 300 characters), replacing what was there, in a transaction of its own
  * that does not count as a change; refused on a read-only handle. gt_db_state_get gives
  * a malloc'd copy in *data (the caller frees it) with *found = 1, or *found = 0. What a
  * state holds, and whether it still holds, is the caller's to say. */
-gt_status gt_db_generation(gt_db *db, long long *gen);
+gt_status gt_db_generation(gt_db *db, long long gen[3]);
 gt_status gt_db_state_put(gt_db *db, const char *name, const void *data, size_t size);
 gt_status gt_db_state_get(gt_db *db, const char *name, void **data, size_t *size, int *found);
 

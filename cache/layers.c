@@ -653,9 +653,9 @@ int gt_layers_fingerprint(char *buf, size_t size) {
         } else if (!readable(i)) {
             snprintf(part, sizeof part, "x;");
         } else if (l->role == ROLE_USER) {
-            long long gen;
-            if (gt_db_generation(l->db, &gen) != GT_SUCCESS) return -1;
-            snprintf(part, sizeof part, "u%lld;", gen);
+            long long gen[3];
+            if (gt_db_generation(l->db, gen) != GT_SUCCESS) return -1;
+            snprintf(part, sizeof part, "u%lld.%lld.%lld;", gen[0], gen[1], gen[2]);
         } else {
             /* A read-only file (shipped, another host's): its identity and last change,
              * and its WAL's where it has one (commits that no checkpoint has moved into

@@ -119,7 +119,8 @@ int gt_layers_neighbors(int i, const gt_key *key, const char *src_hash, int lib_
 int gt_layers_class_timings(int i, const gt_key *key, const char *src_hash, int lib_major,
                             int any_ops, gt_db_class_timing_fn fn, void *user);
 /* Kept states (a class's selector data, src/dispatch.c): a text naming what every
- * layer holds now, into buf: the user cache's generation (gt_db_generation), each
+ * layer holds now, into buf: the user cache's generation and highest rowids
+ * (gt_db_generation), each
  * read-only file's device, inode, size and modification time (and its WAL's size and
  * time), the built-in image's size
  * and sum, and a bypassed layer as such; two equal texts mean the same rows. 0, or -1
