@@ -588,7 +588,12 @@ int gt_dispatch_class_data(const gt_key *key, const gt_klimits *lim, gt_select_r
     free(a.rows);
     if (fit) fix_fit_keep(key, tunes, &facc, fix);
     keep_rows(key, epoch, s.rows, s.nrows);
-    if (keepable) state_write(name, fp, s.rows, s.nrows, fix);
+    /* Kept only where the layers still say what they said before the walk: a layer
+     * bypassed during it, or a file changed, leaves no state that names them wrongly. */
+    char after[2048], again[400];
+    if (keepable && state_names(key, lim, again, sizeof again, after, sizeof after) == 0 &&
+        strcmp(after, fp) == 0)
+        state_write(name, fp, s.rows, s.nrows, fix);
     *rows = s.rows;
     return s.nrows;
 }
