@@ -1024,7 +1024,8 @@ static int wal_count(void *user, sqlite3 *conn, const char *name, int pages) {
 }
 
 static void empty_wal(gt_db *db) {
-    if (db->readonly || db->host || db->wal_pages < WAL_EMPTY_PAGES) return;
+    /* wal_count runs on writable WAL handles only: the others never get here. */
+    if (db->wal_pages < WAL_EMPTY_PAGES) return;
     sqlite3_busy_timeout(db->conn, 0);
     if (sqlite3_wal_checkpoint_v2(db->conn, "main", SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL) ==
         SQLITE_OK)
@@ -1666,11 +1667,6 @@ void gt_db_entry_name(const gt_key *key, const char *src_hash, int lib_major, ch
     snprintf(buf, size, "%s|%s|%d", kt, src_hash, lib_major);
 }
 
-static void claim_name(const gt_key *key, const char *src_hash, int lib_major, char *buf,
-                       size_t size) {
-    gt_db_entry_name(key, src_hash, lib_major, buf, size);
-}
-
 static double wall_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -1689,7 +1685,7 @@ gt_status gt_db_claim(gt_db *db, const gt_key *key, const char *src_hash, int li
         return s;
     }
     char name[400];
-    claim_name(key, src_hash, lib_major, name, sizeof name);
+    gt_db_entry_name(key, src_hash, lib_major, name, sizeof name);
     int rc = begin_immediate(db);
     const int began = rc == SQLITE_OK;
     if (rc == SQLITE_OK)
@@ -1742,7 +1738,7 @@ gt_status gt_db_unclaim(gt_db *db, const gt_key *key, const char *src_hash, int 
         return s;
     }
     char name[400];
-    claim_name(key, src_hash, lib_major, name, sizeof name);
+    gt_db_entry_name(key, src_hash, lib_major, name, sizeof name);
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(db->conn, "DELETE FROM claims WHERE name = ?1 AND owner = ?2",
                                 -1, &st, NULL);

@@ -268,9 +268,11 @@ static void open_defaults(void) {
     defaults_state = GT_DEFAULTS_LOADED;
 }
 
-/* Opens the built-in image of layer l, once, at its first read; where SQLite cannot read
- * it, the texts are loaded instead, and where none loads the layer is bypassed. */
+/* Opens the built-in image of layer l (NULL: none) where it is deferred, once, at its
+ * first read; where SQLite cannot read it, the texts are loaded instead, and where none
+ * loads the layer is bypassed. */
 static void open_deferred(layer *l) {
+    if (!l || !atomic_load(&l->deferred)) return;
     pthread_mutex_lock(&open_lock);
     if (atomic_load(&l->deferred)) {
         char msg[1200];
@@ -296,18 +298,17 @@ static void open_deferred(layer *l) {
     pthread_mutex_unlock(&open_lock);
 }
 
+static int by_name(const void *name, const void *entry) {
+    return strcmp(name, *(const char *const *)entry);
+}
+
 /* 1 when the built-in image may hold key's entry: its name is among the image's. */
 static int in_image(const gt_key *key, const char *src_hash, int lib_major) {
     char name[400];
     gt_db_entry_name(key, src_hash, lib_major, name, sizeof name);
-    int lo = 0, hi = gt_defaults_image_nkeys - 1;
-    while (lo <= hi) {
-        const int mid = lo + (hi - lo) / 2, c = strcmp(gt_defaults_image_keys[mid], name);
-        if (c == 0) return 1;
-        if (c < 0) lo = mid + 1;
-        else hi = mid - 1;
-    }
-    return 0;
+    return gt_defaults_image_nkeys > 0 &&
+           bsearch(name, gt_defaults_image_keys, (size_t)gt_defaults_image_nkeys,
+                   sizeof *gt_defaults_image_keys, by_name) != NULL;
 }
 
 /* Counts the changes of what the layers hold, but for binaries: a winner and timings
@@ -378,7 +379,7 @@ void gt_layers_close(void) {
 static layer *readable(int i) {
     if (i < 0 || i >= nlayers) return NULL;
     layer *l = &layers[i];
-    if (atomic_load(&l->deferred)) open_deferred(l);
+    open_deferred(l);
     return l->db && !atomic_load(&l->failed) ? l : NULL;
 }
 
@@ -468,7 +469,7 @@ int gt_layers_in_memory(void) { return memory(0) != NULL; }
 int gt_layers_defaults(int *files, int *loaded) {
     gt_layers_open();
     layer *l = nth(ROLE_DEFAULTS, 0);
-    if (l && atomic_load(&l->deferred)) open_deferred(l);
+    open_deferred(l);
     pthread_mutex_lock(&open_lock);
     int n, state = defaults_state;
     defaults_texts(&n);
@@ -490,7 +491,7 @@ const char *gt_layers_defaults_name(int i) {
 gt_status gt_layers_defaults_list(gt_db_winner_fn fn, void *user) {
     gt_layers_open();
     layer *l = nth(ROLE_DEFAULTS, 0);
-    if (l && atomic_load(&l->deferred)) open_deferred(l);
+    open_deferred(l);
     if (!l || !l->db || atomic_load(&l->failed)) return GT_SUCCESS;
     gt_status s = gt_db_list(l->db, fn, user);
     if (s != GT_SUCCESS) failed(l);

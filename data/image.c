@@ -143,14 +143,14 @@ int main(int argc, char **argv) {
             size, files, sum);
     /* The image's entries by name, sorted (strcmp): the library answers a lookup of an
      * entry that is not among them without opening the image (cache/layers.c). */
-    if (size == 0) nnames = 0;
-    qsort(names, (size_t)nnames, sizeof *names, by_text);
+    const int nkeys = size > 0 ? nnames : 0;
+    qsort(names, (size_t)nkeys, sizeof *names, by_text);
     fprintf(c, "const char *const gt_defaults_image_keys[] = {\n");
-    for (int i = 0; i < nnames; i++) {
+    for (int i = 0; i < nkeys; i++) {
         bad |= write_literal(c, (const unsigned char *)names[i], strlen(names[i])) != 0;
         fprintf(c, ",\n");
     }
-    fprintf(c, "    0};\nconst int gt_defaults_image_nkeys = %d;\n", nnames);
+    fprintf(c, "    0};\nconst int gt_defaults_image_nkeys = %d;\n", nkeys);
     for (int i = 0; i < nnames; i++) free(names[i]);
     free(names);
     free(image);

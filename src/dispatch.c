@@ -473,21 +473,24 @@ static atomic_ulong states_read;
 
 unsigned long gt_dispatch_states_read(void) { return atomic_load(&states_read); }
 
-/* The state's name for key's class and the fingerprint of what its data comes from; 0,
- * or -1 where the layers cannot be named (gt_layers_fingerprint). */
-static int state_names(const gt_key *key, const gt_klimits *lim, char *name, size_t nsize,
-                       char *fp, size_t fsize) {
-    char layers[1600];
-    if (gt_layers_fingerprint(layers, sizeof layers) != 0) return -1;
-    int n = snprintf(name, nsize, "class|%s|%d.%d|%d|%d|%d%d|%d", key->device, key->cc_major,
+/* The state's name for key's class; 0, or -1 where it does not fit. */
+static int state_name(const gt_key *key, char *name, size_t size) {
+    int n = snprintf(name, size, "class|%s|%d.%d|%d|%d|%d%d|%d", key->device, key->cc_major,
                      key->cc_minor, key->sm_count, (int)key->dtype, (int)key->opa, (int)key->opb,
                      key->align);
-    if (n < 0 || (size_t)n >= nsize) return -1;
-    n = snprintf(fp, fsize, "sel=%s|src=%s|v=%s|lim=%d.%d.%d.%d.%d|%s", GT_SELECTOR_SOURCE_HASH,
-                 gt_kernel_source_hash, GT_VERSION_STRING, lim->max_threads_per_block,
-                 lim->smem_per_block, lim->regs_per_block, lim->regs_per_sm, lim->sm_count,
-                 layers);
-    return n < 0 || (size_t)n >= fsize ? -1 : 0;
+    return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
+/* The fingerprint of what a class's data comes from, as of now; 0, or -1 where the layers
+ * cannot be named (gt_layers_fingerprint). */
+static int state_fingerprint(const gt_klimits *lim, char *fp, size_t size) {
+    char layers[1600];
+    if (gt_layers_fingerprint(layers, sizeof layers) != 0) return -1;
+    int n = snprintf(fp, size, "sel=%s|src=%s|v=%s|lim=%d.%d.%d.%d.%d|%s", GT_SELECTOR_SOURCE_HASH,
+                     gt_kernel_source_hash, GT_VERSION_STRING, lim->max_threads_per_block,
+                     lim->smem_per_block, lim->regs_per_block, lim->regs_per_sm, lim->sm_count,
+                     layers);
+    return n < 0 || (size_t)n >= size ? -1 : 0;
 }
 
 /* The kept state under name when its fingerprint is fp: its rows (malloc'd) and fit; the
@@ -567,7 +570,8 @@ int gt_dispatch_class_data(const gt_key *key, const gt_klimits *lim, gt_select_r
      * and fingerprint are taken before the walk, so a state is never newer than what its
      * fingerprint says. */
     char name[400], fp[2048];
-    const int keepable = fit && lim && state_names(key, lim, name, sizeof name, fp, sizeof fp) == 0;
+    const int keepable = fit && lim && state_name(key, name, sizeof name) == 0 &&
+                         state_fingerprint(lim, fp, sizeof fp) == 0;
     if (keepable) {
         gt_select_row *kept = NULL;
         const int n = state_read(name, fp, &kept, fix);
@@ -590,9 +594,8 @@ int gt_dispatch_class_data(const gt_key *key, const gt_klimits *lim, gt_select_r
     keep_rows(key, epoch, s.rows, s.nrows);
     /* Kept only where the layers still say what they said before the walk: a layer
      * bypassed during it, or a file changed, leaves no state that names them wrongly. */
-    char after[2048], again[400];
-    if (keepable && state_names(key, lim, again, sizeof again, after, sizeof after) == 0 &&
-        strcmp(after, fp) == 0)
+    char after[2048];
+    if (keepable && state_fingerprint(lim, after, sizeof after) == 0 && strcmp(after, fp) == 0)
         state_write(name, fp, s.rows, s.nrows, fix);
     *rows = s.rows;
     return s.nrows;
