@@ -397,10 +397,10 @@ static int tune_one(gt_devctx *dc, const tune_job *job, const cli_shape *sh, int
         gt_kcfg_format(&rep.winner, cfg, sizeof cfg);
         snprintf(line, sizeof line,
                  "%s%-24s %-20s %10.1f us %8.2f TFLOP/s  tuned in %.2f s (compile %.2f s; "
-                 "generated %d, pruned %d, ranked out %d, compiled %d, timed %d)\n",
+                 "generated %d, pruned %d, ranked out %d, compiled %d, timed %d, screened %d%s)\n",
                  prefix, text, cfg, rep.time_us, rep.tflops, rep.seconds, rep.compile_seconds,
                  rep.space.generated, rep.space.pruned, rep.space.ranked_out, rep.compiled,
-                 rep.timed);
+                 rep.timed, rep.screened, rep.held ? "; the best held" : "");
     } else {
         const gt_plan *p = gt_plan_find(dc->ctx, &key);
         char cfg[64] = "?";
@@ -565,11 +565,13 @@ int cli_tune(int argc, char **argv) {
         return 2;
     }
     /* Exhaustive: every candidate the legal and prune rules keep, with no time budget unless
-     * one is given. */
+     * one is given. A count asked for is timed too, where the budget reaches it: neither
+     * stops where the best has held. */
     if (exhaustive) {
         opts.max_candidates = GT_TUNE_ALL_CANDIDATES;
         if (opts.budget_s <= 0) opts.budget_s = 1e9;
     }
+    opts.time_all = opts.max_candidates > 0;
     /* The list: command-line shapes, then the file's lines, in order. */
     cli_shape *all = NULL;
     int n = 0, cap = 0;

@@ -5,7 +5,8 @@
  * Cases: all four op pairs on odd shapes; leading dimensions above the minimum;
  * NaN in C with beta == 0; alpha == 0; k == 0; user buffers untouched by tuning;
  * a second process finds the winner in the cache without tuning; threads; the tuning
- * memory limit forcing the fallback; bad arguments launch nothing.
+ * memory limit forcing the fallback; bad arguments launch nothing; a tuning's screened
+ * candidates and a stop where the best held, as reported.
  * Double precision (gemm_tuned_d, cases gpu_f64_*): all four op pairs on odd shapes with
  * non-trivial alpha and beta, odd leading dimensions, NaN in C with beta == 0, k == 0
  * and alpha == 0 (exact), a misaligned double rejected with nothing written, and one
@@ -48,6 +49,7 @@
 #include "plan.h"
 #include "prob.h"
 #include "tap.h"
+#include "tune.h"
 
 /* No GPU: skipped; a GPU that failed to set up: failed (gpu_probe.h). */
 GPU_TEST_STATE();
@@ -350,6 +352,60 @@ static void gpu_slow_compile_left_behind(void) {
 }
 
 /* ===== double precision (gemm_tuned_d) ===== */
+
+/* A tuning at the default budget: every screened candidate's time is over
+ * GT_TUNE_SCREEN_KEEP times the fastest timed (it was held against a best that only
+ * fell), the report's counts are the candidates', every candidate has an estimate, and
+ * where timing stopped because the best held, at least GT_TUNE_HELD_MIN were timed and
+ * every one left says why. The winner's result is right. */
+static void gpu_screening_and_held_reported(void) {
+    NEED_GPU();
+    prob p;
+    prob_init(&p, GT_DT_F32, 0, 0, 1000, 1000, 1000, 0, 0, 0, 1.0, 0.0);
+    gt_tune_report rep;
+    int source = -1;
+    gt_status st = tune_prob(&p, &rep, &source);
+    TAP_CHECK(st == GT_SUCCESS && source == GT_SRC_TUNED, "tuning: %s", gt_last_error());
+    double fastest = 0;
+    int screened = 0, timed = 0, no_est = 0, left = 0, left_says = 0;
+    for (int i = 0; i < rep.ncands; i++) {
+        const gt_tune_cand *c = &rep.cands[i];
+        no_est += !(c->est_us > 0);
+        if (c->status == GT_TR_OK || c->status == GT_TR_VERIFY_FAILED) {
+            timed++;
+            if (fastest == 0 || c->time_us < fastest) fastest = c->time_us;
+        }
+        if (c->status == GT_TR_NOT_TIMED) {
+            left++;
+            left_says += strstr(c->message, "held against its estimate") != NULL;
+        }
+    }
+    for (int i = 0; i < rep.ncands; i++) {
+        const gt_tune_cand *c = &rep.cands[i];
+        if (!c->screened) continue;
+        screened++;
+        TAP_CHECK(c->time_us > GT_TUNE_SCREEN_KEEP * fastest,
+                  "a screened candidate at %.1f us, the fastest %.1f us", c->time_us, fastest);
+    }
+    printf("# 1000x1000x1000 NN: %d timed, %d screened, %s; winner %.1f us\n", timed, screened,
+           rep.held ? "stopped where the best held" : "the budget or the list ended", rep.time_us);
+    TAP_CHECK(screened == rep.screened && timed == rep.timed, "counts %d/%d screened, %d/%d timed",
+              screened, rep.screened, timed, rep.timed);
+    TAP_CHECK(no_est == 0, "%d candidates without an estimate", no_est);
+    TAP_CHECK(rep.time_us == fastest || rep.verify_failed > 0, "winner %.1f us, fastest %.1f us",
+              rep.time_us, fastest);
+    if (rep.held)
+        TAP_CHECK(timed >= GT_TUNE_HELD_MIN && left > 0 && left_says == left,
+                  "held: %d timed, %d left, %d saying why", timed, left, left_says);
+    else
+        TAP_CHECK(left_says == 0, "%d say the best held in a run that did not stop", left_says);
+    gt_tune_report_free(&rep);
+    st = prob_run(&p, NULL);
+    gr_result res;
+    double e = prob_error(&p, &res);
+    TAP_CHECK(st == GT_SUCCESS && e <= 1.0, "result with the winner: %s", res.text);
+    prob_free(&p);
+}
 
 static void gpu_f64_all_ops_odd_shapes(void) {
     NEED_GPU();
@@ -1132,6 +1188,7 @@ int main(int argc, char **argv) {
         {gpu_helpers_from_binary_cache, "gpu_helpers_from_binary_cache", 0},
         {gpu_failed_candidates_never_chosen, "gpu_failed_candidates_never_chosen", 0},
         {gpu_slow_compile_left_behind, "gpu_slow_compile_left_behind", 0},
+        {gpu_screening_and_held_reported, "gpu_screening_and_held_reported", 0},
         {gpu_f64_all_ops_odd_shapes, "gpu_f64_all_ops_odd_shapes", 0},
         {gpu_f64_nan_in_c_with_beta0, "gpu_f64_nan_in_c_with_beta0", 0},
         {gpu_f64_k_zero_and_alpha_zero, "gpu_f64_k_zero_and_alpha_zero", 0},

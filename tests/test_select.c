@@ -39,6 +39,15 @@
  *   tune_threads_leave_one_for_helpers  the compile pool (gt_tune_threads): one per CPU,
  *                                       one fewer while the helpers compile beside it,
  *                                       a request below the CPUs kept, never 0
+ *   tune_screening_rules                screening (gt_tune_screens, _stands): a few runs
+ *                                       for a first run 1.5x the best, their median kept
+ *                                       only while 1.25x the best; none before a best
+ *   tune_best_held_rules                stopping where the best has held
+ *                                       (gt_tune_best_held): every candidate left, as lucky
+ *                                       against its estimate as the luckiest timed one and
+ *                                       by the margin, still slower; not with one close,
+ *                                       a seed, fewer than 4 timed, an unknown estimate or
+ *                                       none left
  *   held_list_is_the_class_generics     the node's held configurations (gt_kern_generic_have)
  *                                       from the binary cache: the class's generic programs
  *                                       of this options revision only, sorted, each once
@@ -46,6 +55,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -675,6 +685,85 @@ static void tune_threads_leave_one_for_helpers(void) {
               gt_tune_threads(0, -1, 1), gt_tune_threads(1, 16, 1));
 }
 
+static void tune_screening_rules(void) {
+    /* No best yet: every candidate is timed in full. */
+    TAP_CHECK(!gt_tune_screens(100.0, 0) && !gt_tune_screen_stands(100.0, 0),
+              "screened with no best so far");
+    /* A first run over GT_TUNE_SCREEN_FIRST times the best is screened, one under not. */
+    TAP_CHECK(!gt_tune_screens(14.0, 10.0) && gt_tune_screens(16.0, 10.0),
+              "first runs 1.4x and 1.6x the best: %d %d", gt_tune_screens(14.0, 10.0),
+              gt_tune_screens(16.0, 10.0));
+    TAP_CHECK(!gt_tune_screens(NAN, 10.0), "a NaN first run screened");
+    /* The screening median stands only while clearly slower; near the best, timed in full. */
+    TAP_CHECK(!gt_tune_screen_stands(12.0, 10.0) && gt_tune_screen_stands(13.0, 10.0),
+              "screening medians 1.2x and 1.3x the best: %d %d", gt_tune_screen_stands(12.0, 10.0),
+              gt_tune_screen_stands(13.0, 10.0));
+    /* A standing median can never be the fastest: the best it was held against is
+     * faster, and the best only falls. */
+    TAP_CHECK(GT_TUNE_SCREEN_KEEP > 1.0 && GT_TUNE_SCREEN_FIRST >= GT_TUNE_SCREEN_KEEP &&
+                  GT_TUNE_SCREEN_REPS >= 3,
+              "screening constants %g %g %d", GT_TUNE_SCREEN_FIRST, GT_TUNE_SCREEN_KEEP,
+              GT_TUNE_SCREEN_REPS);
+}
+
+/* cands[i]: status, time (OK) and estimate. */
+static void held_cands(gt_tune_cand *c, int n, const int *status, const double *time_us,
+                       const double *est_us) {
+    memset(c, 0, sizeof *c * (size_t)n);
+    for (int i = 0; i < n; i++) {
+        c[i].status = status[i];
+        c[i].time_us = status[i] == GT_TR_OK ? time_us[i] : -1;
+        c[i].est_us = est_us[i];
+    }
+}
+
+static void tune_best_held_rules(void) {
+    enum { OK = GT_TR_OK, LEFT = GT_TR_NOT_TIMED, FAILED = GT_TR_COMPILE_FAILED };
+    gt_tune_cand c[6];
+    /* Four timed, each as the model said (time / estimate 1): the best 10 us. Two left,
+     * estimated 25 and 30: even as far under their estimates as the luckiest timed one and
+     * by the margin more (x 0.5), 12.5 and 15 us: the best has held. */
+    const int st[6] = {OK, OK, OK, OK, LEFT, LEFT};
+    const double t[6] = {10, 12, 20, 30, 0, 0};
+    double e[6] = {10, 12, 20, 30, 25, 30};
+    held_cands(c, 6, st, t, e);
+    TAP_CHECK(gt_tune_best_held(c, 6), "remaining ones estimated 2.5x and 3x the best not held");
+    /* One left estimated within twice the best: it could still win. */
+    e[4] = 19;
+    held_cands(c, 6, st, t, e);
+    TAP_CHECK(!gt_tune_best_held(c, 6), "held with one left estimated 1.9x the best");
+    /* A seed left, however far its estimate: the history put it first, so not held. */
+    e[4] = 25;
+    held_cands(c, 6, st, t, e);
+    c[5].seeded = 1;
+    TAP_CHECK(!gt_tune_best_held(c, 6), "held with a seed left");
+    e[4] = 19;
+    /* Its compile failed: it is not left. */
+    const int st_failed[6] = {OK, OK, OK, OK, FAILED, LEFT};
+    held_cands(c, 6, st_failed, t, e);
+    TAP_CHECK(gt_tune_best_held(c, 6), "a failed candidate counted as left");
+    /* A timed candidate ran at 0.4 of its estimate: the ones left are judged as lucky, so
+     * estimates of 25 and 30 (x 0.4 x 0.5 = 5 and 6 us) could beat the best. */
+    double e_lucky[6] = {10, 30, 20, 30, 25, 30};
+    held_cands(c, 6, st, t, e_lucky);
+    TAP_CHECK(!gt_tune_best_held(c, 6), "held though a timed one ran at 0.4 of its estimate");
+    /* Fewer than GT_TUNE_HELD_MIN timed: never held. */
+    const int st_three[6] = {OK, OK, OK, LEFT, LEFT, LEFT};
+    double e_far[6] = {10, 12, 20, 100, 100, 100};
+    held_cands(c, 6, st_three, t, e_far);
+    TAP_CHECK(GT_TUNE_HELD_MIN == 4 && !gt_tune_best_held(c, 6), "held after three timed");
+    /* A left candidate with no estimate: unknown, so not held. */
+    double e_none[6] = {10, 12, 20, 30, 0, 100};
+    held_cands(c, 6, st, t, e_none);
+    TAP_CHECK(!gt_tune_best_held(c, 6), "held against a candidate with no estimate");
+    /* Nothing left: nothing to stop. */
+    const int st_all[6] = {OK, OK, OK, OK, OK, OK};
+    const double t_all[6] = {10, 12, 20, 30, 40, 50};
+    double e_all[6] = {10, 12, 20, 30, 40, 50};
+    held_cands(c, 6, st_all, t_all, e_all);
+    TAP_CHECK(!gt_tune_best_held(c, 6), "held with every candidate timed");
+}
+
 static void tune_order_widens_past_one_group(void) {
     /* A synthetic space in the model's order: 12 of one group (A) first, then two of
      * group B, one more A, then groups C, D and E. */
@@ -796,6 +885,8 @@ int main(void) {
     TAP_RUN(rank_spreads_over_groups);
     TAP_RUN(tune_order_seeds_first);
     TAP_RUN(tune_threads_leave_one_for_helpers);
+    TAP_RUN(tune_screening_rules);
+    TAP_RUN(tune_best_held_rules);
     TAP_RUN(held_list_is_the_class_generics);
     return tap_done();
 }

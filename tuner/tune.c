@@ -19,6 +19,7 @@
 #include "env.h"
 #include "log.h"
 #include "measure.h"
+#include "modelfix.h"
 #include "pool.h"
 #include "load.h"
 #include "rtc.h"
@@ -601,22 +602,66 @@ static gt_status launch_rotating(void *user, int i) {
 /* The candidate's median time: one warm-up launch on set 0 (first-launch costs stay
  * out), one timed launch on set 1 whose time sets the count of runs (MIN_REPS..MAX_REPS,
  * about TARGET_US_PER_CAND of GPU time), then that many timed launches on sets 2, 3, ...
- * (mod nrot, so that consecutive runs do not find their inputs in L2). ev: MAX_REPS + 1
- * events, enough for every run to sit between its own pair without a wait. */
+ * (mod nrot, so that consecutive runs do not find their inputs in L2). Where the first
+ * run is clearly slower than best_us (the best median so far; 0: none), a screening pass
+ * of GT_TUNE_SCREEN_REPS runs first, whose median stands (*screened = 1) where it is
+ * still clearly slower. ev: MAX_REPS + 1 events, enough for every run to sit between its
+ * own pair without a wait. */
 static gt_status time_one(const gt_kern *k, CUstream s, arena *ar, const gt_key *key,
-                          CUevent *ev, double *median_us) {
+                          CUevent *ev, double best_us, double *median_us, int *screened) {
+    *screened = 0;
     gt_status st = reset_workspace(s, ar);
     if (st != GT_SUCCESS) return st;
     rotating_launch rl = {k, s, ar, key, 0};
     double first_us = 0;
     st = gt_measure(s, ev, MAX_REPS + 1, 1, 1, launch_rotating, &rl, NULL, &first_us);
     if (st != GT_SUCCESS) return st;
+    double t[MAX_REPS];
+    rl.first = 2;
+    if (gt_tune_screens(first_us, best_us)) {
+        st = gt_measure(s, ev, MAX_REPS + 1, 0, GT_TUNE_SCREEN_REPS, launch_rotating, &rl, t,
+                        median_us);
+        if (st != GT_SUCCESS) return st;
+        if (gt_tune_screen_stands(*median_us, best_us)) {
+            *screened = 1;
+            return GT_SUCCESS;
+        }
+        rl.first += GT_TUNE_SCREEN_REPS;
+    }
     int reps = first_us > 0 ? (int)(TARGET_US_PER_CAND / first_us) : MAX_REPS;
     if (reps > MAX_REPS) reps = MAX_REPS;
     if (reps < MIN_REPS) reps = MIN_REPS;
-    double t[MAX_REPS];
-    rl.first = 2;
     return gt_measure(s, ev, MAX_REPS + 1, 0, reps, launch_rotating, &rl, t, median_us);
+}
+
+int gt_tune_screens(double first_us, double best_us) {
+    return best_us > 0 && first_us > GT_TUNE_SCREEN_FIRST * best_us;
+}
+
+int gt_tune_screen_stands(double median_us, double best_us) {
+    return best_us > 0 && median_us > GT_TUNE_SCREEN_KEEP * best_us;
+}
+
+int gt_tune_best_held(const gt_tune_cand *c, int n) {
+    int timed = 0, left = 0;
+    double best = 0, least = 0; /* the best time; the least time / estimate */
+    for (int i = 0; i < n; i++) {
+        if (c[i].status != GT_TR_OK) continue;
+        if (!(c[i].time_us > 0) || !(c[i].est_us > 0)) return 0;
+        timed++;
+        if (best == 0 || c[i].time_us < best) best = c[i].time_us;
+        const double r = c[i].time_us / c[i].est_us;
+        if (least == 0 || r < least) least = r;
+    }
+    if (timed < GT_TUNE_HELD_MIN) return 0;
+    for (int i = 0; i < n; i++) {
+        if (c[i].status != GT_TR_NOT_TIMED) continue;
+        if (c[i].seeded || !(c[i].est_us > 0) ||
+            c[i].est_us * least * GT_TUNE_HELD_MARGIN <= best)
+            return 0;
+        left++;
+    }
+    return left > 0;
 }
 
 static int by_time(const void *a, const void *b) {
@@ -758,6 +803,9 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
     for (int i = 0; i < n; i++) {
         cands[i].status = GT_TR_NOT_TIMED;
         cands[i].time_us = -1;
+        cands[i].est_us = gt_space_estimate_us(&cands[i].cfg, key, &lim) *
+                          gt_modelfix_factor(opts.fix, &cands[i].cfg);
+        cands[i].seeded = !cands[i].cfg.generic && gt_kcfg_listed(seeds, nseeds, &cands[i].cfg);
         size_t w = gt_kcfg_workspace_bytes(&cands[i].cfg, key);
         if (w > ws_bytes) ws_bytes = w;
     }
@@ -778,6 +826,8 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
     /* COMPILE, in the background of ARENA and TIME */
     char faults[FAULTS_MAX];
     faults_read(faults);
+    /* Injected faults and checks of every candidate mean every candidate reached. */
+    const int time_all = opts.time_all || opts.verify_all || faults[0];
     compile_job *job = job_new(key, cands, n, dc->arch, threads, t0, t0 + opts.budget_s, faults);
     if (!job) {
         free(images), free(kerns), free(taken);
@@ -804,6 +854,7 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
 
     /* TIME */
     t1 = gt_measure_now_s();
+    double best_us = 0; /* the best median so far */
     for (int left = n; left > 0; left--) {
         /* The budget runs from the start of tuning; the first candidate that compiles
          * is timed whatever the clock says, so there is always a winner to check. */
@@ -822,8 +873,9 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
             continue;
         }
         double us = 0;
+        int screened = 0;
         if (fault(faults, "launch", i)) kerns[i].block[0] = 4096; /* beyond any device's limit */
-        ls = time_one(&kerns[i], s, &ar, key, ev, &us);
+        ls = time_one(&kerns[i], s, &ar, key, ev, best_us, &us, &screened);
         if (ls != GT_SUCCESS) {
             cands[i].status = GT_TR_LAUNCH_FAILED;
             snprintf(cands[i].message, sizeof cands[i].message, "%s", gt_last_error());
@@ -837,11 +889,19 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
         }
         cands[i].status = GT_TR_OK;
         cands[i].time_us = us;
+        cands[i].screened = screened;
         rep->timed++;
+        rep->screened += screened;
+        if (best_us == 0 || us < best_us) best_us = us;
         /* Every time, also of candidates that later fail verification (experiments). */
         char text[64];
         gt_kcfg_format(&cands[i].cfg, text, sizeof text);
-        gt_log(GT_LOG_DEBUG, "candidate %s timed: %.1f us", text, us);
+        gt_log(GT_LOG_DEBUG, "candidate %s timed: %.1f us%s (estimate %.1f)", text, us,
+               screened ? ", screened" : "", cands[i].est_us);
+        if (!time_all && gt_tune_best_held(cands, n)) {
+            rep->held = 1;
+            break;
+        }
     }
     t_timed = gt_measure_now_s();
     rep->time_seconds = t_timed - t1;
@@ -849,6 +909,12 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
      * are left to finish on their own. */
     running = compile_leave(job, cands, images, &last_done);
     job = NULL;
+    if (rep->held)
+        for (int i = 0; i < n; i++)
+            if (cands[i].status == GT_TR_NOT_TIMED)
+                snprintf(cands[i].message, sizeof cands[i].message,
+                         "not timed: the best, %.1f us, held against its estimate of %.1f us",
+                         best_us, cands[i].est_us);
 
     /* VERIFY, fastest first. */
     if (sort_by_time(cands, kerns, images, n) != 0) {
@@ -937,10 +1003,11 @@ out_images:
     gt_key_format(key, ktext, sizeof ktext);
     gt_log(GT_LOG_INFO,
            "%s: tuned in %.3f s: space %.3f, arena ready %.3f, timing ended %.3f, verified "
-           "%.3f, last compile collected at %.3f, %d left compiling; compiled %d, timed %d of %d",
+           "%.3f, last compile collected at %.3f, %d left compiling; compiled %d, timed %d of %d "
+           "(%d screened)%s",
            ktext, rep->seconds, t_space - t0, t1 > 0 ? t1 - t0 : -1, t_timed > 0 ? t_timed - t0 : -1,
            t_verified > 0 ? t_verified - t0 : -1, rep->compile_seconds, running, rep->compiled,
-           rep->timed, n);
+           rep->timed, n, rep->screened, rep->held ? "; stopped where the best held" : "");
     return st;
 }
 

@@ -9,7 +9,10 @@
  *                                       type, random; output; split-K workspace); or
  *                                       SKIPPED
  *   TIME     -> time_one (each)         as soon as that candidate is compiled: warm-up,
- *                                       events per run, median; time budget
+ *                                       events per run, median (screening: a few runs
+ *                                       for one clearly slower than the best); until
+ *                                       the time budget is spent or the best has held
+ *                                       against the ranked rest
  *   VERIFY   -> gt_verify (each)       fastest first, against the reference, until one passes
  *   DONE     winner loaded, every candidate's outcome in the report; compiles still
  *            under way finish in the background (gt_tune_wait_compiles)
@@ -51,6 +54,10 @@ typedef struct gt_tune_opts {
                            * until one passes (the winner is the same: the fastest that
                            * passes); for tests and `tools/gpu_run.sh memcheck`. 0: from
                            * GEMMTUNE_TUNE_VERIFY_ALL=1 */
+    int time_all;         /* 1: time every candidate the budget reaches, never stopping
+                           * where the best has held (gt_tune_best_held): `gemmtune tune
+                           * --exhaustive` and `--candidates`; also with verify_all and under
+                           * GEMMTUNE_TEST_FAULT, whose candidates are meant to be reached */
 } gt_tune_opts;
 
 /* At most GT_TUNE_SEEDS seeds are timed first. */
@@ -83,12 +90,45 @@ typedef struct gt_tune_cand {
     int status;           /* GT_TR_* */
     int compiled;         /* NVRTC produced its cubin (0: failed, or skipped by the budget) */
     double time_us;       /* median; < 0 when not timed */
+    double est_us;        /* the cost model's estimate, corrected (opts.fix) */
+    int screened;         /* time_us is the median of GT_TUNE_SCREEN_REPS runs (screening) */
+    int seeded;           /* put first from the class's history (opts.seeds) */
     char message[256];
 } gt_tune_cand;
+
+/* Screening: a candidate whose first timed run takes over GT_TUNE_SCREEN_FIRST times the
+ * best median so far gets GT_TUNE_SCREEN_REPS runs, not a full count (up to 25, about
+ * 20 ms of GPU time); where their median is still over GT_TUNE_SCREEN_KEEP times that
+ * best, it is the candidate's time, else the candidate is timed in full. A screened
+ * candidate cannot win while a faster one verifies (the best only falls); the GPU time it
+ * does not take goes to the candidates after it. */
+#define GT_TUNE_SCREEN_FIRST 1.5
+#define GT_TUNE_SCREEN_KEEP 1.25
+#define GT_TUNE_SCREEN_REPS 3
+/* 1 where a first run of first_us against the best median best_us (0: none yet) calls
+ * for screening. Pure. */
+int gt_tune_screens(double first_us, double best_us);
+/* 1 where a screening median of median_us against best_us stands as the time. Pure. */
+int gt_tune_screen_stands(double median_us, double best_us);
+
+/* Stopping early: the best has held against the ranked rest when at least
+ * GT_TUNE_HELD_MIN candidates are timed and every candidate not yet timed would be slower
+ * than the best even if it ran as far under its estimate as the luckiest timed one did
+ * (the least time / estimate), and by GT_TUNE_HELD_MARGIN more: est x least ratio x
+ * margin > best. Never while a seed is left: the history put it first where the model
+ * may rank it far down. The model misjudges whole tile groups against each other by 30% and
+ * more on shapes it was not shaped on, so the margin is wide: the rule ends runs whose
+ * remaining candidates the model puts at twice the best's class of time, and leaves the
+ * close ones to the budget. Pure. */
+#define GT_TUNE_HELD_MIN 4
+#define GT_TUNE_HELD_MARGIN 0.5
+int gt_tune_best_held(const gt_tune_cand *cands, int n);
 
 typedef struct gt_tune_report {
     gt_space_counts space;
     int compiled, compile_failed, timed, verify_failed;
+    int screened;         /* timed candidates given GT_TUNE_SCREEN_REPS runs only */
+    int held;             /* 1: timing stopped where the best held (gt_tune_best_held) */
     int seeded;           /* candidates put first from the class's history (opts.seeds) */
     double seconds;          /* the whole run */
     double compile_seconds;  /* from the start until the last compile this run used
