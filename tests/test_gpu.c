@@ -267,6 +267,15 @@ static gt_status tune_prob(const prob *p, gt_tune_report *rep, int *source) {
  * (tuner/verify.h), to which rep.rel_err, its figure for the winner, is held. */
 static double verify_tol_f32(long long k) { return 1e-6 * sqrt((double)(k > 0 ? k : 1)) + 2e-6; }
 
+/* p's call with the plan its tuning made, graded against the reference; then p freed. */
+static void winner_right_then_free(prob *p) {
+    gt_status st = prob_run(p, NULL);
+    gr_result res;
+    double e = prob_error(p, &res);
+    TAP_CHECK(st == GT_SUCCESS && e <= 1.0, "result with the winner: %s", res.text);
+    prob_free(p);
+}
+
 static void gpu_failed_candidates_never_chosen(void) {
     NEED_GPU();
     /* Candidate 0 fails to compile, 1 fails to launch, and the fastest that runs computes
@@ -295,11 +304,7 @@ static void gpu_failed_candidates_never_chosen(void) {
     TAP_CHECK(rep.verify_failed == 1 && rep.rel_err <= verify_tol_f32(p.k), "winner rel err %.3g",
               rep.rel_err);
     gt_tune_report_free(&rep);
-    st = prob_run(&p, NULL);
-    gr_result res;
-    double e = prob_error(&p, &res);
-    TAP_CHECK(st == GT_SUCCESS && e <= 1.0, "result with the winner: %s", res.text);
-    prob_free(&p);
+    winner_right_then_free(&p);
 }
 
 /* A compile still under way when the budget is spent does not hold up the call: the
@@ -344,11 +349,7 @@ static void gpu_slow_compile_left_behind(void) {
     gt_tune_wait_compiles();
     double wait_s = gt_measure_now_s() - t1;
     TAP_CHECK(wait_s > 0.5 && wait_s < 3.0, "waited %.2f s for the compile left running", wait_s);
-    st = prob_run(&p, NULL);
-    gr_result res;
-    double e = prob_error(&p, &res);
-    TAP_CHECK(st == GT_SUCCESS && e <= 1.0, "result with the winner: %s", res.text);
-    prob_free(&p);
+    winner_right_then_free(&p);
 }
 
 /* ===== double precision (gemm_tuned_d) ===== */
@@ -400,11 +401,7 @@ static void gpu_screening_and_held_reported(void) {
     else
         TAP_CHECK(left_says == 0, "%d say the best held in a run that did not stop", left_says);
     gt_tune_report_free(&rep);
-    st = prob_run(&p, NULL);
-    gr_result res;
-    double e = prob_error(&p, &res);
-    TAP_CHECK(st == GT_SUCCESS && e <= 1.0, "result with the winner: %s", res.text);
-    prob_free(&p);
+    winner_right_then_free(&p);
 }
 
 static void gpu_f64_all_ops_odd_shapes(void) {
