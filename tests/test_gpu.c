@@ -356,9 +356,9 @@ static void gpu_slow_compile_left_behind(void) {
 
 /* A tuning at the default budget: every screened candidate's time is over
  * GT_TUNE_SCREEN_KEEP times the fastest timed (it was held against a best that only
- * fell), the report's counts are the candidates', every candidate has an estimate, and
- * where timing stopped because the best held, at least GT_TUNE_HELD_MIN were timed and
- * every one left says why. The winner's result is right. */
+ * fell), the report's counts are the candidates', and where timing stopped because the
+ * best held, at least GT_TUNE_HELD_MIN were timed and every one left says why. The
+ * winner's result is right. */
 static void gpu_screening_and_held_reported(void) {
     NEED_GPU();
     prob p;
@@ -368,10 +368,9 @@ static void gpu_screening_and_held_reported(void) {
     gt_status st = tune_prob(&p, &rep, &source);
     TAP_CHECK(st == GT_SUCCESS && source == GT_SRC_TUNED, "tuning: %s", gt_last_error());
     double fastest = 0;
-    int screened = 0, timed = 0, no_est = 0, left = 0, left_says = 0;
+    int screened = 0, timed = 0, left = 0, left_says = 0;
     for (int i = 0; i < rep.ncands; i++) {
         const gt_tune_cand *c = &rep.cands[i];
-        no_est += !(c->est_us > 0);
         if (c->status == GT_TR_OK || c->status == GT_TR_VERIFY_FAILED) {
             timed++;
             if (fastest == 0 || c->time_us < fastest) fastest = c->time_us;
@@ -392,7 +391,6 @@ static void gpu_screening_and_held_reported(void) {
            rep.held ? "stopped where the best held" : "the budget or the list ended", rep.time_us);
     TAP_CHECK(screened == rep.screened && timed == rep.timed, "counts %d/%d screened, %d/%d timed",
               screened, rep.screened, timed, rep.timed);
-    TAP_CHECK(no_est == 0, "%d candidates without an estimate", no_est);
     TAP_CHECK(rep.time_us == fastest || rep.verify_failed > 0, "winner %.1f us, fastest %.1f us",
               rep.time_us, fastest);
     if (rep.held)
