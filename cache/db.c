@@ -84,7 +84,8 @@
 
 /* The handle's statements (stmt_sql). */
 enum { ST_LOOKUP, ST_PUT_WINNER, ST_PUT_TIMING, ST_LIST, ST_TIMINGS, ST_DEL_TIMINGS,
-       ST_NEIGHBORS, ST_CLASS_TIMINGS, ST_CUBIN_GET, ST_CUBIN_PUT, ST_COUNT };
+       ST_NEIGHBORS, ST_CLASS_TIMINGS, ST_CUBIN_GET, ST_CUBIN_PUT, ST_GENERATION,
+       ST_STATE_GET, ST_STATE_PUT, ST_COUNT };
 
 struct gt_db {
     sqlite3 *conn;
@@ -624,10 +625,15 @@ static const char *const stmt_sql[ST_COUNT] = {
                     "arch = ?3 AND nvrtc = ?4 AND driver = ?5",
     [ST_CUBIN_PUT] = "INSERT OR REPLACE INTO cubins(src_hash, program, arch, nvrtc, driver, "
                     "image, size, stored_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    [ST_GENERATION] = "SELECT (SELECT CAST(value AS INTEGER) FROM meta WHERE key = '"
+                      GENERATION_KEY "'), (SELECT max(rowid) FROM winners), "
+                      "(SELECT max(rowid) FROM timings)",
+    [ST_STATE_GET] = "SELECT value FROM meta WHERE key = ?1",
+    [ST_STATE_PUT] = "INSERT OR REPLACE INTO meta(key, value) VALUES(?1, ?2)",
 };
 
-/* Statement i of db, prepared at its first use: a process's first call uses two or three
- * of the ten, and preparing all of them at open took a quarter of a millisecond of it.
+/* Statement i of db, prepared at its first use: a process's first call uses a few of
+ * them, and preparing all of them at open took a quarter of a millisecond of it.
  * NULL after a message where it cannot be prepared (SQLite's calls on a NULL statement
  * return SQLITE_MISUSE, which the caller reports). */
 static sqlite3_stmt *use(gt_db *db, int i) {
@@ -2163,14 +2169,11 @@ gt_status gt_db_generation(gt_db *db, long long gen[3]) {
     gen[0] = gen[1] = gen[2] = 0;
     gt_status s = lock_db(db);
     if (s != GT_SUCCESS) return s;
-    sqlite3_stmt *st = NULL;
-    int rc = first_row(db,
-                       "SELECT (SELECT CAST(value AS INTEGER) FROM meta WHERE key = '" GENERATION_KEY
-                       "'), (SELECT max(rowid) FROM winners), (SELECT max(rowid) FROM timings)",
-                       &st);
+    sqlite3_stmt *st = use(db, ST_GENERATION);
+    int rc = st ? step_first(db, st) : SQLITE_MISUSE;
     if (rc == SQLITE_ROW)
         for (int i = 0; i < 3; i++) gen[i] = sqlite3_column_int64(st, i);
-    sqlite3_finalize(st);
+    done_stmt(st);
     if (rc != SQLITE_ROW) s = fail_rc(db, rc, "cannot read the generation");
     unlock_db(db);
     return s;
@@ -2194,9 +2197,8 @@ gt_status gt_db_state_get(gt_db *db, const char *name, void **data, size_t *size
     gt_status s = state_key(db, key, sizeof key, name);
     if (s == GT_SUCCESS) s = lock_db(db);
     if (s != GT_SUCCESS) return s;
-    sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(db->conn, "SELECT value FROM meta WHERE key = ?1", -1, &st, NULL);
-    if (rc == SQLITE_OK) rc = sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    sqlite3_stmt *st = use(db, ST_STATE_GET);
+    int rc = sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
     if (rc == SQLITE_OK) rc = step_first(db, st);
     if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_BLOB) {
         const int n = sqlite3_column_bytes(st, 0);
@@ -2212,7 +2214,7 @@ gt_status gt_db_state_get(gt_db *db, const char *name, void **data, size_t *size
     } else if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
         s = fail_rc(db, rc, "cannot read a kept state");
     }
-    sqlite3_finalize(st);
+    done_stmt(st);
     unlock_db(db);
     return s;
 }
@@ -2230,15 +2232,13 @@ gt_status gt_db_state_put(gt_db *db, const char *name, const void *data, size_t 
     }
     int rc = begin_immediate(db);
     if (rc != SQLITE_OK) s = fail_rc(db, rc, "cannot keep a state");
-    sqlite3_stmt *st = NULL;
     if (s == GT_SUCCESS) {
-        rc = sqlite3_prepare_v2(db->conn, "INSERT OR REPLACE INTO meta(key, value) VALUES(?1, ?2)",
-                                -1, &st, NULL);
-        if (rc == SQLITE_OK) rc = sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+        sqlite3_stmt *st = use(db, ST_STATE_PUT);
+        rc = sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
         if (rc == SQLITE_OK) rc = sqlite3_bind_blob(st, 2, data, (int)size, SQLITE_STATIC);
         if (rc == SQLITE_OK) rc = sqlite3_step(st);
         if (rc != SQLITE_DONE) s = fail_rc(db, rc, "cannot keep a state");
-        sqlite3_finalize(st);
+        done_stmt(st);
     }
     /* A state is written on a call's path (a class's first call that derived its data):
      * its few pages stay in the WAL, without the checkpoint's sync of the whole file,

@@ -233,6 +233,16 @@ static void store_shape_in(gt_db *db, const gt_key *key, int per) {
 
 static void store_shape(const gt_key *key, int per) { store_shape_in(NULL, key, per); }
 
+/* Stores rows of one shape (key, 12 timings) in the cache file at path, opened for it. */
+static void store_shape_in_file(const char *path, const gt_key *key) {
+    gt_db *db = NULL;
+    char msg[600];
+    TAP_CHECK(gt_db_open(path, 0, 0, &db, msg, sizeof msg) == GT_SUCCESS, "open %s: %s", path, msg);
+    if (!db) return;
+    store_shape_in(db, key, 12);
+    gt_db_close(db);
+}
+
 /* Removes a cache file and its WAL's side files. */
 static void remove_cache(const char *path) {
     const char *sides[] = {"", "-wal", "-shm"};
@@ -464,14 +474,9 @@ static void class_data_kept(void) {
     t1 = class_read(&nn, &other, &f1, &n1, &r1);
     TAP_CHECK(!r1, "a state kept for other limits was read");
     /* A shipped file joins the layers, then changes: each time derived anew, then kept. */
-    gt_db *db = NULL;
-    char msg[600];
     gt_key sh;
     fixture_key(&sh, 90, 0, 0, 300, 3000, 700, 16, 1);
-    if (gt_db_open(shipped, 0, 0, &db, msg, sizeof msg) == GT_SUCCESS) {
-        store_shape_in(db, &sh, 12);
-        gt_db_close(db);
-    }
+    store_shape_in_file(shipped, &sh);
     setenv("GEMMTUNE_CACHE_PATH", shipped, 1);
     free(t1);
     t1 = class_read(&nn, &h100, &f1, &n1, &r1);
@@ -481,10 +486,7 @@ static void class_data_kept(void) {
     t1 = class_read(&nn, &h100, &f1, &n1, &r1);
     TAP_CHECK(r1 && n1 == n2 + 13, "with the shipped file: read %d, %d rows", r1, n1);
     fixture_key(&sh, 90, 0, 0, 301, 3001, 701, 16, 1);
-    if (gt_db_open(shipped, 0, 0, &db, msg, sizeof msg) == GT_SUCCESS) {
-        store_shape_in(db, &sh, 12);
-        gt_db_close(db);
-    }
+    store_shape_in_file(shipped, &sh);
     free(t1);
     t1 = class_read(&nn, &h100, &f1, &n1, &r1);
     TAP_CHECK(!r1 && n1 == n2 + 26, "the shipped file changed: read %d, %d rows (want 0, %d)", r1,
