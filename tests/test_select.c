@@ -34,6 +34,8 @@
  *                                       the third seed is another group's
  *   tune_order_widens_past_one_group    where the space is wider than the list: half in the
  *                                       model's order, a quarter to groups not yet listed
+ *   tune_order_caps_a_simt_group        in that first half at most GT_TUNE_LEAD_SAME of one
+ *                                       SIMT group; a seed counts; the list's size: no cap
  *   tune_order_seeds_first              the tuner's order (gt_tune_order): seeds, then
  *                                       the model's order without them, within the count
  *   tune_threads_leave_one_for_helpers  the compile pool (gt_tune_threads): one per CPU,
@@ -764,31 +766,44 @@ static void tune_best_held_rules(void) {
     TAP_CHECK(!gt_tune_best_held(c, 6), "held with every candidate timed");
 }
 
-static void tune_order_widens_past_one_group(void) {
-    /* A synthetic space in the model's order: 12 of one group (A) first, then two of
-     * group B, one more A, then groups C, D and E. */
+/* A synthetic space in the model's order, of family fam: 12 of one group (A) first, then
+ * two of group B, one more A, then groups C, D and E. 0 when it cannot be made. */
+static int order_space(int fam, gt_cand space[20]) {
     gt_key key = key_f32(1024, 1024, 1024);
     gt_cand *real = NULL;
     gt_space_counts counts;
     int nr = gt_space_build(&key, &h100, 1, 0, &real, &counts);
     TAP_CHECK(nr == 1, "a model candidate");
-    if (nr != 1) return free(real);
-    gt_cand space[20];
+    if (nr != 1) return free(real), 0;
     const int grp[20] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 2, 3, 4, 4, 0};
     for (int i = 0; i < 20; i++) {
         space[i] = real[0];
+        space[i].cfg.fam = fam;
         space[i].cfg.bm = 32 << (grp[i] % 3);
         space[i].cfg.split = 1 + grp[i] / 3;
         space[i].cfg.stages = 2 + i; /* each one distinct */
     }
     free(real);
+    return 1;
+}
+
+/* 1 when out's first k are space's entries want[0..k). */
+static int order_is(const gt_kcfg *out, int k, const gt_cand *space, const int *want) {
+    int same = 1;
+    for (int i = 0; i < k && same; i++) same = gt_kcfg_listed(&out[i], 1, &space[want[i]].cfg);
+    return same;
+}
+
+static void tune_order_widens_past_one_group(void) {
+    /* A tensor-core family: no cap on one group's members in the first half. */
+    gt_cand space[20];
+    if (!order_space(GT_FAM_DMMA, space)) return;
     /* max 8 of 20: 4 in the model's order (A), 2 of new groups (B, C), 2 in order (A). */
     gt_kcfg out[20];
     int k = gt_tune_order(space, 20, NULL, 0, 8, out);
     static const int want[8] = {0, 1, 2, 3, 12, 15, 4, 5};
-    int same = k == 8;
-    for (int i = 0; i < k && same; i++) same = gt_kcfg_listed(&out[i], 1, &space[want[i]].cfg);
-    TAP_CHECK(same, "max 8 of 20: 4 of the model's, the best of B and C, then the model's order");
+    TAP_CHECK(k == 8 && order_is(out, 8, space, want),
+              "max 8 of 20: 4 of the model's, the best of B and C, then the model's order");
     int groups = 0;
     for (int i = 0; i < k; i++) {
         int fresh = 1;
@@ -799,20 +814,46 @@ static void tune_order_widens_past_one_group(void) {
     /* max 16 of 20: 8 in order, then 4 new groups (B at 12, C at 15, D at 16, E at 17). */
     k = gt_tune_order(space, 20, NULL, 0, 16, out);
     static const int want16[12] = {0, 1, 2, 3, 4, 5, 6, 7, 12, 15, 16, 17};
-    same = k == 16;
-    for (int i = 0; i < 12 && same; i++) same = gt_kcfg_listed(&out[i], 1, &space[want16[i]].cfg);
-    TAP_CHECK(same, "max 16 of 20: 8 of the model's, then B, C, D and E");
+    TAP_CHECK(k == 16 && order_is(out, 12, space, want16),
+              "max 16 of 20: 8 of the model's, then B, C, D and E");
     /* A seed takes the first place; the places left split the same way (7: 4, 1, 2). */
     gt_kcfg seed = space[17].cfg;
     k = gt_tune_order(space, 20, &seed, 1, 8, out);
     static const int want_s[8] = {17, 0, 1, 2, 3, 12, 4, 5};
-    same = k == 8;
-    for (int i = 0; i < k && same; i++) same = gt_kcfg_listed(&out[i], 1, &space[want_s[i]].cfg);
-    TAP_CHECK(same, "with a seed: the seed, 4 of the model's, B, then the model's order");
+    TAP_CHECK(k == 8 && order_is(out, 8, space, want_s),
+              "with a seed: the seed, 4 of the model's, B, then the model's order");
     /* The same inputs, the same order (every rank the same). */
     gt_kcfg again[20];
     int k2 = gt_tune_order(space, 20, &seed, 1, 8, again);
     TAP_CHECK(k2 == k && memcmp(again, out, sizeof out[0] * (size_t)k) == 0, "the same order twice");
+}
+
+static void tune_order_caps_a_simt_group(void) {
+    gt_cand space[20];
+    if (!order_space(GT_FAM_SIMT, space)) return;
+    gt_kcfg out[20];
+    /* max 8 of 20: the first half holds 3 of A (GT_TUNE_LEAD_SAME) and B's first; new
+     * groups C and D; then A's next in the model's order. */
+    int k = gt_tune_order(space, 20, NULL, 0, 8, out);
+    static const int want[8] = {0, 1, 2, 12, 15, 16, 3, 4};
+    TAP_CHECK(GT_TUNE_LEAD_SAME == 3 && k == 8 && order_is(out, 8, space, want),
+              "max 8 of 20: 3 of A, B, then C and D, then A's next");
+    /* max 16: the first half reaches every group (A 3, B 2, C, D, E); no group is new
+     * after it; the rest in the model's order, A's from the 4th. */
+    k = gt_tune_order(space, 20, NULL, 0, 16, out);
+    static const int want16[16] = {0, 1, 2, 12, 13, 15, 16, 17, 3, 4, 5, 6, 7, 8, 9, 10};
+    TAP_CHECK(k == 16 && order_is(out, 16, space, want16),
+              "max 16 of 20: 3 of A, both of B, C, D, E, then A's others");
+    /* A seed counts towards its group: with A's 6th as the seed, 2 more of A lead. */
+    gt_kcfg seed = space[5].cfg;
+    k = gt_tune_order(space, 20, &seed, 1, 8, out);
+    static const int want_s[8] = {5, 0, 1, 12, 13, 15, 2, 3};
+    TAP_CHECK(k == 8 && order_is(out, 8, space, want_s),
+              "with a seed of A: the seed, 2 of A, both of B, C, then A's next");
+    /* No wider than the list: the model's order, no cap. */
+    k = gt_tune_order(space, 8, NULL, 0, 8, out);
+    static const int first8[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    TAP_CHECK(k == 8 && order_is(out, 8, space, first8), "a space of the list's size keeps the model's order");
 }
 
 static void held_list_is_the_class_generics(void) {
@@ -866,6 +907,7 @@ static void held_list_is_the_class_generics(void) {
 int main(void) {
     TAP_RUN(select_have_prefers_held);
     TAP_RUN(tune_order_widens_past_one_group);
+    TAP_RUN(tune_order_caps_a_simt_group);
     TAP_RUN(select_have_never_failed);
     TAP_RUN(prebuild_set_covers_choices);
     TAP_RUN(prebuild_grid_odd_extents);

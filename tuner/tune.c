@@ -700,14 +700,21 @@ int gt_tune_order(const gt_cand *space, int n, const gt_kcfg *seeds, int nseeds,
         for (int i = 0; i < n; i++)
             if (gt_kcfg_listed(&space[i].cfg, 1, &seeds[s])) used[i] = 1;
     }
-    /* Where space holds more than max: half of the places left in the model's order, a
-     * quarter to groups not yet listed (each group's best, in the model's order), the
-     * rest in the model's order again. */
+    /* Where space holds more than max: half of the places left in the model's order (at
+     * most GT_TUNE_LEAD_SAME of one SIMT group), a quarter to groups not yet listed (each
+     * group's best, in the model's order), the rest in the model's order again. */
     const int left = max - k, wider = n > max;
     const int lead = wider ? left - left / 2 : left, explore = wider ? left / 4 : 0;
     int i = 0;
-    for (int taken = 0; i < n && k < max && taken < lead; i++)
-        if (!used[i]) out[k++] = space[i].cfg, used[i] = 1, taken++;
+    for (int taken = 0; i < n && k < max && taken < lead; i++) {
+        if (used[i]) continue;
+        if (wider && space[i].cfg.fam == GT_FAM_SIMT) {
+            int same = 0;
+            for (int q = 0; q < k; q++) same += gt_kcfg_same_group(&out[q], &space[i].cfg);
+            if (same >= GT_TUNE_LEAD_SAME) continue; /* listed later, in the model's order */
+        }
+        out[k++] = space[i].cfg, used[i] = 1, taken++;
+    }
     for (int j = i, taken = 0; j < n && k < max && taken < explore; j++) {
         if (used[j]) continue;
         int fresh = 1;

@@ -66,12 +66,19 @@ typedef struct gt_tune_opts {
 /* The order candidates are compiled and timed in, at most max of space (n configurations
  * in the cost model's order) into out; the count. The seeds first, in their order; then,
  * where space holds more than max, half of the places left in the model's order, a
- * quarter to the best of each group (family, block tile, split-K) not yet listed, in the
- * model's order, and the rest in the model's order again; where it holds no more, the
+ * quarter to the best of each group (family, block tile, BK, split-K) not yet listed, in
+ * the model's order, and the rest in the model's order again; where it holds no more, the
  * model's order. The model ranks the members of one group close together (they differ in
  * warp layout, stages and vectors), so its first places can fill with one group; on
  * shapes it was not shaped on, the best is often another group's (gt_tune takes space as
- * the model's first 4 x max). Pure. */
+ * the model's first 4 x max). In the first half a SIMT group has at most
+ * GT_TUNE_LEAD_SAME members (its others follow in the model's order): the budget compiles
+ * about one candidate per CPU, and a SIMT group's members run close together (their
+ * median 3% behind the group's best on the training list's wide tunings; MMA 2%, DMMA 5%,
+ * WGMMA 6%), so its places go further to other groups. On those tunings (dev/wave_sim.c)
+ * the best of an f32 list's first 8, 12 and 16 rose from 0.947, 0.951 and 0.973 of the
+ * best found to 0.976, 0.977 and 0.979; bf16's fell with any cap. Pure. */
+#define GT_TUNE_LEAD_SAME 3
 int gt_tune_order(const gt_cand *space, int n, const gt_kcfg *seeds, int nseeds, int max,
                   gt_kcfg *out);
 
