@@ -8,8 +8,9 @@ search named on the file's `# reference:` line (`--exhaustive`, every candidate 
 keep, unless a shorter one was asked for). Reads `gemmtune show`'s lines (the winner's
 time as the tuner measured it, and each candidate's status) and prints, per shape, the
 winners' times, the speed each default-budget run reached against the reference (its time
-/ the run's time) and how many candidates each compiled and timed; then the geometric
-means per dtype against the targets (0.97 with history, 0.93 without, of exhaustive).
+/ the run's time) and how many candidates each compiled and timed (compiled/timed); then
+the geometric means per dtype against the targets (0.97 with history, 0.93 without, of
+exhaustive).
 
 Usage: python3 bench/tune_quality.py tq-show.txt [more-show.txt ...]
 With several files, a run (dtype, shape, hist/none/ref) comes from the first file that
@@ -59,7 +60,7 @@ print("Reference search: `gemmtune tune %s`%s\n" % (
     ref, "" if ref == "--exhaustive" else " (not exhaustive: the ratios are against a deeper "
     "search, not against the best of every candidate)"))
 print("| shape | dtype | hist us | none us | ref us | hist / ref speed | none / ref speed "
-      "| timed hist / none / ref |")
+      "| compiled/timed: hist, none, ref |")
 print("|---|---|---|---|---|---|---|---|")
 by_dt = {}
 for (dt, shape), r in sorted(runs.items()):
@@ -70,7 +71,8 @@ for (dt, shape), r in sorted(runs.items()):
         by_dt.setdefault(dt, []).append((sh, sn))
     f = lambda x: "%.1f" % x if x else "-"
     g = lambda x: "%.3f" % x if x else "-"
-    t = "/".join(str(r.get(k, {}).get("timed", "-")) for k in ("hist", "none", "ref"))
+    t = ", ".join("%s/%s" % (r[k]["compiled"], r[k]["timed"]) if k in r else "-"
+                  for k in ("hist", "none", "ref"))
     print("| %s | %s | %s | %s | %s | %s | %s | %s |" % (shape, dt, f(h), f(n), f(e), g(sh), g(sn), t))
 print()
 for dt, v in sorted(by_dt.items()):
