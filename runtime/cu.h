@@ -106,6 +106,8 @@ typedef struct gt_cu_device {
     int regs_per_block;
     int regs_per_sm;
     int l2_bytes;
+    int mem_clock_khz;          /* peak memory clock; 0 where the driver does not say */
+    int mem_bus_bits;           /* global memory bus width; 0 where the driver does not say */
     size_t total_mem;
 } gt_cu_device;
 

@@ -12,7 +12,8 @@
  * ranked by the estimate, cut to the budget keeping variety of tile shapes, counts
  * consistent, deterministic, never empty; same-order spaces; DMMA only for f64 on sm_80+;
  * split-K only where the tiles cannot fill the device; odd thread tiles; build time);
- * NVRTC options; derived values; help text.
+ * the model's DRAM rate from the device's memory; NVRTC options; derived values; help
+ * text.
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -2084,6 +2085,42 @@ static void kcfg_split_groups(void) {
               gt_kcfg_split_counters(&c, &key));
 }
 
+/* The model's DRAM rate follows the device's memory (gt_space_dram_rate): the H100's
+ * figures give 1 (its own rates), a near miss too; an H200 1.47, an A100 40GB 0.46;
+ * unknown figures 0. A memory-bound estimate falls with a faster memory, 0 and 1 give
+ * the same estimate, and a compute-bound one does not move. */
+static void kcfg_dram_rate(void) {
+    TAP_CHECK(gt_space_dram_rate(2619000, 5120) == 1.0, "H100: %g", gt_space_dram_rate(2619000, 5120));
+    TAP_CHECK(gt_space_dram_rate(2600000, 5120) == 1.0, "near the H100: %g", gt_space_dram_rate(2600000, 5120));
+    double h200 = gt_space_dram_rate(3201000, 6144), a100 = gt_space_dram_rate(1215000, 5120);
+    TAP_CHECK(fabs(h200 - 1.4667) < 0.001, "H200: %g", h200);
+    TAP_CHECK(fabs(a100 - 0.4639) < 0.001, "A100 40GB: %g", a100);
+    TAP_CHECK(gt_space_dram_rate(0, 5120) == 0.0 && gt_space_dram_rate(2619000, -1) == 0.0,
+              "unknown figures give 0");
+    gt_key key;
+    make_key_dt(&key, 90, GT_DT_BF16, 0, 0, 8192, 16, 8192, 16, 1); /* byte-bound */
+    gt_cand *c = NULL;
+    gt_space_counts counts;
+    int n = gt_space_build(&key, &h100, 4, 0, &c, &counts);
+    TAP_CHECK(n > 0, "bf16 8192x16x8192: %d candidates", n);
+    if (n > 0) {
+        gt_klimits fast = h100, zero = h100, one = h100;
+        fast.dram_rate = h200, zero.dram_rate = 0.0, one.dram_rate = 1.0;
+        double t1 = gt_space_estimate_us(&c[0].cfg, &key, &one), t0 = gt_space_estimate_us(&c[0].cfg, &key, &zero),
+               tf = gt_space_estimate_us(&c[0].cfg, &key, &fast);
+        TAP_CHECK(t0 == t1, "rate 0 %.3f us, rate 1 %.3f us", t0, t1);
+        TAP_CHECK(tf < 0.8 * t1, "bf16 8192x16x8192 %s: H100 memory %.2f us, H200's %.2f us",
+                  fmt(&c[0].cfg).s, t1, tf);
+    }
+    free(c);
+    make_key_dt(&key, 90, GT_DT_F32, 0, 0, 4096, 4096, 4096, 16, 1); /* FFMA-bound */
+    gt_kcfg simt = CFG(GT_FAM_SIMT, 128, 128, 16, 64, 32, 8, 8, 2, 4, 1, 8);
+    gt_klimits fast = h100;
+    fast.dram_rate = h200;
+    double ts = gt_space_estimate_us(&simt, &key, &h100), tf = gt_space_estimate_us(&simt, &key, &fast);
+    TAP_CHECK(ts == tf, "f32 4096^3 %s: %.1f us, with the H200's memory %.1f us", fmt(&simt).s, ts, tf);
+}
+
 static void kcfg_help_text(void) {
     int need = gt_kcfg_help(NULL, 0);
     TAP_CHECK(need > 0, "help needs %d bytes", need);
@@ -2155,6 +2192,7 @@ int main(void) {
     TAP_RUN(kcfg_nvrtc_options);
     TAP_RUN(kcfg_split_groups);
     TAP_RUN(kcfg_space_unsplit_early);
+    TAP_RUN(kcfg_dram_rate);
     TAP_RUN(kcfg_help_text);
     return tap_done();
 }

@@ -806,6 +806,8 @@ int gt_kcfg_parse(const char *text, gt_kcfg *c, char *why, size_t whysize) {
 }
 
 void gt_kcfg_limits_generic(const gt_key *key, gt_klimits *lim) {
+    /* dram_rate 0: a key does not say its device's memory (the model keeps the H100's). */
+    memset(lim, 0, sizeof *lim);
     lim->max_threads_per_block = 1024;
     int cc = key->cc_major * 10 + key->cc_minor, kib = 48;
     if (cc >= 120) kib = 99;

@@ -67,6 +67,9 @@ typedef struct gt_klimits {
     int regs_per_block;
     int regs_per_sm;
     int sm_count;
+    double dram_rate;         /* the device's DRAM peak over the H100 SXM's (3.35 TB/s),
+                               * from its memory clock and bus width; 0: 1 (the cost
+                               * model's rates are the H100's) */
 } gt_klimits;
 
 enum { GT_KC_LEGAL = 1, GT_KC_PRUNE = 2 };

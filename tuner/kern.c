@@ -16,6 +16,7 @@
 #include "kernel_sources.h"
 #include "load.h"
 #include "log.h"
+#include "space.h"
 #include "work.h"
 
 /* The source of each family (kcfg.h, GT_FAM_*); each defines gt_gemm. */
@@ -359,6 +360,7 @@ void gt_kern_unload(gt_kern *k) {
 }
 
 void gt_kern_limits(const gt_devctx *dc, gt_klimits *lim) {
+    memset(lim, 0, sizeof *lim);
     lim->max_threads_per_block = dc->dev.max_threads_per_block;
     /* Kernels take their shared memory dynamically, with the opt-in beyond 48 KiB. */
     lim->smem_per_block = dc->dev.smem_per_block_optin > dc->dev.smem_per_block
@@ -367,4 +369,5 @@ void gt_kern_limits(const gt_devctx *dc, gt_klimits *lim) {
     lim->regs_per_block = dc->dev.regs_per_block;
     lim->regs_per_sm = dc->dev.regs_per_sm;
     lim->sm_count = dc->dev.sm_count;
+    lim->dram_rate = gt_space_dram_rate(dc->dev.mem_clock_khz, dc->dev.mem_bus_bits);
 }

@@ -33,6 +33,19 @@
 /* wgmma: about twice mma.sync's rate (790 TFLOP/s measured by cuBLAS on 132 SMs). */
 #define SM_HGMMA_PER_US (2.0 * 2048 * 1.755e3)
 #define DRAM_BYTES_PER_US 3.0e6
+#define H100_MEM_CLOCK_KHZ 2619000.0
+#define H100_MEM_BUS_BITS 5120.0
+
+double gt_space_dram_rate(int mem_clock_khz, int bus_bits) {
+    if (mem_clock_khz <= 0 || bus_bits <= 0) return 0.0;
+    double r = ((double)mem_clock_khz * bus_bits) / (H100_MEM_CLOCK_KHZ * H100_MEM_BUS_BITS);
+    return fabs(r - 1.0) < 0.05 ? 1.0 : r;
+}
+
+/* The device's rate: the H100's, scaled by the device's peak (lim->dram_rate). */
+static double dram_us_rate(const gt_klimits *lim) {
+    return DRAM_BYTES_PER_US * (lim->dram_rate > 0 ? lim->dram_rate : 1.0);
+}
 #define L2_BYTES_PER_US 5.5e6
 #define LAUNCH_US 3.0
 /* Split-K's reduction per SM (bytes/us; about 16 bytes a clock): see below. */
@@ -88,7 +101,7 @@ static double gemv_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_kli
         double part = 2.0 * (double)(gt_kcfg_workspace_bytes(c, key) - 4 * GT_KCFG_WS_COUNTERS);
         dram += part, l2 += part;
     }
-    double memory = fmax(dram / (DRAM_BYTES_PER_US * mem_eff), l2 / L2_BYTES_PER_US);
+    double memory = fmax(dram / (dram_us_rate(lim) * mem_eff), l2 / L2_BYTES_PER_US);
     /* Tensor cores: the products cost nothing beside the bytes, only the loads' issue. */
     double fma = c->tcore ? L * K / 8.0 * (1.0 + bs / 8.0)
                           : L * K * bs * (key->dtype == GT_DT_F64 ? 2.0 : 1.0) + (es < 4 ? L * K : 0.0);
@@ -235,7 +248,7 @@ double gt_space_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_klimit
         for (int o = 0; o < 2; o++) {
             gt_kpack_mode m = o ? pk.mode_b : pk.mode_a;
             double bytes = 2.0 * es * (o ? K * N : M * K);
-            pack_us += m == GT_KPACK_NONE ? 0.0 : bytes / (DRAM_BYTES_PER_US * (m == GT_KPACK_TRANSPOSE ? 0.7 : 1.0));
+            pack_us += m == GT_KPACK_NONE ? 0.0 : bytes / (dram_us_rate(lim) * (m == GT_KPACK_TRANSPOSE ? 0.7 : 1.0));
         }
     double reduce_us = 0.0;
     if (c->split > 1) {
@@ -285,7 +298,7 @@ double gt_space_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_klimit
     /* TMA's bulk copies reach about twice the L2 rate of per-thread copies: cuBLAS's
      * 4096^3 bf16 moves 1.6 GB of 256 x 128 tiles through L2 in 170 us. */
     double l2_rate = L2_BYTES_PER_US * (c->fam == GT_FAM_WGMMA ? 2.0 : 1.0);
-    double memory = fmax(fmax(dram / (DRAM_BYTES_PER_US * mem_eff), l2 / l2_rate), narrow_us);
+    double memory = fmax(fmax(dram / (dram_us_rate(lim) * mem_eff), l2 / l2_rate), narrow_us);
     /* Arithmetic and copies overlap only in part (each block first waits for its data,
      * and the last ones compute alone): where memory bounds, a faster kernel still
      * gains. f64 65536 x 64 x 64 (22 us of bytes): DMMA took 29 us, DFMA 44 (H100). */
