@@ -7,7 +7,8 @@
  *            -lsqlite3 -ldl -lpthread -lm -o /tmp/rank
  * Usage: /tmp/rank DTYPE MxNxK[:AB] [ALIGN [N]]   e.g. /tmp/rank f64 65536x64x64 16 40
  *        (ALIGN: the alignment class in bytes, default 16; N: lines printed, default 30;
- *        CONFIG... after N: also print where those configurations rank)
+ *        CONFIG... after N: also print where those configurations rank; RANK_DRAM_RATE=R:
+ *        the model with another device's DRAM rate, gt_klimits.dram_rate, e.g. 1.467 H200)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +34,9 @@ int main(int argc, char **argv) {
     gt_cand *c = NULL;
     gt_space_counts counts;
     const char *mx = getenv("RANK_MAX");
-    int total = gt_space_build(&key, &h100, mx ? atoi(mx) : 0, 0, &c, &counts);
+    gt_klimits lim = h100;
+    if (getenv("RANK_DRAM_RATE")) lim.dram_rate = atof(getenv("RANK_DRAM_RATE"));
+    int total = gt_space_build(&key, &lim, mx ? atoi(mx) : 0, 0, &c, &counts);
     printf("%d legal candidates\n", total);
     for (int i = 0; i < total; i++) {
         char text[96];
