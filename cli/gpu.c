@@ -44,6 +44,7 @@
 #include "plan.h"
 #include "prebuild.h"
 #include "rtc.h"
+#include "space.h"
 #include "tune.h"
 #include "verify.h"
 
@@ -228,8 +229,15 @@ int cli_info(int argc, char **argv) {
         gt_cu_device d;
         if (gt_cu.device_get(&dev, i) != CUDA_SUCCESS || gt_cu_device_query(dev, &d) != GT_SUCCESS)
             continue;
-        printf("GPU %d: %s, sm_%d%d, %d SMs, %.1f GiB, L2 %d MiB\n", i, d.name, d.cc_major,
+        printf("GPU %d: %s, sm_%d%d, %d SMs, %.1f GiB, L2 %d MiB", i, d.name, d.cc_major,
                d.cc_minor, d.sm_count, d.total_mem / 1073741824.0, d.l2_bytes >> 20);
+        /* The memory's peak, and the cost model's DRAM rate from it (space.h). */
+        double rate = gt_space_dram_rate(d.mem_clock_khz, d.mem_bus_bits);
+        if (rate > 0)
+            printf(", memory %d MHz x %d bits (%.2f TB/s peak; the cost model's DRAM rate x %.2f)",
+                   d.mem_clock_khz / 1000, d.mem_bus_bits,
+                   2.0 * d.mem_clock_khz * 1e3 * (d.mem_bus_bits / 8.0) / 1e12, rate);
+        printf("\n");
     }
     return 0;
 }

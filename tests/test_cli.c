@@ -68,6 +68,7 @@
 #include "kernel_sources.h"
 #include "key.h"
 #include "rtc.h"
+#include "space.h"
 #include "gpu_probe.h"
 #include "tap.h"
 
@@ -545,6 +546,19 @@ static void cli_info(void) {
         CHECK_RUN(&r, sm && sscanf(sm, ", sm_%d", &arch) == 1 && arch == gpu_arch,
                   "the GPU 0 line says sm_%d, the driver sm_%d", arch, gpu_arch);
         printf("# GPU 0: sm_%d\n", gpu_arch);
+        /* The memory's figures and the model's DRAM rate from them (space.h): H100s and
+         * H200s report both; the rate printed is gt_space_dram_rate's of the figures. */
+        const char *mem = g ? strstr(g, ", memory ") : NULL, *eol = g ? strchr(g, '\n') : NULL;
+        int mhz = 0, bits = 0;
+        double tbs = 0, rate = 0;
+        int got = mem && (!eol || mem < eol)
+                      ? sscanf(mem, ", memory %d MHz x %d bits (%lf TB/s peak; the cost model's DRAM rate x %lf)",
+                               &mhz, &bits, &tbs, &rate)
+                      : 0;
+        CHECK_RUN(&r, got == 4 && mhz > 0 && bits > 0 && tbs > 0.1 &&
+                          fabs(rate - gt_space_dram_rate(mhz * 1000, bits)) < 0.01,
+                  "the GPU 0 line's memory: %d of 4 figures", got);
+        printf("# GPU 0: memory %d MHz x %d bits, %.2f TB/s, DRAM rate x %.2f\n", mhz, bits, tbs, rate);
     } else {
         CHECK_RUN(&r, strstr(r.out, "GPU: none") != NULL ||
                           strstr(r.out, gt_status_string(GT_NO_DRIVER)) != NULL,
