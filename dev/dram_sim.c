@@ -19,30 +19,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cachetext.h"
 #include "fixtures.h"
 #include "kcfg.h"
 #include "key.h"
 #include "space.h"
 
-#define MAXC 4096
 #define NDT 8 /* data types (key.h) */
 
-static gt_kcfg cfgs[MAXC];
-static double times[MAXC], est[2][MAXC];
-static int ncands, nkeys[NDT + 1];
+static int nkeys[NDT + 1];
 static double logs[NDT + 1][2];
-static gt_key cur_key;
 static double rate;
 static int pick;
 
-/* The best time among the first p candidates by est e. */
-static double best_of_first(const double *e, int p) {
-    static char used[MAXC];
-    memset(used, 0, (size_t)ncands);
+/* The best of times (n) among the first p candidates by estimate e. */
+static double best_of_first(const double *e, const double *times, int n, int p) {
+    static char used[CACHETEXT_MAX];
+    memset(used, 0, (size_t)n);
     double best = 0;
-    for (int r = 0; r < p && r < ncands; r++) {
+    for (int r = 0; r < p && r < n; r++) {
         int at = -1;
-        for (int j = 0; j < ncands; j++)
+        for (int j = 0; j < n; j++)
             if (!used[j] && (at < 0 || e[j] < e[at])) at = j;
         used[at] = 1;
         if (best == 0 || times[at] < best) best = times[at];
@@ -50,29 +47,28 @@ static double best_of_first(const double *e, int p) {
     return best;
 }
 
-static void finish(const char *key_text) {
-    if (ncands < 2) {
-        ncands = 0;
-        return;
-    }
+static void finish(const char *key_text, const gt_key *key, const gt_kcfg *cfgs,
+                   const double *times, int n, void *user) {
+    (void)user;
+    if (n < 2) return;
+    static double est[2][CACHETEXT_MAX];
     double best = 0;
-    for (int j = 0; j < ncands; j++)
+    for (int j = 0; j < n; j++)
         if (best == 0 || times[j] < best) best = times[j];
     gt_klimits lim[2] = {h100, h100};
     lim[1].dram_rate = rate;
     for (int v = 0; v < 2; v++)
-        for (int j = 0; j < ncands; j++) est[v][j] = gt_space_estimate_us(&cfgs[j], &cur_key, &lim[v]);
-    double r0 = best / best_of_first(est[0], pick), r1 = best / best_of_first(est[1], pick);
-    printf("%-60s H100 rates %.3f  scaled %.3f\n", key_text, r0, r1);
-    int d = cur_key.dtype >= 0 && cur_key.dtype < NDT ? cur_key.dtype : NDT;
-    for (int t = 0; t < 2; t++) {
-        int at = t ? NDT : d;
-        if (t && d == NDT) break;
+        for (int j = 0; j < n; j++) est[v][j] = gt_space_estimate_us(&cfgs[j], key, &lim[v]);
+    double r0 = best / best_of_first(est[0], times, n, pick);
+    double r1 = best / best_of_first(est[1], times, n, pick);
+    printf("%-60s H100 rate %.3f  scaled %.3f\n", key_text, r0, r1);
+    const int d = key->dtype >= 0 && key->dtype < NDT ? key->dtype : NDT;
+    for (int at = d;; at = NDT) {
         nkeys[at]++;
         logs[at][0] += log(r0);
         logs[at][1] += log(r1);
+        if (at == NDT) break;
     }
-    ncands = 0;
 }
 
 int main(int argc, char **argv) {
@@ -82,40 +78,10 @@ int main(int argc, char **argv) {
     }
     rate = atof(argv[2]);
     pick = argc > 3 ? atoi(argv[3]) : 1;
-    FILE *f = fopen(argv[1], "r");
-    if (!f) {
-        perror(argv[1]);
-        return 1;
-    }
-    char line[4096], key_text[512] = "";
-    int have_key = 0;
-    while (fgets(line, sizeof line, f)) {
-        line[strcspn(line, "\n")] = 0;
-        char *fld[8] = {0};
-        int nf = 0;
-        for (char *p = line; p && nf < 8;) {
-            fld[nf++] = p;
-            p = strchr(p, '\t');
-            if (p) *p++ = 0;
-        }
-        if (strcmp(fld[0], "W") == 0 && nf > 1) {
-            finish(key_text);
-            char why[200];
-            have_key = gt_key_parse(fld[1], &cur_key, why, sizeof why) == 0;
-            snprintf(key_text, sizeof key_text, "%s", fld[1]);
-        } else if (strcmp(fld[0], "T") == 0 && nf > 3 && have_key && ncands < MAXC &&
-                   strcmp(fld[2], "ok") == 0) {
-            char why[200];
-            if (gt_kcfg_parse(fld[1], &cfgs[ncands], why, sizeof why) != 0) continue;
-            times[ncands] = atof(fld[3]);
-            if (times[ncands] > 0) ncands++;
-        }
-    }
-    finish(key_text);
-    fclose(f);
+    if (cachetext_read(argv[1], finish, NULL) != 0) return 1;
     for (int d = 0; d <= NDT; d++)
         if (nkeys[d])
-            printf("%s: %d keys, best of the model's first %d against the best timed: H100 rates "
+            printf("%s: %d keys, best of the model's first %d against the best timed: H100 rate "
                    "%.4f, DRAM x %.3f %.4f\n",
                    d == NDT ? "all" : gt_dtype_name(d), nkeys[d], pick,
                    exp(logs[d][0] / nkeys[d]), rate, exp(logs[d][1] / nkeys[d]));

@@ -1,8 +1,8 @@
 /*
  * held_sim.c: what the tuner's stop where the best has held (gt_tune_best_held) and its
  * screening would have done on wide tunings of training shapes (no GPU needed). For each
- * key of a cache text (`gemmtune export`, e.g. bench/runs/*-widetrain-DT.txt: every
- * candidate of a wide search timed), the timed candidates are put in the cost model's
+ * key of a cache text (`gemmtune export`, e.g. the widetrain-DT.txt files of bench/runs:
+ * every candidate of a wide search timed), the timed candidates are put in the cost model's
  * order (uncorrected), the first N (default 32, the default budget's count) are "timed" in
  * that order, and the rule is asked after each; where it stops, the best found so far is
  * set against the best of all N. Also counts the candidates screening would have given 3
@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cachetext.h"
 #include "fixtures.h"
 #include "kcfg.h"
 #include "key.h"
@@ -125,6 +126,22 @@ static void finish(const char *key_text, int list) {
     ncands = 0;
 }
 
+/* One key of the file: its timed candidates with the model's estimates, then finish. */
+static void each(const char *key_text, const gt_key *key, const gt_kcfg *cfgs,
+                 const double *times, int n, void *user) {
+    cur_key = *key;
+    ncands = 0;
+    for (int j = 0; j < n && ncands < MAXC; j++) {
+        gt_tune_cand *c = &cands[ncands];
+        memset(c, 0, sizeof *c);
+        c->cfg = cfgs[j];
+        c->time_us = times[j];
+        c->est_us = gt_space_estimate_us(&c->cfg, key, &h100);
+        if (c->est_us > 0) ncands++;
+    }
+    finish(key_text, *(const int *)user);
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: held_sim FILE [N]\n");
@@ -132,42 +149,7 @@ int main(int argc, char **argv) {
     }
     const int list = argc > 2 ? atoi(argv[2]) : 32;
     margin_env = getenv("HELD_MARGIN") ? atof(getenv("HELD_MARGIN")) : 0;
-    FILE *f = fopen(argv[1], "r");
-    if (!f) {
-        perror(argv[1]);
-        return 1;
-    }
-    char line[4096], key_text[512] = "";
-    gt_key key;
-    int have_key = 0;
-    while (fgets(line, sizeof line, f)) {
-        line[strcspn(line, "\n")] = 0;
-        char *fld[8] = {0};
-        int nf = 0;
-        for (char *p = line; p && nf < 8;) {
-            fld[nf++] = p;
-            p = strchr(p, '\t');
-            if (p) *p++ = 0;
-        }
-        if (strcmp(fld[0], "W") == 0 && nf > 1) {
-            finish(key_text, list);
-            char why[200];
-            have_key = gt_key_parse(fld[1], &key, why, sizeof why) == 0;
-            cur_key = key;
-            snprintf(key_text, sizeof key_text, "%s", fld[1]);
-        } else if (strcmp(fld[0], "T") == 0 && nf > 3 && have_key && ncands < MAXC &&
-                   strcmp(fld[2], "ok") == 0) {
-            gt_tune_cand *c = &cands[ncands];
-            memset(c, 0, sizeof *c);
-            char why[200];
-            if (gt_kcfg_parse(fld[1], &c->cfg, why, sizeof why) != 0) continue;
-            c->time_us = atof(fld[3]);
-            c->est_us = gt_space_estimate_us(&c->cfg, &key, &h100);
-            if (c->time_us > 0 && c->est_us > 0) ncands++;
-        }
-    }
-    finish(key_text, list);
-    fclose(f);
+    if (cachetext_read(argv[1], each, (void *)&list) != 0) return 1;
     if (skipped) printf("%d keys left out: the file lacks the tuner's list\n", skipped);
     printf("%d keys, stopped early on %d; best at the stop against the list's best: geomean "
            "%.4f; screened %d of %d timed\n",

@@ -5,10 +5,14 @@
  * each key of a cache text of wide tunings (`gemmtune export`, e.g.
  * bench/runs/2026-11-27-h100-widetrain-DT.txt, the training list: never the held-out
  * one), the tuner's list is built from the model's first 4 x 32 (gt_tune_order, no
- * seeds) and again with at most CAP members of one group (gt_kcfg_same_group) in the
- * list's model-ordered lead; each list's first W get their times from the file, and the
- * best of them is set against the best the file holds for the key. Keys where the file
- * lacks more than an eighth of either list's first W are left out.
+ * seeds: the tuner's current order, since GT_TUNE_LEAD_SAME with at most 3 of a SIMT group
+ * in its first half), and, in place of it, the model's order with at most CAP (1 to 4)
+ * members of one group (gt_kcfg_same_group) taken first, the rest after (no explore
+ * quarter), and the tuner's list with its explore quarter interleaved into its first half;
+ * each list's first W get their times from the file, and the best of them is set against
+ * the best the file holds for the key. Keys where the file lacks more than an eighth of
+ * any list's first W are left out. (bench/README.md's figures for "the list before" were
+ * this tool's first column before GT_TUNE_LEAD_SAME.)
  *
  * Build (from the repository root, after tools/build.sh):
  *        cc -std=c11 -Ibase -Ituner -Icache -Iruntime -Iinclude -Itests dev/wave_sim.c build/libgemmtune.a \
@@ -20,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cachetext.h"
 #include "fixtures.h"
 #include "kcfg.h"
 #include "key.h"
@@ -28,10 +33,7 @@
 
 #define MAXC 4096
 
-static gt_kcfg cfgs[MAXC];
-static double times[MAXC];
-static int ncands, nkeys, skipped;
-static gt_key cur_key;
+static int nkeys, skipped;
 
 /* The list with at most cap members of a group in the model-ordered lead (cap 0: the
  * tuner's gt_tune_order). */
@@ -64,11 +66,14 @@ static int order_capped(const gt_cand *space, int n, int max, int cap, gt_kcfg *
     return k;
 }
 
-static double first_best(const gt_kcfg *order, int no, int w, int *found) {
+/* The best time, of cfgs/times (n), among order's first w; *found: how many of them the
+ * file holds. */
+static double first_best(const gt_kcfg *order, int no, int w, const gt_kcfg *cfgs,
+                         const double *times, int n, int *found) {
     double best = 0;
     *found = 0;
     for (int i = 0; i < no && i < w; i++)
-        for (int j = 0; j < ncands; j++)
+        for (int j = 0; j < n; j++)
             if (gt_kcfg_listed(&cfgs[j], 1, &order[i])) {
                 (*found)++;
                 if (best == 0 || times[j] < best) best = times[j];
@@ -82,75 +87,46 @@ static const int caps[] = {0, 1, 2, 3, 4, -1};
 #define NCAPS (int)(sizeof caps / sizeof caps[0])
 static double log_caps[NCAPS];
 
-static void finish(const char *key_text, int w) {
-    if (ncands == 0) return;
+static void finish(const char *key_text, const gt_key *key, const gt_kcfg *cfgs,
+                   const double *times, int n, void *user) {
+    const int w = *(const int *)user;
+    if (n == 0) return;
     double best_all = 0;
-    for (int j = 0; j < ncands; j++)
+    for (int j = 0; j < n; j++)
         if (best_all == 0 || times[j] < best_all) best_all = times[j];
     gt_cand *space = NULL;
     gt_space_counts counts;
-    int ns = gt_space_build(&cur_key, &h100, 4 * 32, 0, &space, &counts);
+    int ns = gt_space_build(key, &h100, 4 * 32, 0, &space, &counts);
     static gt_kcfg o[MAXC];
     double best[NCAPS];
     int ok = ns > 0;
     for (int c = 0; c < NCAPS && ok; c++) {
         int no = order_capped(space, ns, 32, caps[c], o), found;
-        best[c] = first_best(o, no, w, &found);
+        best[c] = first_best(o, no, w, cfgs, times, n, &found);
         int want = w < no ? w : no;
         ok = found >= want - want / 8 && best[c] > 0;
     }
     free(space);
     if (!ok) {
         skipped++;
-    } else {
-        nkeys++;
-        printf("%-60s", key_text);
-        for (int c = 0; c < NCAPS; c++) {
-            log_caps[c] += log(best_all / best[c]);
-            printf(" %.3f", best_all / best[c]);
-        }
-        printf("\n");
+        return;
     }
-    ncands = 0;
+    nkeys++;
+    printf("%-60s", key_text);
+    for (int c = 0; c < NCAPS; c++) {
+        log_caps[c] += log(best_all / best[c]);
+        printf(" %.3f", best_all / best[c]);
+    }
+    printf("\n");
 }
 
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: wave_sim FILE [W [CAP]]\n");
+        fprintf(stderr, "usage: wave_sim FILE [W]\n");
         return 2;
     }
-    const int w = argc > 2 ? atoi(argv[2]) : 16;
-    FILE *f = fopen(argv[1], "r");
-    if (!f) {
-        perror(argv[1]);
-        return 1;
-    }
-    char line[4096], key_text[512] = "";
-    int have_key = 0;
-    while (fgets(line, sizeof line, f)) {
-        line[strcspn(line, "\n")] = 0;
-        char *fld[8] = {0};
-        int nf = 0;
-        for (char *p = line; p && nf < 8;) {
-            fld[nf++] = p;
-            p = strchr(p, '\t');
-            if (p) *p++ = 0;
-        }
-        if (strcmp(fld[0], "W") == 0 && nf > 1) {
-            finish(key_text, w);
-            char why[200];
-            have_key = gt_key_parse(fld[1], &cur_key, why, sizeof why) == 0;
-            snprintf(key_text, sizeof key_text, "%s", fld[1]);
-        } else if (strcmp(fld[0], "T") == 0 && nf > 3 && have_key && ncands < MAXC &&
-                   strcmp(fld[2], "ok") == 0) {
-            char why[200];
-            if (gt_kcfg_parse(fld[1], &cfgs[ncands], why, sizeof why) != 0) continue;
-            times[ncands] = atof(fld[3]);
-            if (times[ncands] > 0) ncands++;
-        }
-    }
-    finish(key_text, w);
-    fclose(f);
+    int w = argc > 2 ? atoi(argv[2]) : 16;
+    if (cachetext_read(argv[1], finish, &w) != 0) return 1;
     printf("%d keys (%d left out), best of the first %d against the file's best, geomean:", nkeys,
            skipped, w);
     for (int c = 0; c < NCAPS; c++)

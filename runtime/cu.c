@@ -189,9 +189,11 @@ gt_status gt_cu_device_query(CUdevice dev, gt_cu_device *d) {
     }
     /* The memory's peak, for the cost model's DRAM rate: optional (0 where the driver
      * does not report it; the model then keeps the H100's rate). */
-    if (gt_cu.device_get_attribute(&d->mem_clock_khz, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, dev) != CUDA_SUCCESS)
+    if (gt_cu.device_get_attribute(&d->mem_clock_khz, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE,
+                                   dev) != CUDA_SUCCESS)
         d->mem_clock_khz = 0;
-    if (gt_cu.device_get_attribute(&d->mem_bus_bits, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, dev) != CUDA_SUCCESS)
+    if (gt_cu.device_get_attribute(&d->mem_bus_bits, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH,
+                                   dev) != CUDA_SUCCESS)
         d->mem_bus_bits = 0;
     r = gt_cu.device_total_mem(&d->total_mem, dev);
     if (r != CUDA_SUCCESS) return gt_cu_fail(r, "cuDeviceTotalMem");

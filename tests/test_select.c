@@ -787,11 +787,15 @@ static int order_space(int fam, gt_cand space[20]) {
     return 1;
 }
 
-/* 1 when out's first k are space's entries want[0..k). */
-static int order_is(const gt_kcfg *out, int k, const gt_cand *space, const int *want) {
-    int same = 1;
-    for (int i = 0; i < k && same; i++) same = gt_kcfg_listed(&out[i], 1, &space[want[i]].cfg);
-    return same;
+/* gt_tune_order over space (20 entries), with seed first where one is given, max places:
+ * checks that it fills them and that its first nwant are space's entries want[]. */
+static void check_order(const gt_cand *space, const gt_kcfg *seed, int max, const int *want,
+                        int nwant, const char *what) {
+    gt_kcfg out[20];
+    int k = gt_tune_order(space, 20, seed, seed ? 1 : 0, max, out);
+    int same = k == max;
+    for (int i = 0; i < nwant && same; i++) same = gt_kcfg_listed(&out[i], 1, &space[want[i]].cfg);
+    TAP_CHECK(same, "%s", what);
 }
 
 static void tune_order_widens_past_one_group(void) {
@@ -799,12 +803,11 @@ static void tune_order_widens_past_one_group(void) {
     gt_cand space[20];
     if (!order_space(GT_FAM_DMMA, space)) return;
     /* max 8 of 20: 4 in the model's order (A), 2 of new groups (B, C), 2 in order (A). */
-    gt_kcfg out[20];
-    int k = gt_tune_order(space, 20, NULL, 0, 8, out);
     static const int want[8] = {0, 1, 2, 3, 12, 15, 4, 5};
-    TAP_CHECK(k == 8 && order_is(out, 8, space, want),
-              "max 8 of 20: 4 of the model's, the best of B and C, then the model's order");
-    int groups = 0;
+    check_order(space, NULL, 8, want, 8,
+                "max 8 of 20: 4 of the model's, the best of B and C, then the model's order");
+    gt_kcfg out[20];
+    int k = gt_tune_order(space, 20, NULL, 0, 8, out), groups = 0;
     for (int i = 0; i < k; i++) {
         int fresh = 1;
         for (int j = 0; j < i; j++) fresh &= !gt_kcfg_same_group(&out[i], &out[j]);
@@ -812,18 +815,16 @@ static void tune_order_widens_past_one_group(void) {
     }
     TAP_CHECK(groups == 3, "%d groups among 8, want 3", groups);
     /* max 16 of 20: 8 in order, then 4 new groups (B at 12, C at 15, D at 16, E at 17). */
-    k = gt_tune_order(space, 20, NULL, 0, 16, out);
     static const int want16[12] = {0, 1, 2, 3, 4, 5, 6, 7, 12, 15, 16, 17};
-    TAP_CHECK(k == 16 && order_is(out, 12, space, want16),
-              "max 16 of 20: 8 of the model's, then B, C, D and E");
+    check_order(space, NULL, 16, want16, 12, "max 16 of 20: 8 of the model's, then B, C, D and E");
     /* A seed takes the first place; the places left split the same way (7: 4, 1, 2). */
     gt_kcfg seed = space[17].cfg;
-    k = gt_tune_order(space, 20, &seed, 1, 8, out);
     static const int want_s[8] = {17, 0, 1, 2, 3, 12, 4, 5};
-    TAP_CHECK(k == 8 && order_is(out, 8, space, want_s),
-              "with a seed: the seed, 4 of the model's, B, then the model's order");
+    check_order(space, &seed, 8, want_s, 8,
+                "with a seed: the seed, 4 of the model's, B, then the model's order");
     /* The same inputs, the same order (every rank the same). */
     gt_kcfg again[20];
+    k = gt_tune_order(space, 20, &seed, 1, 8, out);
     int k2 = gt_tune_order(space, 20, &seed, 1, 8, again);
     TAP_CHECK(k2 == k && memcmp(again, out, sizeof out[0] * (size_t)k) == 0, "the same order twice");
 }
@@ -831,29 +832,27 @@ static void tune_order_widens_past_one_group(void) {
 static void tune_order_caps_a_simt_group(void) {
     gt_cand space[20];
     if (!order_space(GT_FAM_SIMT, space)) return;
-    gt_kcfg out[20];
+    TAP_CHECK(GT_TUNE_LEAD_SAME == 3, "the cases below are for a cap of 3, not %d",
+              GT_TUNE_LEAD_SAME);
     /* max 8 of 20: the first half holds 3 of A (GT_TUNE_LEAD_SAME) and B's first; new
      * groups C and D; then A's next in the model's order. */
-    int k = gt_tune_order(space, 20, NULL, 0, 8, out);
     static const int want[8] = {0, 1, 2, 12, 15, 16, 3, 4};
-    TAP_CHECK(GT_TUNE_LEAD_SAME == 3 && k == 8 && order_is(out, 8, space, want),
-              "max 8 of 20: 3 of A, B, then C and D, then A's next");
+    check_order(space, NULL, 8, want, 8, "max 8 of 20: 3 of A, B, then C and D, then A's next");
     /* max 16: the first half reaches every group (A 3, B 2, C, D, E); no group is new
      * after it; the rest in the model's order, A's from the 4th. */
-    k = gt_tune_order(space, 20, NULL, 0, 16, out);
     static const int want16[16] = {0, 1, 2, 12, 13, 15, 16, 17, 3, 4, 5, 6, 7, 8, 9, 10};
-    TAP_CHECK(k == 16 && order_is(out, 16, space, want16),
-              "max 16 of 20: 3 of A, both of B, C, D, E, then A's others");
+    check_order(space, NULL, 16, want16, 16,
+                "max 16 of 20: 3 of A, both of B, C, D, E, then A's others");
     /* A seed counts towards its group: with A's 6th as the seed, 2 more of A lead. */
     gt_kcfg seed = space[5].cfg;
-    k = gt_tune_order(space, 20, &seed, 1, 8, out);
     static const int want_s[8] = {5, 0, 1, 12, 13, 15, 2, 3};
-    TAP_CHECK(k == 8 && order_is(out, 8, space, want_s),
-              "with a seed of A: the seed, 2 of A, both of B, C, then A's next");
+    check_order(space, &seed, 8, want_s, 8,
+                "with a seed of A: the seed, 2 of A, both of B, C, then A's next");
     /* No wider than the list: the model's order, no cap. */
-    k = gt_tune_order(space, 8, NULL, 0, 8, out);
-    static const int first8[8] = {0, 1, 2, 3, 4, 5, 6, 7};
-    TAP_CHECK(k == 8 && order_is(out, 8, space, first8), "a space of the list's size keeps the model's order");
+    gt_kcfg out[8];
+    int k = gt_tune_order(space, 8, NULL, 0, 8, out), same = k == 8;
+    for (int i = 0; i < k && same; i++) same = gt_kcfg_listed(&out[i], 1, &space[i].cfg);
+    TAP_CHECK(same, "a space of the list's size keeps the model's order");
 }
 
 static void held_list_is_the_class_generics(void) {
