@@ -486,10 +486,11 @@ static int state_name(const gt_key *key, char *name, size_t size) {
 static int state_fingerprint(const gt_klimits *lim, char *fp, size_t size) {
     char layers[1600];
     if (gt_layers_fingerprint(layers, sizeof layers) != 0) return -1;
-    int n = snprintf(fp, size, "sel=%s|src=%s|v=%s|lim=%d.%d.%d.%d.%d|%s", GT_SELECTOR_SOURCE_HASH,
-                     gt_kernel_source_hash, GT_VERSION_STRING, lim->max_threads_per_block,
-                     lim->smem_per_block, lim->regs_per_block, lim->regs_per_sm, lim->sm_count,
-                     layers);
+    /* Every field of the limits: each moves the estimates the rows and the fit carry. */
+    int n = snprintf(fp, size, "sel=%s|src=%s|v=%s|lim=%d.%d.%d.%d.%d.%.4f|%s",
+                     GT_SELECTOR_SOURCE_HASH, gt_kernel_source_hash, GT_VERSION_STRING,
+                     lim->max_threads_per_block, lim->smem_per_block, lim->regs_per_block,
+                     lim->regs_per_sm, lim->sm_count, lim->dram_rate, layers);
     return n < 0 || (size_t)n >= size ? -1 : 0;
 }
 

@@ -30,8 +30,8 @@
  *                                 returned as kept
  *   class_data_kept               the first process keeps a class's rows and fit in the
  *                                 user cache and the next reads them, the same; a stored
- *                                 shape, other limits, a shipped file added or changed,
- *                                 a damaged state: derived again
+ *                                 shape, other limits (a DRAM rate too), a shipped file
+ *                                 added or changed, a damaged state: derived again
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -467,6 +467,15 @@ static void class_data_kept(void) {
     t1 = class_read(&nn, &h100, &f1, &n1, &r1);
     TAP_CHECK(r1 && n1 == n2 && t1 && t2 && strcmp(t1, t2) == 0 && same_fit(&f1, &f2),
               "the state kept after the store: read %d, %d rows", r1, n1);
+    /* Another memory's rate (gt_klimits.dram_rate, which moves the estimates): not the
+     * kept state; then the H100's kept again for the case below. */
+    gt_klimits faster = h100;
+    faster.dram_rate = 1.467;
+    free(t1);
+    t1 = class_read(&nn, &faster, &f1, &n1, &r1);
+    TAP_CHECK(!r1, "a state kept for another DRAM rate was read");
+    free(t1);
+    t1 = class_read(&nn, &h100, &f1, &n1, &r1);
     /* Other limits: not the kept state. */
     gt_klimits other = h100;
     other.sm_count = 114;
