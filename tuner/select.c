@@ -182,7 +182,7 @@ static int select_core(const gt_key *key, const gt_klimits *lim, int flags,
             if (!near || !prows[j].r.ok || !(prows[j].r.time_us > 0) || !prows[j].parsed) continue;
             gt_kcfg c = prows[j].c;
             c.generic = prows[j].r.generic; /* estimated as it was timed */
-            const double est = gt_space_estimate_us(&c, &at, lim) * gt_modelfix_factor(fix, &c);
+            const double est = gt_space_estimate_fixed_us(&c, &at, lim, fix);
             if (!(est > 0)) continue;
             res[j] = log(prows[j].r.time_us / est);
             sum += res[j];
@@ -239,8 +239,7 @@ static int select_core(const gt_key *key, const gt_klimits *lim, int flags,
     for (int i = 0; i < np; i++) {
         gt_kcfg as_run = pool[i].cfg;
         as_run.generic = ranked == NULL;
-        pool[i].est_us = gt_space_estimate_us(&as_run, key, lim) *
-                         gt_modelfix_factor(fix, &pool[i].cfg);
+        pool[i].est_us = gt_space_estimate_fixed_us(&as_run, key, lim, fix);
         if (pool[i].est_us > 0 && (est_min == 0 || pool[i].est_us < est_min)) est_min = pool[i].est_us;
     }
     /* What the rows say of each pool entry: failed for some shape (never chosen), and

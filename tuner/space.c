@@ -317,6 +317,11 @@ double gt_space_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_klimit
            LAUNCH_US * (1.0 + (c->split > 1 ? 0.5 : 0.0) + (packs ? 1.0 : 0.0));
 }
 
+double gt_space_estimate_fixed_us(const gt_kcfg *c, const gt_key *key, const gt_klimits *lim,
+                                  const gt_modelfix *fix) {
+    return gt_space_estimate_us(c, key, lim) * gt_modelfix_factor(fix, c);
+}
+
 /* The kept set is compiled and timed in order until the budget is spent, and where
  * split-K ranks first the unsplit quarter of it would come last and go untimed (for f64
  * 128x4096x4096 NT, whose fastest kernel is DMMA 64 x 64 unsplit, estimated 1.15x the
@@ -490,8 +495,7 @@ static int add_variants(builder *b, gt_kcfg c) {
                     /* Padding too: two builds compare equal byte for byte. */
                     memset(&b->cands[b->n], 0, sizeof b->cands[b->n]);
                     b->cands[b->n].cfg = c;
-                    b->cands[b->n].est_us = gt_space_estimate_us(&c, b->key, b->lim) *
-                                            gt_modelfix_factor(b->fix, &c);
+                    b->cands[b->n].est_us = gt_space_estimate_fixed_us(&c, b->key, b->lim, b->fix);
                     b->n++;
                 }
     return 0;

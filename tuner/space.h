@@ -67,5 +67,9 @@ double gt_space_dram_rate(int mem_clock_khz, int bus_bits);
 
 /* The cost model: a rough time in microseconds on a device like lim's. */
 double gt_space_estimate_us(const gt_kcfg *c, const gt_key *key, const gt_klimits *lim);
+/* gt_space_estimate_us corrected by fix (modelfix.h; NULL: as is): the estimate every
+ * ranking uses (the space, the tuner's stop, the selector). */
+double gt_space_estimate_fixed_us(const gt_kcfg *c, const gt_key *key, const gt_klimits *lim,
+                                  const gt_modelfix *fix);
 
 #endif

@@ -810,8 +810,7 @@ gt_status gt_tune(gt_devctx *dc, const gt_key *key, const gt_tune_opts *opts_in,
     for (int i = 0; i < n; i++) {
         cands[i].status = GT_TR_NOT_TIMED;
         cands[i].time_us = -1;
-        cands[i].est_us = gt_space_estimate_us(&cands[i].cfg, key, &lim) *
-                          gt_modelfix_factor(opts.fix, &cands[i].cfg);
+        cands[i].est_us = gt_space_estimate_fixed_us(&cands[i].cfg, key, &lim, opts.fix);
         cands[i].seeded = !cands[i].cfg.generic && gt_kcfg_listed(seeds, nseeds, &cands[i].cfg);
         size_t w = gt_kcfg_workspace_bytes(&cands[i].cfg, key);
         if (w > ws_bytes) ws_bytes = w;
