@@ -33,19 +33,9 @@
 /* wgmma: about twice mma.sync's rate (790 TFLOP/s measured by cuBLAS on 132 SMs). */
 #define SM_HGMMA_PER_US (2.0 * 2048 * 1.755e3)
 #define DRAM_BYTES_PER_US 3.0e6
+/* The H100 SXM's memory, which DRAM_BYTES_PER_US was measured on (gt_space_dram_rate). */
 #define H100_MEM_CLOCK_KHZ 2619000.0
 #define H100_MEM_BUS_BITS 5120.0
-
-double gt_space_dram_rate(int mem_clock_khz, int bus_bits) {
-    if (mem_clock_khz <= 0 || bus_bits <= 0) return 0.0;
-    double r = ((double)mem_clock_khz * bus_bits) / (H100_MEM_CLOCK_KHZ * H100_MEM_BUS_BITS);
-    return fabs(r - 1.0) < 0.05 ? 1.0 : r;
-}
-
-/* The device's rate: the H100's, scaled by the device's peak (lim->dram_rate). */
-static double dram_us_rate(const gt_klimits *lim) {
-    return DRAM_BYTES_PER_US * (lim->dram_rate > 0 ? lim->dram_rate : 1.0);
-}
 #define L2_BYTES_PER_US 5.5e6
 #define LAUNCH_US 3.0
 /* Split-K's reduction per SM (bytes/us; about 16 bytes a clock): see below. */
@@ -72,6 +62,17 @@ static double dram_us_rate(const gt_klimits *lim) {
  * term the model rates those MMA tiles above WGMMA's packed ones, which run 2 to 3 times
  * faster. */
 #define SM_NARROW4_LOADS_PER_US 80.0
+
+double gt_space_dram_rate(int mem_clock_khz, int bus_bits) {
+    if (mem_clock_khz <= 0 || bus_bits <= 0) return 0.0;
+    double r = ((double)mem_clock_khz * bus_bits) / (H100_MEM_CLOCK_KHZ * H100_MEM_BUS_BITS);
+    return fabs(r - 1.0) < 0.05 ? 1.0 : r;
+}
+
+/* The device's DRAM rate: the H100's, scaled by the device's peak (lim->dram_rate). */
+static double dram_us_rate(const gt_klimits *lim) {
+    return DRAM_BYTES_PER_US * (lim->dram_rate > 0 ? lim->dram_rate : 1.0);
+}
 
 static double cdivd(double a, double b) { return ceil(a / b); }
 
