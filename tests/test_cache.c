@@ -102,6 +102,14 @@ static gt_db *open_ok(const char *path, int readonly, int busy_ms) {
     return s == GT_SUCCESS ? db : NULL;
 }
 
+/* Case name's cache file (its folder made) into path, opened writable: the handle, or
+ * NULL after a failed check. */
+static gt_db *case_db(const char *name, char *path, size_t size) {
+    char dir[DIR_MAX];
+    snprintf(path, size, "%s/cache.db", case_dir(name, dir, sizeof dir));
+    return open_ok(path, 0, 0);
+}
+
 
 static int write_all(const char *path, const void *data, size_t len) {
     FILE *f = fopen(path, "wb");
@@ -313,9 +321,8 @@ static void test_round_trip(void) {
 
 /* 2. A second store replaces the winner; timings are upserted by config. */
 static void test_replace(void) {
-    char dir[DIR_MAX], path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/cache.db", case_dir("replace", dir, sizeof dir));
-    gt_db *db = open_ok(path, 0, 0);
+    char path[PATH_MAX];
+    gt_db *db = case_db("replace", path, sizeof path);
     if (!db) return;
     gt_key key;
     make_key(&key, 3);
@@ -815,9 +822,8 @@ static void test_default_path(void) {
 
 /* 9. gt_db_list orders by device, dtype, m, n, k, ops and stops when asked. */
 static void test_list_order(void) {
-    char dir[DIR_MAX], path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/cache.db", case_dir("list", dir, sizeof dir));
-    gt_db *db = open_ok(path, 0, 0);
+    char path[PATH_MAX];
+    gt_db *db = case_db("list", path, sizeof path);
     if (!db) return;
     /* Stored in scrambled order; expected order is the array index order below. */
     struct { const char *dev; int64_t m, n, k; int opa, opb; } rows[] = {
@@ -867,9 +873,8 @@ static void test_list_order(void) {
 
 /* 10. A lock held beyond the busy timeout gives a bounded, clean error. */
 static void test_locked_file(void) {
-    char dir[DIR_MAX], path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/cache.db", case_dir("locked", dir, sizeof dir));
-    gt_db *db = open_ok(path, 0, 0);
+    char path[PATH_MAX];
+    gt_db *db = case_db("locked", path, sizeof path);
     if (!db) return;
     gt_db_close(db);
 
@@ -1031,9 +1036,8 @@ static void *thread_body(void *p) {
 }
 
 static void test_threads(void) {
-    char dir[DIR_MAX], path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/cache.db", case_dir("threads", dir, sizeof dir));
-    gt_db *db = open_ok(path, 0, 0);
+    char path[PATH_MAX];
+    gt_db *db = case_db("threads", path, sizeof path);
     if (!db) return;
     pthread_t th[4];
     thread_arg args[4];
@@ -1074,9 +1078,8 @@ static int count_timings(gt_db *db, const gt_key *key, const char *hash, int maj
 
 /* 13. Merge keeps the faster entry; ties keep what is there. */
 static void test_merge(void) {
-    char dir[DIR_MAX], path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/cache.db", case_dir("merge", dir, sizeof dir));
-    gt_db *db = open_ok(path, 0, 0);
+    char path[PATH_MAX];
+    gt_db *db = case_db("merge", path, sizeof path);
     if (!db) return;
     gt_key key;
     make_key(&key, 13);
@@ -1207,9 +1210,8 @@ static const char *PROG = "f32|NT|4096x4096x4096|a16|b0|f0_128x64x8_w32x32_t8x4_
 
 /* 14. Prune removes rows of other sources and library majors, and stale cubins. */
 static void test_prune(void) {
-    char dir[DIR_MAX], path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/cache.db", case_dir("prune", dir, sizeof dir));
-    gt_db *db = open_ok(path, 0, 0);
+    char path[PATH_MAX];
+    gt_db *db = case_db("prune", path, sizeof path);
     if (!db) return;
     struct { int i; const char *hash; int major; } rows[] = {
         {0, HASH, 0}, {1, HASH, 0}, {2, "oldhash", 0}, {3, HASH, 1}, {4, "oldhash", 3},
@@ -1305,9 +1307,8 @@ static void test_prune(void) {
 
 /* 15. Neighbours: same device, dtype, operations and alignment; any shape; ordered. */
 static void test_neighbors(void) {
-    char dir[DIR_MAX], path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/cache.db", case_dir("neighbors", dir, sizeof dir));
-    gt_db *db = open_ok(path, 0, 0);
+    char path[PATH_MAX];
+    gt_db *db = case_db("neighbors", path, sizeof path);
     if (!db) return;
     /* The family, in expected order; stored scrambled. */
     struct { int64_t m, n, k; int beta0; } fam[] = {
@@ -1434,9 +1435,8 @@ static int count_program(const char *program, void *user) {
 }
 
 static void test_class_timings(void) {
-    char dir[DIR_MAX], path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/cache.db", case_dir("class_timings", dir, sizeof dir));
-    gt_db *db = open_ok(path, 0, 0);
+    char path[PATH_MAX];
+    gt_db *db = case_db("class_timings", path, sizeof path);
     if (!db) return;
     /* The class: two NT shapes (3 timings each) and one NN shape (3). */
     struct { int64_t m; int opa, opb; } shapes[] = {{64, 0, 1}, {96, 0, 1}, {80, 0, 0}};
@@ -1510,9 +1510,8 @@ static void test_class_timings(void) {
 }
 
 static void test_cubins(void) {
-    char dir[DIR_MAX], path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/cache.db", case_dir("cubins", dir, sizeof dir));
-    gt_db *db = open_ok(path, 0, 0);
+    char path[PATH_MAX];
+    gt_db *db = case_db("cubins", path, sizeof path);
     if (!db) return;
     TAP_CHECK(gt_db_cubin_count(db) == 0, "fresh file holds %lld cubins",
               (long long)gt_db_cubin_count(db));
@@ -1676,9 +1675,8 @@ static const char V1_FILE[] =
  * else; a kept state comes back as stored, replaced by the next; a read-only handle keeps
  * none. */
 static void test_generation_states(void) {
-    char dir[DIR_MAX], path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/cache.db", case_dir("generation", dir, sizeof dir));
-    gt_db *db = open_ok(path, 0, 0);
+    char path[PATH_MAX];
+    gt_db *db = case_db("generation", path, sizeof path);
     if (!db) return;
     long long gen[3] = {-1, -1, -1}, g = -1;
     TAP_CHECK(gt_db_generation(db, gen) == GT_SUCCESS && (g = gen[0]) == 0 && gen[1] == 0 &&
@@ -1762,9 +1760,8 @@ static long long wal_size(const char *path) {
  * its first call); a smaller one leaves it; a kept state's commit never empties it. With a
  * reader in it, the store neither waits nor fails, and a later commit empties it. */
 static void test_wal_emptied(void) {
-    char dir[DIR_MAX], path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/cache.db", case_dir("walempty", dir, sizeof dir));
-    gt_db *db = open_ok(path, 0, 0);
+    char path[PATH_MAX];
+    gt_db *db = case_db("walempty", path, sizeof path);
     if (!db) return;
     gt_key key;
     make_key(&key, 31);
