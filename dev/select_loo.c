@@ -270,7 +270,7 @@ int main(int argc, char **argv) {
             for (int t = 0; t < hk->nt; t++) {
                 gt_kcfg tc;
                 if (!hk->ok[t] || gt_kcfg_parse(hk->cfg[t], &tc, NULL, 0) != 0) continue;
-                double e = gt_space_estimate_us(&tc, &hk->key, &h100) * gt_modelfix_factor(&fix, &tc);
+                double e = gt_space_estimate_fixed_us(&tc, &hk->key, &h100, &fix);
                 /* Ties by text, as the selector breaks them (the T lines are fastest first). */
                 if (e > 0 && (be == 0 || e < be || (e == be && strcmp(hk->cfg[t], text) < 0)))
                     be = e, snprintf(text, sizeof text, "%s", hk->cfg[t]), r = 0;

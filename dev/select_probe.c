@@ -75,8 +75,8 @@ int main(int argc, char **argv) {
         if (ra == 0) gt_kcfg_format(&all, ta, sizeof ta);
         if (rh == 0) gt_kcfg_format(&held, th, sizeof th);
         printf("%6lld %6lld %6lld %c%c a%-2d rows %4d set %3d %6.2f ms | all %-44s est %8.1f | held %-44s est %8.1f %s\n",
-               m, n, k, a, b, align, nrows, nset, have_ms, ta, ra == 0 ? gt_space_estimate_us(&all, &key, &h100) * gt_modelfix_factor(&fix, &all) : -1,
-               th, rh == 0 ? gt_space_estimate_us(&held, &key, &h100) * gt_modelfix_factor(&fix, &held) : -1,
+               m, n, k, a, b, align, nrows, nset, have_ms, ta, ra == 0 ? gt_space_estimate_fixed_us(&all, &key, &h100, &fix) : -1,
+               th, rh == 0 ? gt_space_estimate_fixed_us(&held, &key, &h100, &fix) : -1,
                strcmp(ta, th) == 0 ? "same" : ih.in_have ? "HELD" : "not held");
         free(rows);
     }
