@@ -46,6 +46,9 @@ typedef struct {
 } tkey;
 
 static tkey *keys;
+/* The device's limits: the H100's, with LOO_DRAM_RATE as the model's DRAM rate (1.44 for
+ * an H200, gt_space_dram_rate) where set. */
+static gt_klimits lim;
 static int nkeys, nfiles;
 
 /* Drops a generic twin's suffix: the selector's choices are named without it. */
@@ -134,7 +137,7 @@ static void fit_others(const tkey *hk, int skip, int files, gt_modelfix *fix) {
             if (!keys[j].ok[t] || gt_kcfg_parse(keys[j].cfg[t], &fr[nf].cfg, NULL, 0) != 0) continue;
             fr[nf].key = keys[j].key;
             fr[nf].time_us = keys[j].us[t];
-            fr[nf].est_us = gt_space_estimate_us(&fr[nf].cfg, &keys[j].key, &h100);
+            fr[nf].est_us = gt_space_estimate_us(&fr[nf].cfg, &keys[j].key, &lim);
             nf++;
         }
     }
@@ -144,6 +147,8 @@ static void fit_others(const tkey *hk, int skip, int files, gt_modelfix *fix) {
 
 int main(int argc, char **argv) {
     keys = calloc(MAXKEYS, sizeof *keys);
+    lim = h100;
+    if (getenv("LOO_DRAM_RATE")) lim.dram_rate = atof(getenv("LOO_DRAM_RATE"));
     int want = -1;
     for (int i = 1; i < argc; i++) {
         if (gt_dtype_parse(argv[i]) >= 0 && !strchr(argv[i], '/')) want = gt_dtype_parse(argv[i]);
@@ -166,7 +171,7 @@ int main(int argc, char **argv) {
                 printf("%s %s %lld %lld %lld", gt_dtype_name(hk->key.dtype), hk->klass, (long long)hk->key.m,
                        (long long)hk->key.n, (long long)hk->key.k);
                 for (int p = 0; p < gt_nkparams; p++) printf(" %d", gt_kcfg_get(&tc, p));
-                printf(" %.3f %.3f %s\n", hk->us[t], gt_space_estimate_us(&tc, &hk->key, &h100), hk->cfg[t]);
+                printf(" %.3f %.3f %s\n", hk->us[t], gt_space_estimate_us(&tc, &hk->key, &lim), hk->cfg[t]);
             }
         }
         return 0;
@@ -197,10 +202,10 @@ int main(int argc, char **argv) {
             /* LOO_SEEDS=S: at most S seeds (the tuner takes GT_TUNE_SEEDS). */
             int want_seeds = getenv("LOO_SEEDS") ? atoi(getenv("LOO_SEEDS")) : 0;
             if (want_seeds > GT_TUNE_SEEDS) want_seeds = GT_TUNE_SEEDS;
-            int nseeds = want_seeds > 0 ? gt_select_rank(&hk->key, &h100, 0, &fix, hr, n, seeds, want_seeds) : 0;
+            int nseeds = want_seeds > 0 ? gt_select_rank(&hk->key, &lim, 0, &fix, hr, n, seeds, want_seeds) : 0;
             gt_cand *space = NULL;
             gt_space_counts counts;
-            int ns = gt_space_build_fixed(&hk->key, &h100, 4 * 32, 0, &fix, &space, &counts);
+            int ns = gt_space_build_fixed(&hk->key, &lim, 4 * 32, 0, &fix, &space, &counts);
             gt_kcfg order[32];
             int no = ns > 0 ? gt_tune_order(space, ns, seeds, nseeds, 32, order) : 0;
             free(space);
@@ -270,14 +275,14 @@ int main(int argc, char **argv) {
             for (int t = 0; t < hk->nt; t++) {
                 gt_kcfg tc;
                 if (!hk->ok[t] || gt_kcfg_parse(hk->cfg[t], &tc, NULL, 0) != 0) continue;
-                double e = gt_space_estimate_fixed_us(&tc, &hk->key, &h100, &fix);
+                double e = gt_space_estimate_fixed_us(&tc, &hk->key, &lim, &fix);
                 /* Ties by text, as the selector breaks them (the T lines are fastest first). */
                 if (e > 0 && (be == 0 || e < be || (e == be && strcmp(hk->cfg[t], text) < 0)))
                     be = e, snprintf(text, sizeof text, "%s", hk->cfg[t]), r = 0;
             }
             info.from_model = 1;
         } else {
-            r = gt_select(&hk->key, &h100, 0, &fix, rows, n, &c, &info);
+            r = gt_select(&hk->key, &lim, 0, &fix, rows, n, &c, &info);
             if (r == 0) gt_kcfg_format(&c, text, sizeof text);
         }
         double best = 0, got = 0, near = 0;
