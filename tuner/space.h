@@ -62,7 +62,7 @@ int gt_space_build_fixed(const gt_key *key, const gt_klimits *lim, int max, int 
  * bus_bits: its peak (two transfers a clock) over the H100 SXM's (2,619 MHz, 5,120 bits:
  * 3.35 TB/s); 1 within 5% of it (the H100's own figures, which the model's rates were
  * measured on, whatever the driver rounds); 0 (the H100's rate) when either is unknown
- * (<= 0). H200: 3,201 MHz and 6,144 bits give 1.47. Pure. */
+ * (<= 0). H200: 3,201 MHz and the 6,016 bits its driver reports give 1.44. Pure. */
 double gt_space_dram_rate(int mem_clock_khz, int bus_bits);
 
 /* The cost model: a rough time in microseconds on a device like lim's. */
