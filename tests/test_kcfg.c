@@ -2086,7 +2086,8 @@ static void kcfg_split_groups(void) {
 }
 
 /* The model's DRAM rate follows the device's memory (gt_space_dram_rate): the H100's
- * figures give 1 (its own rates), a near miss too; an H200 1.47, an A100 40GB 0.46;
+ * figures give 1 (its own rates), a near miss too; an H200 1.47 by its data sheet (1.44
+ * by the 6,016 bits its driver reports), an A100 40GB 0.46;
  * unknown figures 0. A memory-bound estimate falls with a faster memory, 0 and 1 give
  * the same estimate, and a compute-bound one does not move. */
 static void kcfg_dram_rate(void) {
@@ -2094,6 +2095,8 @@ static void kcfg_dram_rate(void) {
     TAP_CHECK(gt_space_dram_rate(2600000, 5120) == 1.0, "near the H100: %g", gt_space_dram_rate(2600000, 5120));
     double h200 = gt_space_dram_rate(3201000, 6144), a100 = gt_space_dram_rate(1215000, 5120);
     TAP_CHECK(fabs(h200 - 1.4667) < 0.001, "H200: %g", h200);
+    TAP_CHECK(fabs(gt_space_dram_rate(3201000, 6016) - 1.4361) < 0.001, "H200 as its driver reports: %g",
+              gt_space_dram_rate(3201000, 6016));
     TAP_CHECK(fabs(a100 - 0.4639) < 0.001, "A100 40GB: %g", a100);
     TAP_CHECK(gt_space_dram_rate(0, 5120) == 0.0 && gt_space_dram_rate(2619000, -1) == 0.0,
               "unknown figures give 0");
